@@ -1,0 +1,66 @@
+"""The `harness` command line: a thin, lazily importing dispatcher.
+
+Each subcommand lives in its own module under `harness/commands/` and exposes two functions:
+
+    add_arguments(parser: argparse.ArgumentParser) -> None
+    main(args: argparse.Namespace) -> int          # the process exit status
+
+Only the module of the subcommand being run is imported, so `harness --help` stays instant.
+User errors raise `harness.errors.UserError` and become one line on stderr with exit status 2;
+`--debug` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help). Keep sorted by workflow, not alphabetically.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "sweep": ("harness.commands.sweep", "run every point of a recipe, one fresh server each, then report"),
+    "run": ("harness.commands.run", "run one point of a recipe on one fresh server"),
+    "report": ("harness.commands.report", "curve tables, Pareto frontiers, plots and HTML from result files"),
+}
+
+
+def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | None]:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Agentic benchmark harness for LLM serving (SGLang + AIPerf).",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    module = None
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sp)
+    return parser, module
+
+
+def main(argv: list[str] | None = None) -> int:
+    from harness.errors import UserError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, module = _build_parser(argv)
+    args = parser.parse_args(argv)
+    if module is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(module.main(args))  # type: ignore[attr-defined]
+    except UserError as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
