@@ -1,0 +1,369 @@
+"""SGLang server flags as the pinned SGLang version's own argparse parser defines them.
+
+The harness never hard-codes SGLang flag names: it validates server arguments against a flag table dumped
+from `sglang.srt.server_args.ServerArgs.add_cli_args` (shipped in `harness/flag_tables/<version>.json`,
+regenerated with `harness flags dump` inside the engine image). Validation reproduces what SGLang's
+parser would do with the argv the harness renders: unknown flags, argparse prefix abbreviations
+(`allow_abbrev`; an ambiguous prefix is an error), bad choices and values the flag's type rejects are
+all reported before anything is launched, and every flag comes out in its full canonical spelling.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+
+from harness.errors import UserError
+
+DEFAULT_VERSION = "0.5.23"
+
+FlagKind = Literal["store_true", "boolean_optional", "value"]
+
+_INT = re.compile(r"[+-]?\d+")
+_HUMAN_INT = re.compile(r"\d+(?:\.\d+)?[kKmMgGtT]?")
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*")
+_TYPE_WORDS = {
+    "int": "an integer",
+    "float": "a number",
+    "human_readable_int": "an integer",
+    "loads": "a JSON value",
+    "json_list_type": "a JSON list",
+    "parse_cuda_graph_config_arg": "a JSON value",
+}
+
+
+class RawOption(BaseModel):
+    """One argparse action as dumped: option strings, action class, type name, nargs, choices, default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    flags: tuple[str, ...]
+    action: str
+    type: str | None
+    nargs: int | str | None
+    choices: tuple[Any, ...] | None
+    default: Any
+
+
+class RawTable(BaseModel):
+    """A flag table file (`harness flags dump` output)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int | None = None
+    sglang_version: str
+    source: str
+    options: dict[str, RawOption]
+
+
+class Flag(BaseModel):
+    """One SGLang server option.
+
+    `name` is the canonical spelling (the first option string), `aliases` the other spellings of the same
+    option; `negative` is the `--no-…` spelling of a BooleanOptionalAction. `type` is the name of the
+    argparse type callable (`int`, `float`, `str`, `loads`, …) or None when the table does not record it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dest: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    negative: str | None = None
+    kind: FlagKind
+    action: str
+    type: str | None = None
+    nargs: int | str | None = None
+    choices: tuple[Any, ...] | None = None
+    default: Any = None
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """Every option string that selects this flag (negative spelling included)."""
+        return (self.name, *self.aliases, *((self.negative,) if self.negative else ()))
+
+    @property
+    def takes_list(self) -> bool:
+        return self.kind == "value" and (self.nargs in ("+", "*") or isinstance(self.nargs, int))
+
+
+def _flag_from_raw(dest: str, raw: RawOption) -> Flag:
+    if raw.action == "BooleanOptionalAction":
+        positives = [f for f in raw.flags if not f.startswith("--no-")]
+        negative = next((f for f in raw.flags if f.startswith("--no-")), None)
+        return Flag(
+            dest=dest, name=positives[0], aliases=tuple(positives[1:]), negative=negative,
+            kind="boolean_optional", action=raw.action, default=raw.default,
+        )
+    takes_no_value = "StoreTrue" in raw.action or raw.nargs == 0
+    return Flag(
+        dest=dest, name=raw.flags[0], aliases=tuple(raw.flags[1:]),
+        kind="store_true" if takes_no_value else "value", action=raw.action,
+        type=raw.type, nargs=None if takes_no_value else raw.nargs,
+        choices=raw.choices, default=raw.default,
+    )
+
+
+class FlagTable(BaseModel):
+    """All server options of one SGLang version, indexed by every option string."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: str
+    source: str
+    flags: tuple[Flag, ...]
+    _by_string: dict[str, Flag] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        for flag in self.flags:
+            for spelling in flag.spellings:
+                self._by_string[spelling] = flag
+
+    @property
+    def option_strings(self) -> list[str]:
+        """Every option string of the table, sorted."""
+        return sorted(self._by_string)
+
+    def get(self, name: str) -> Flag | None:
+        """The flag whose option string is exactly `name` (with or without `--`), else None."""
+        return self._by_string.get(_dashed(name))
+
+    def resolve(self, name: str) -> Flag:
+        """The flag `name` selects, as SGLang's argparse would: exact spelling, alias, or unique prefix.
+
+        Raises UserError for an unknown flag (with close spellings) or an ambiguous prefix (listing the
+        candidates). A prefix that matches several spellings is ambiguous even when they belong to one
+        option, the strictest reading of argparse's `allow_abbrev` across Python versions.
+        """
+        return self._by_string[self.match(name)]
+
+    def match(self, name: str) -> str:
+        """The option string `name` selects (itself, or the one spelling it is a prefix of)."""
+        spelled = _dashed(name)
+        if "=" in spelled:
+            raise UserError(f"{spelled}: write the flag name alone and give its value separately")
+        if spelled in self._by_string:
+            return spelled
+        matches = [s for s in self.option_strings if s.startswith(spelled)] if len(spelled) > 2 else []
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise UserError(
+                f"{spelled}: ambiguous in SGLang {self.version}: could match {', '.join(matches)} "
+                "(write the full flag name)"
+            )
+        close = difflib.get_close_matches(spelled, self.option_strings, n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}?" if close else "no similar flag exists"
+        raise UserError(f"{spelled}: not a server flag of SGLang {self.version}; {hint}")
+
+
+def _dashed(name: str) -> str:
+    name = str(name).strip()
+    return name if name.startswith("-") else f"--{name}"
+
+
+def tables_dir() -> Path:
+    """The directory holding the shipped flag tables."""
+    return Path(str(resources.files("harness.flag_tables")))
+
+
+def available_versions(directory: Path | None = None) -> list[str]:
+    """SGLang versions with a flag table, oldest first."""
+    root = directory or tables_dir()
+    stems = [p.stem for p in root.glob("*.json")]
+    return sorted(stems, key=lambda v: [int(x) if x.isdigit() else x for x in re.split(r"[.+-]", v)])
+
+
+def load_table(version: str = DEFAULT_VERSION, directory: Path | None = None) -> FlagTable:
+    """The flag table of SGLang `version` (shipped tables unless `directory` is given)."""
+    return _load_table(str(version), directory or tables_dir())
+
+
+@lru_cache(maxsize=16)
+def _load_table(version: str, root: Path) -> FlagTable:
+    known = available_versions(root)
+    if not _VERSION.fullmatch(version) or version not in known:
+        raise UserError(f"no SGLang flag table for version {version!r} (available: {', '.join(known)})")
+    path = root / f"{version}.json"
+    return table_from_dict(json.loads(path.read_text()), str(path))
+
+
+def table_from_dict(data: dict[str, Any], where: str) -> FlagTable:
+    """Build a FlagTable from a parsed flag-table file; `where` names the file in errors."""
+    try:
+        raw = RawTable.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise UserError(f"{where}: {loc or '<root>'}: {first['msg']}") from None
+    flags = tuple(_flag_from_raw(dest, opt) for dest, opt in raw.options.items())
+    return FlagTable(version=raw.sglang_version, source=raw.source, flags=flags)
+
+
+# ---------------------------------------------------------------------------------------------- values
+
+
+class _BadValue(Exception):
+    """A value the flag's argparse action would reject; the message says what was expected."""
+
+
+def _convert_scalar(flag: Flag, value: Any) -> Any:
+    """The value argparse would store for one argv token, or _BadValue saying what was expected."""
+    if isinstance(value, bool):
+        raise _BadValue(f"expected {_TYPE_WORDS.get(flag.type or '', 'a value')}, got {str(value).lower()}")
+    t = flag.type
+    if t == "int":
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and _INT.fullmatch(value.strip()):
+            return int(value)
+        raise _BadValue(f"expected an integer, got {value!r}")
+    if t == "float":
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            return value
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                number = math.nan
+            if math.isfinite(number):
+                return number
+        raise _BadValue(f"expected a number, got {value!r}")
+    if t == "human_readable_int":
+        if isinstance(value, int) or (isinstance(value, str) and _HUMAN_INT.fullmatch(value.strip())):
+            return value
+        raise _BadValue(f"expected an integer such as 131072 or '128k', got {value!r}")
+    if t in ("loads", "parse_cuda_graph_config_arg"):
+        return _json_value(value, (dict, list, str, int, float), "a JSON value")
+    if t == "json_list_type":
+        return _json_value(value, (list,), "a JSON list")
+    if isinstance(value, (dict, list)):
+        raise _BadValue(f"expected a single value, got {type(value).__name__}")
+    if t is None:  # the table does not record the type: any scalar argv token
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            raise _BadValue("expected a value")
+        return value
+    # str-like types (str, nullable_str, parse_cuda_graph_backend_arg, …): argv tokens are strings
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    raise _BadValue(f"expected a string, got {value!r} (quote it)")
+
+
+def _json_value(value: Any, allowed: tuple[type, ...], what: str) -> Any:
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            raise _BadValue(f"expected {what}, got text that is not JSON: {value!r}") from None
+        if not isinstance(parsed, allowed):
+            raise _BadValue(f"expected {what}, got {value!r}")
+        return value
+    if isinstance(value, allowed) and not isinstance(value, str):
+        return value
+    raise _BadValue(f"expected {what}, got {value!r}")
+
+
+def _check_choice(flag: Flag, value: Any) -> None:
+    if flag.choices is None:
+        return
+    if flag.type is None:  # type unknown: compare argv spellings
+        ok = str(value) in {str(c) for c in flag.choices}
+    else:
+        ok = value in flag.choices
+    if not ok:
+        close = difflib.get_close_matches(str(value), [str(c) for c in flag.choices], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise _BadValue(f"{value!r} is not one of {', '.join(str(c) for c in flag.choices)}{hint}")
+
+
+def _convert(flag: Flag, value: Any) -> Any:
+    if flag.kind in ("store_true", "boolean_optional"):
+        if not isinstance(value, bool):
+            raise _BadValue(f"expected true or false (the flag takes no value), got {value!r}")
+        return value
+    if flag.takes_list:
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        if flag.nargs == "+" and not items:
+            raise _BadValue("expected at least one value")
+        if isinstance(flag.nargs, int) and len(items) != flag.nargs:
+            raise _BadValue(f"expected exactly {flag.nargs} values, got {len(items)}")
+        out = [_convert_scalar(flag, item) for item in items]
+        for item in out:
+            _check_choice(flag, item)
+        return out
+    if value is None:
+        if flag.nargs == "?":
+            return None
+        raise _BadValue("expected a value (remove the flag to leave it unset)")
+    converted = _convert_scalar(flag, value)
+    _check_choice(flag, converted)
+    return converted
+
+
+def validate_args(table: FlagTable, args: dict[str, Any], where: str) -> dict[str, Any]:
+    """Check server arguments against `table`; return them keyed by canonical full flag spelling.
+
+    `args` maps flag names (full, alias or unambiguous prefix; with or without `--`) to values:
+    true/false for flags that take no value, a list for multi-value flags, otherwise a scalar.
+    `--no-X` spellings become `--X: false`. Errors are UserErrors prefixed with `where` (e.g.
+    "recipes/x.yaml: base.server_args") and the flag as written.
+    """
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    for key, value in args.items():
+        try:
+            spelling = table.match(key)
+        except UserError as exc:
+            raise UserError(f"{where}.{exc}") from None
+        flag = table.resolve(spelling)
+        negated = spelling == flag.negative
+        try:
+            converted = _convert(flag, value)
+        except _BadValue as exc:
+            raise UserError(f"{where}.{_dashed(key)}: {exc}") from None
+        if negated:
+            converted = not converted
+        if flag.name in out:
+            raise UserError(
+                f"{where}.{_dashed(key)}: {flag.name} is already given (as {written[flag.name]}); give it once"
+            )
+        out[flag.name] = converted
+        written[flag.name] = _dashed(key)
+    return out
+
+
+def _token(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return str(value)
+
+
+def render_argv(table: FlagTable, args: dict[str, Any]) -> list[str]:
+    """The argv tokens for `args` in their order: full flag spellings, store_true flags bare (omitted when
+    false), `--no-X` for a false BooleanOptionalAction, multi-value flags followed by each value."""
+    argv: list[str] = []
+    for name, value in validate_args(table, args, "server_args").items():
+        flag = table.resolve(name)
+        if flag.kind == "store_true":
+            if value:
+                argv.append(flag.name)
+        elif flag.kind == "boolean_optional":
+            argv.append(flag.name if value else str(flag.negative))
+        elif flag.takes_list:
+            argv.append(flag.name)
+            argv.extend(_token(v) for v in value)
+        elif value is None:
+            argv.append(flag.name)
+        else:
+            argv.extend((flag.name, _token(value)))
+    return argv
