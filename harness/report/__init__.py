@@ -1,0 +1,28 @@
+"""Sweep reports: curves, Pareto frontiers and coverage, plots, static HTML, markdown, and comparisons.
+
+    build_report(run_dirs, out_dir) -> ReportOutputs   # everything, written to out_dir
+    render_table(results) -> str                        # the plain-text curve table
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["ReportOutputs", "build_report", "render_table"]
+
+if TYPE_CHECKING:
+    from harness.report.build import ReportOutputs, build_report
+    from harness.report.table import render_table
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so importing the package (e.g. for the CLI) does not load matplotlib.
+    if name in ("build_report", "ReportOutputs"):
+        from harness.report import build
+
+        return getattr(build, name)
+    if name == "render_table":
+        from harness.report.table import render_table
+
+        return render_table
+    raise AttributeError(name)

@@ -1,0 +1,61 @@
+"""`build_report`: result files in, report files out (JSON, PNGs, HTML, markdown)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.artifacts import write_json, write_text
+from harness.errors import UserError
+from harness.report.curves import FRONTIER_AXES, Curve, group_curves, report_json
+from harness.report.load import load_results, read_request_samples, record_file
+from harness.report.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
+
+
+@dataclass(frozen=True)
+class ReportOutputs:
+    """Where the report went, and the curves it was built from."""
+
+    png_paths: list[Path]
+    html_path: Path
+    markdown_path: Path
+    json_path: Path
+    curves: list[Curve]
+
+
+def distributions(curves: list[Curve]) -> dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]:
+    """(curve index, conc) -> (TTFT, E2EL) quantiles, for points with a per-request file beside them."""
+    out: dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]] = {}
+    for i, c in enumerate(curves):
+        for p in c.points:
+            path = record_file(p.point_dir)
+            if path is not None:
+                out[(i, p.conc)] = sample_quantiles(read_request_samples(path))
+    return out
+
+
+def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = True) -> ReportOutputs:
+    """Read every result under `run_dirs` and write report.json, report.md, report.html and the PNGs
+    (pareto.png: throughput/GPU vs E2EL p90; pareto_<axis>.png for the other axes; latency_by_conc.png)."""
+    run_dirs = [Path(d) for d in run_dirs]
+    points = load_results(run_dirs)
+    if not points:
+        raise UserError(
+            f"{', '.join(map(str, run_dirs))}: no result files found (expected bmk_agentic_*.json or "
+            "InferenceX agentic aggregates somewhere below)"
+        )
+    curves = group_curves(points)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pngs = [plot_pareto(curves, out_dir / "pareto.png", FRONTIER_AXES[0])]
+    pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
+    dist = distributions(curves) if with_records else {}
+    pngs.append(plot_latency_by_conc(curves, out_dir / "latency_by_conc.png", dist))
+    from harness.report.html import render_html
+    from harness.report.markdown import render_markdown
+
+    json_path = write_json(out_dir / "report.json", report_json(curves))
+    md_path = write_text(out_dir / "report.md", render_markdown(curves))
+    html_path = write_text(out_dir / "report.html", render_html(curves, pngs))
+    return ReportOutputs(png_paths=pngs, html_path=html_path, markdown_path=md_path, json_path=json_path,
+                         curves=curves)

@@ -1,0 +1,177 @@
+"""Grouping points into curves and computing each curve's Pareto frontiers.
+
+A curve is the set of points sharing a config key (or, for plain aggregates, a key derived from model,
+precision, hardware, framework and parallelism), one image and one engine kind: simulated and real results,
+or results of two images, never share a curve. Within a curve each concurrency appears once; when a
+directory holds several results for one concurrency the newest file wins and the others are named in the
+curve's warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.report.load import PointResult
+from harness.report.pareto import Direction, Frontier, pareto_frontier
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One frontier view: an x metric with its direction against total throughput per GPU (higher is better)."""
+
+    name: str
+    label: str
+    direction: Direction
+    value: Callable[[PointResult], float | None]
+
+
+FRONTIER_AXES: tuple[Axis, ...] = (
+    Axis("e2el_p90", "E2EL p90 (s)", "min", lambda p: p.stat("e2el", "p90")),
+    Axis("e2el_p75", "E2EL p75 (s)", "min", lambda p: p.stat("e2el", "p75")),
+    Axis("intvty_p90", "interactivity p90 (tok/s/user)", "max", lambda p: p.stat("intvty", "p90")),
+    Axis(
+        "e2e_norm_intvty_p90",
+        "E2E-normalized interactivity p90 (tok/s/user)",
+        "max",
+        lambda p: p.stat("e2e_norm_intvty", "p90"),
+    ),
+)
+Y_LABEL = "total throughput per GPU (tok/s/GPU)"
+
+
+def y_value(p: PointResult) -> float | None:
+    return p.total_tput_per_gpu
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The points of one curve (sorted by concurrency) and its frontier per axis."""
+
+    config_key: str
+    image: str
+    engine: str
+    simulated: bool
+    points: list[PointResult]
+    frontiers: dict[str, Frontier[int]]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def invalid(self) -> list[PointResult]:
+        return [p for p in self.points if not p.valid]
+
+    def point(self, conc: int) -> PointResult | None:
+        return next((p for p in self.points if p.conc == conc), None)
+
+
+def frontiers_for(points: list[PointResult]) -> dict[str, Frontier[int]]:
+    """Frontier per axis. Invalid points are excluded (shown elsewhere, never on a frontier)."""
+    out: dict[str, Frontier[int]] = {}
+    for axis in FRONTIER_AXES:
+        rows = [
+            (p.conc, axis.value(p), y_value(p)) if p.valid else (p.conc, None, None) for p in points
+        ]
+        out[axis.name] = pareto_frontier(rows, axis.direction, "max")
+    return out
+
+
+def _mtime(p: PointResult) -> int:
+    try:
+        return p.source.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def group_curves(points: Iterable[PointResult]) -> list[Curve]:
+    """Curves in order of (key, engine, image); points within a curve by concurrency."""
+    groups: dict[tuple[str, bool, str], list[PointResult]] = {}
+    for p in points:
+        groups.setdefault((p.curve_key, p.simulated, p.image), []).append(p)
+    curves: list[Curve] = []
+    for (key, simulated, image), members in sorted(groups.items()):
+        by_conc: dict[int, list[PointResult]] = {}
+        for p in members:
+            by_conc.setdefault(p.conc, []).append(p)
+        chosen: list[PointResult] = []
+        warnings: list[str] = []
+        for conc in sorted(by_conc):
+            candidates = sorted(by_conc[conc], key=lambda p: (_mtime(p), str(p.source)))
+            chosen.append(candidates[-1])
+            if len(candidates) > 1:
+                others = ", ".join(str(c.source) for c in candidates[:-1])
+                warnings.append(f"conc {conc}: {len(candidates)} results; using {candidates[-1].source}, not {others}")
+        engines = sorted({p.engine for p in chosen})
+        curves.append(
+            Curve(
+                config_key=key,
+                image=image,
+                engine="/".join(engines),
+                simulated=simulated,
+                points=chosen,
+                frontiers=frontiers_for(chosen),
+                warnings=warnings,
+            )
+        )
+    return curves
+
+
+def point_json(p: PointResult) -> dict[str, Any]:
+    """The flat per-point record of `report --json`."""
+    return {
+        "conc": p.conc,
+        "valid": p.valid,
+        "invalid_reasons": [{"code": r.code, "message": r.message} for r in p.invalid_reasons],
+        "total_tput_per_gpu": p.total_tput_per_gpu,
+        "output_tput_per_gpu": p.output_tput_per_gpu,
+        "e2el_p50": p.stat("e2el", "p50"),
+        "e2el_p75": p.stat("e2el", "p75"),
+        "e2el_p90": p.stat("e2el", "p90"),
+        "ttft_p50": p.stat("ttft", "p50"),
+        "ttft_p90": p.stat("ttft", "p90"),
+        "intvty_p90": p.stat("intvty", "p90"),
+        "e2e_norm_intvty_p90": p.stat("e2e_norm_intvty", "p90"),
+        "num_requests_total": p.num_requests_total,
+        "num_requests_successful": p.num_requests_successful,
+        "errors": p.errors,
+        "cancelled_at_cutoff": p.cancelled_at_cutoff,
+        "power_valid": p.power_valid,
+        "power_invalid_reasons": list(p.power_invalid_reasons),
+        "kv_offloading": p.kv_offloading,
+        "recipe_fingerprint": p.recipe_fingerprint,
+        "fingerprint": dict(p.fingerprint),
+        "source": str(p.source),
+    }
+
+
+def curve_json(c: Curve) -> dict[str, Any]:
+    """One entry of `report --json`'s `curves` list."""
+    first = c.points[0]
+    return {
+        "config_key": c.config_key,
+        "image": c.image,
+        "engine": c.engine,
+        "simulated": c.simulated,
+        "model": first.model,
+        "framework": first.framework,
+        "precision": first.precision,
+        "spec_decoding": first.spec_decoding,
+        "hw": first.hw,
+        "tp": first.tp,
+        "ep": first.ep,
+        "points": [point_json(p) for p in c.points],
+        "frontier": {
+            name: {
+                "frontier": f.frontier,
+                "dominated": f.dominated,
+                "excluded": f.excluded,
+                "coverage": f.coverage,
+            }
+            for name, f in c.frontiers.items()
+        },
+        "warnings": list(c.warnings),
+    }
+
+
+def report_json(curves: list[Curve]) -> dict[str, Any]:
+    return {"curves": [curve_json(c) for c in curves]}

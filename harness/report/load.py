@@ -1,0 +1,367 @@
+"""Finding and reading result files: this harness's `bmk_agentic_*.json` and InferenceX-style aggregates.
+
+A directory is searched recursively. Files named `bmk_agentic_*.json` are results; any other `*.json`
+(except the known companion artifacts such as AIPerf exports and fingerprints) is read when it is small
+and is kept if it looks like an agentic aggregate: an object with `conc` and `request_metrics`, or a list
+of such objects (InferenceX's concatenated `agg_*.json`).
+
+Metrics are read leniently (a point whose server never answered has none: it is shown, marked and kept
+off the frontier); identity is read strictly (a result without an integer `conc` is an error).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UserError
+
+RESULT_PREFIX = "bmk_agentic_"
+# Companion artifacts that are never results; skipped without being opened.
+_NOT_RESULTS = re.compile(
+    r"^(profile_export.*|fingerprint_.*|server_metrics_export.*|inputs|\.aiperf_results_ready|report"
+    r"|plan|status|power_.*|agentic_power_.*|gpu_metrics.*)\.json$"
+)
+_MAX_CANDIDATE_BYTES = 8 * 1024 * 1024
+LATENCY_METRICS = ("ttft", "e2el", "itl", "tpot", "intvty", "e2e_norm_intvty")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a point is invalid: a stable code and a human message."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One measured concurrency point, flattened from a result file."""
+
+    source: Path
+    conc: int
+    curve_key: str  # the config key, or a key derived from identity for plain aggregates
+    config_key: str | None
+    image: str
+    engine: str
+    simulated: bool
+    model: str
+    framework: str
+    precision: str
+    spec_decoding: str
+    hw: str
+    tp: int | None
+    ep: int | None
+    pp: int | None
+    num_gpus: int | None
+    kv_offloading: str
+    recipe_fingerprint: str | None
+    total_tput_per_gpu: float | None
+    output_tput_per_gpu: float | None
+    input_tput_per_gpu: float | None
+    latency: Mapping[str, Mapping[str, float]]  # metric -> stat -> seconds (tok/s/user for intvty)
+    num_requests_total: int | None
+    num_requests_successful: int | None
+    errors: int | None
+    cancelled_at_cutoff: int | None
+    valid: bool
+    invalid_reasons: tuple[Reason, ...]
+    power_valid: bool | None
+    power_invalid_reasons: tuple[str, ...]
+    fingerprint: Mapping[str, Any] = field(default_factory=dict)
+
+    def stat(self, metric: str, stat: str) -> float | None:
+        """A latency statistic (`stat("e2el", "p90")`), or None when it was not measured."""
+        return self.latency.get(metric, {}).get(stat)
+
+    @property
+    def point_dir(self) -> Path:
+        return self.source.parent
+
+
+def find_result_files(paths: Iterable[Path]) -> list[Path]:
+    """Every candidate result file under `paths` (files are taken as given), sorted, without repeats."""
+    found: set[Path] = set()
+    for root in paths:
+        root = Path(root)
+        if root.is_file():
+            found.add(root.resolve())
+            continue
+        if not root.is_dir():
+            raise UserError(f"{root}: no such file or directory (expected a run directory or a result file)")
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in filenames:
+                if name.endswith(".json") and not _NOT_RESULTS.match(name):
+                    found.add((Path(dirpath) / name).resolve())
+    return sorted(found)
+
+
+def load_results(paths: Iterable[Path]) -> list[PointResult]:
+    """All points found under `paths`, in file order (list files expand to several points)."""
+    points: list[PointResult] = []
+    for path in find_result_files(paths):
+        points.extend(_read_candidate(path))
+    return points
+
+
+def _read_candidate(path: Path) -> list[PointResult]:
+    named = path.name.startswith(RESULT_PREFIX)
+    if not named and path.stat().st_size > _MAX_CANDIDATE_BYTES:
+        return []
+    try:
+        with open(path) as fh:
+            data = json.load(fh)
+    except (OSError, ValueError) as exc:
+        if named:
+            raise UserError(f"{path}: not readable as JSON ({exc})") from exc
+        return []
+    if isinstance(data, dict) and _looks_like_result(data):
+        return [parse_result(data, path)]
+    if isinstance(data, list) and data and all(isinstance(r, dict) and _looks_like_result(r) for r in data):
+        return [parse_result(r, path) for r in data]
+    if named:
+        raise UserError(f"{path}: <root>: expected an agentic result with `conc` and `request_metrics`")
+    return []
+
+
+def _looks_like_result(d: Mapping[str, Any]) -> bool:
+    return "conc" in d and "request_metrics" in d
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _dig(d: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(d, Mapping):
+            return None
+        d = d.get(key)
+    return d
+
+
+def derived_curve_key(d: Mapping[str, Any]) -> str:
+    """A curve key for aggregates without a config key: model, precision, hardware, framework, parallelism."""
+    model = str(d.get("infmax_model_prefix") or d.get("model") or "unknown-model").rstrip("/").split("/")[-1]
+    parts = [model, str(d.get("precision") or "")]
+    if d.get("hw"):
+        parts.append(str(d["hw"]).replace("cluster:", ""))
+    parts.append(str(d.get("framework") or ""))
+    par = f"tp{d.get('tp', '?')}-ep{d.get('ep', '?')}"
+    if _int(d.get("pp")) not in (None, 1):
+        par += f"-pp{d.get('pp')}"
+    parts.append(par)
+    return "-".join(p for p in parts if p)
+
+
+def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
+    """Flatten one result object (this harness's or a plain InferenceX aggregate) into a PointResult."""
+    conc = _int(d.get("conc"))
+    if conc is None or conc < 1:
+        raise UserError(f"{source}: conc: expected a positive integer, got {d.get('conc')!r}")
+    metrics = d.get("request_metrics") or {}
+    per_gpu = _dig(metrics, "throughput", "per_gpu") or {}
+    latency: dict[str, dict[str, float]] = {}
+    for name in LATENCY_METRICS:
+        stats = _dig(metrics, "latency", name)
+        if isinstance(stats, Mapping):
+            clean = {k: v for k, v in ((k, _num(v)) for k, v in stats.items()) if v is not None}
+            if clean:
+                latency[name] = clean
+    accounting = d.get("request_accounting") or {}
+    total = _int(d.get("num_requests_total"))
+    ok = _int(d.get("num_requests_successful"))
+    errors = _int(accounting.get("errors"))
+    if errors is None:
+        errors = _int(accounting.get("records_error_dropped"))
+    if errors is None and total is not None and ok is not None:
+        errors = total - ok
+    valid, reasons = _validity(d, ok)
+    simulated = bool(d.get("simulated")) or d.get("engine") == "sim"
+    power_valid = d.get("power_valid")
+    config_key = d.get("config_key") if isinstance(d.get("config_key"), str) else None
+    return PointResult(
+        source=source,
+        conc=conc,
+        curve_key=config_key or derived_curve_key(d),
+        config_key=config_key,
+        image=str(d.get("image") or ""),
+        engine=str(d.get("engine") or ("sim" if simulated else "real")),
+        simulated=simulated,
+        model=str(d.get("model") or ""),
+        framework=str(d.get("framework") or ""),
+        precision=str(d.get("precision") or ""),
+        spec_decoding=str(d.get("spec_decoding") or ""),
+        hw=str(d.get("hw") or ""),
+        tp=_int(d.get("tp")),
+        ep=_int(d.get("ep")),
+        pp=_int(d.get("pp")),
+        num_gpus=_int(d.get("num_gpus")),
+        kv_offloading=str(d.get("kv_offloading") or ""),
+        recipe_fingerprint=d.get("recipe_fingerprint") if isinstance(d.get("recipe_fingerprint"), str) else None,
+        total_tput_per_gpu=_num(per_gpu.get("total_tput_tps")),
+        output_tput_per_gpu=_num(per_gpu.get("output_tput_tps")),
+        input_tput_per_gpu=_num(per_gpu.get("input_tput_tps")),
+        latency=latency,
+        num_requests_total=total,
+        num_requests_successful=ok,
+        errors=errors,
+        cancelled_at_cutoff=_int(accounting.get("cancelled_at_cutoff")),
+        valid=valid,
+        invalid_reasons=reasons,
+        power_valid=None if power_valid is None else bool(power_valid),
+        power_invalid_reasons=tuple(str(r) for r in (d.get("power_invalid_reasons") or ())),
+        fingerprint=_fingerprint_fields(d.get("fingerprint")),
+    )
+
+
+def _validity(d: Mapping[str, Any], ok: int | None) -> tuple[bool, tuple[Reason, ...]]:
+    verdict = d.get("validity")
+    reasons: list[Reason] = []
+    if isinstance(verdict, Mapping):
+        for r in verdict.get("reasons") or ():
+            if isinstance(r, Mapping):
+                reasons.append(Reason(str(r.get("code", "unknown")), str(r.get("message", ""))))
+            else:
+                reasons.append(Reason(str(r), ""))
+        valid = bool(verdict.get("valid", not reasons))
+    else:
+        valid = True
+    if ok == 0 and valid:
+        valid = False
+        reasons.append(Reason("no_successful_requests", "no request completed successfully"))
+    return valid, tuple(reasons)
+
+
+def _fingerprint_fields(fp: Any) -> dict[str, Any]:
+    if not isinstance(fp, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for key in ("host", "sglang_version", "image", "image_digest", "driver", "cuda", "path"):
+        if fp.get(key) not in (None, ""):
+            out[key] = fp[key]
+    gpus = fp.get("gpus")
+    if isinstance(gpus, list) and gpus:
+        names = [str(g.get("name", "?")) if isinstance(g, Mapping) else str(g) for g in gpus]
+        summary = {n: names.count(n) for n in dict.fromkeys(names)}
+        out["gpus"] = ", ".join(f"{c}x {n}" for n, c in summary.items())
+    return out
+
+
+# --- per-request records (AIPerf 0.13 `profile_export.jsonl`) -------------------------------------------
+
+RECORD_FILES = ("aiperf/profile_export.jsonl", "aiperf_artifacts/profile_export.jsonl", "profile_export.jsonl")
+_UNIT_TO_S = {"ms": 1e-3, "ns": 1e-9, "us": 1e-6, "s": 1.0, "sec": 1.0}
+_FAST = {
+    name: re.compile(rb'"' + name.encode() + rb'":\{"value":([-+0-9.eE]+),"unit":"(\w+)"')
+    for name in ("request_latency", "time_to_first_token")
+}
+_PHASE = re.compile(rb'"benchmark_phase":"(\w+)"')
+
+
+@dataclass(frozen=True)
+class RequestSamples:
+    """Per-request latencies (seconds) of one point's successful profiled requests."""
+
+    e2el: Sequence[float]
+    ttft: Sequence[float]
+
+
+def record_file(point_dir: Path) -> Path | None:
+    for rel in RECORD_FILES:
+        candidate = point_dir / rel
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_request_samples(path: Path) -> RequestSamples:
+    """Stream a `profile_export.jsonl`, keeping E2EL and TTFT of successful, profiled, uncancelled requests.
+
+    Lines are scanned with a pattern matching AIPerf's compact JSON; any line it does not fit is parsed as
+    JSON, so the result does not depend on the fast path.
+    """
+    e2el, ttft = array("d"), array("d")
+    with open(path, "rb") as fh:
+        for line in fh:
+            if b'"request_latency"' not in line:
+                continue  # failed requests carry no metrics
+            fast = _fast_record(line)
+            if fast is False:
+                continue
+            values = _slow_record(line) if fast is None else fast
+            if not values:
+                continue
+            e, t = values
+            e2el.append(e)
+            if t is not None:
+                ttft.append(t)
+    return RequestSamples(e2el=e2el, ttft=ttft)
+
+
+def _fast_record(line: bytes) -> tuple[float, float | None] | None | bool:
+    """(e2el, ttft) from a compact AIPerf line; False to skip the line; None when the pattern does not fit."""
+    phase = _PHASE.search(line)
+    if phase is None:
+        return None
+    if phase.group(1) != b"profiling" or b'"was_cancelled":true' in line:
+        return False
+    e = _FAST["request_latency"].search(line)
+    t = _FAST["time_to_first_token"].search(line)
+    if e is None or (t is None and b'"time_to_first_token"' in line):
+        return None
+    e_unit = _UNIT_TO_S.get(e.group(2).decode())
+    t_unit = _UNIT_TO_S.get(t.group(2).decode()) if t is not None else 1.0
+    if e_unit is None or t_unit is None:
+        return None
+    return float(e.group(1)) * e_unit, (float(t.group(1)) * t_unit if t is not None else None)
+
+
+def _slow_record(line: bytes) -> tuple[float, float | None] | None:
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    meta = rec.get("metadata") or {}
+    if rec.get("error") or meta.get("was_cancelled") or meta.get("benchmark_phase", "profiling") != "profiling":
+        return None
+    m = rec.get("metrics") or {}
+
+    def seconds(name: str) -> float | None:
+        v = m.get(name)
+        if not isinstance(v, Mapping) or _num(v.get("value")) is None:
+            return None
+        return float(v["value"]) * _UNIT_TO_S.get(str(v.get("unit", "ms")), 1e-3)
+
+    e = seconds("request_latency")
+    return None if e is None else (e, seconds("time_to_first_token"))
+
+
+def iter_points_with_samples(points: Iterable[PointResult]) -> Iterator[tuple[PointResult, RequestSamples]]:
+    """Each point that has a per-request file beside it, with its samples."""
+    for p in points:
+        path = record_file(p.point_dir)
+        if path is not None:
+            yield p, read_request_samples(path)

@@ -1,0 +1,56 @@
+"""A markdown summary for pull requests: per curve, its table and a "Pareto coverage" section."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.report.curves import FRONTIER_AXES, Curve
+from harness.report.table import COLUMNS, table_rows
+
+
+def _concs(concs: Sequence[int]) -> str:
+    return ", ".join(f"c{c}" for c in concs) if concs else "none"
+
+
+def coverage_lines(c: Curve) -> list[str]:
+    """One bullet per axis: coverage, frontier points, dominated points, excluded points."""
+    lines = []
+    for axis in FRONTIER_AXES:
+        f = c.frontiers[axis.name]
+        line = f"- `{axis.name}`: {f.coverage} on the frontier ({_concs(f.frontier)}); dominated: {_concs(f.dominated)}"
+        if f.excluded:
+            line += f"; excluded: {_concs(f.excluded)}"
+        lines.append(line)
+    return lines
+
+
+def render_markdown(curves: Sequence[Curve]) -> str:
+    out: list[str] = ["# Agentic sweep report", ""]
+    for c in curves:
+        sim = " (simulated)" if c.simulated else ""
+        out += [f"## {c.config_key}{sim}", "", f"Image `{c.image or 'unknown'}`, engine `{c.engine}`.", ""]
+        out.append("| " + " | ".join(COLUMNS) + " |")
+        out.append("|" + "|".join("---:" if i < len(COLUMNS) - 1 else "---" for i in range(len(COLUMNS))) + "|")
+        for row in table_rows(c.points):
+            out.append("| " + " | ".join(row) + " |")
+        out.append("")
+        out += ["### Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]
+        out += coverage_lines(c)
+        notes = [
+            f"- c{p.conc}: " + "; ".join(f"{r.code}: {r.message}" if r.message else r.code for r in p.invalid_reasons)
+            for p in c.invalid
+        ]
+        if notes:
+            out += ["", "Invalid points:", "", *notes]
+        cancelled = [p for p in c.points if p.cancelled_at_cutoff]
+        if cancelled:
+            out += ["", "Requests cancelled at the end-of-run cutoff: "
+                    + ", ".join(f"c{p.conc}: {p.cancelled_at_cutoff}" for p in cancelled)]
+        power = [p for p in c.points if p.power_valid is False]
+        if power:
+            out += ["", "Power invalid: " + ", ".join(
+                f"c{p.conc} ({','.join(p.power_invalid_reasons) or 'unspecified'})" for p in power)]
+        if c.warnings:
+            out += ["", *(f"- warning: {w}" for w in c.warnings)]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

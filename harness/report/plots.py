@@ -1,0 +1,146 @@
+"""PNG plots (matplotlib, Agg backend): the Pareto view and latency by concurrency."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.report.curves import FRONTIER_AXES, Y_LABEL, Axis, Curve, y_value
+from harness.report.load import RequestSamples
+
+
+@dataclass(frozen=True)
+class Quantiles:
+    """Box statistics of one point's per-request latencies (seconds)."""
+
+    p5: float
+    p25: float
+    p50: float
+    p75: float
+    p95: float
+    n: int
+
+
+def quantiles(samples: Sequence[float]) -> Quantiles | None:
+    import numpy as np
+
+    if len(samples) == 0:
+        return None
+    arr = np.frombuffer(samples, dtype=np.float64) if hasattr(samples, "typecode") else np.asarray(samples)
+    q = np.percentile(arr, [5, 25, 50, 75, 95])
+    return Quantiles(*(float(v) for v in q), n=int(arr.size))
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _label(c: Curve) -> str:
+    return f"{c.config_key} [{c.engine}]" if c.engine else c.config_key
+
+
+def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0]) -> Path:
+    """Throughput per GPU against one x metric; frontier drawn, points labelled by concurrency,
+    invalid points drawn as grey crosses."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=110)
+    for i, c in enumerate(curves):
+        color = f"C{i % 10}"
+        frontier = set(c.frontiers[axis.name].frontier)
+        xs, ys, fx, fy = [], [], [], []
+        for p in c.points:
+            x, y = axis.value(p), y_value(p)
+            if x is None or y is None:
+                continue
+            if not p.valid:
+                ax.scatter([x], [y], marker="x", color="0.55", zorder=3)
+                ax.annotate(f"c{p.conc} (invalid)", (x, y), textcoords="offset points", xytext=(4, -10),
+                            fontsize=7, color="0.45")
+                continue
+            xs.append(x)
+            ys.append(y)
+            if p.conc in frontier:
+                fx.append(x)
+                fy.append(y)
+            ax.annotate(f"c{p.conc}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=color)
+        ax.scatter(xs, ys, color=color, alpha=0.45, zorder=2)
+        if fx:
+            order = sorted(range(len(fx)), key=lambda k: fx[k])
+            ax.plot([fx[k] for k in order], [fy[k] for k in order], "-o", color=color, zorder=4,
+                    label=f"{_label(c)}  frontier {c.frontiers[axis.name].coverage}")
+    ax.set_xlabel(axis.label + ("  (lower is better)" if axis.direction == "min" else "  (higher is better)"))
+    ax.set_ylabel(Y_LABEL)
+    ax.set_title(f"Throughput per GPU vs {axis.label}")
+    ax.grid(True, alpha=0.3)
+    if curves:
+        ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def plot_latency_by_conc(
+    curves: Sequence[Curve],
+    path: Path,
+    distributions: Mapping[tuple[int, int], tuple[Quantiles | None, Quantiles | None]] | None = None,
+) -> Path:
+    """TTFT and E2EL against concurrency: p50 (solid) and p90 (dashed) from the results, and where
+    per-request records exist a box per point (whiskers p5–p95, box p25–p75).
+
+    `distributions` maps (curve index, conc) to (TTFT quantiles, E2EL quantiles).
+    """
+    plt = _pyplot()
+    distributions = distributions or {}
+    concs = sorted({p.conc for c in curves for p in c.points})
+    pos = {conc: i for i, conc in enumerate(concs)}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110)
+    width = 0.8 / max(1, len(curves))
+    for ax, metric, title, slot in ((axes[0], "ttft", "TTFT", 0), (axes[1], "e2el", "E2EL", 1)):
+        for i, c in enumerate(curves):
+            color = f"C{i % 10}"
+            offset = (i - (len(curves) - 1) / 2) * width
+            for stat, style in (("p50", "-"), ("p90", "--")):
+                pts = [(pos[p.conc] + offset, p.stat(metric, stat)) for p in c.points]
+                pts = [(x, y) for x, y in pts if y is not None]
+                if pts:
+                    ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker=".", color=color,
+                            label=f"{_label(c)} {stat}")
+            boxes, positions = [], []
+            for p in c.points:
+                q = distributions.get((i, p.conc), (None, None))[slot]
+                if q is None:
+                    continue
+                boxes.append({"med": q.p50, "q1": q.p25, "q3": q.p75, "whislo": q.p5, "whishi": q.p95,
+                              "fliers": [], "label": str(p.conc)})
+                positions.append(pos[p.conc] + offset)
+            if boxes:
+                ax.bxp(boxes, positions=positions, widths=width * 0.8, showfliers=False, patch_artist=True,
+                       boxprops={"facecolor": color, "alpha": 0.25}, medianprops={"color": color},
+                       manage_ticks=False)
+        for p in (p for c in curves for p in c.points if not p.valid):
+            ax.axvline(pos[p.conc], color="0.8", lw=0.8, ls=":", zorder=0)
+        ax.set_xticks(range(len(concs)), [str(c) for c in concs])
+        ax.set_xlabel("concurrency (sessions)")
+        ax.set_ylabel(f"{title} (s)")
+        ax.set_title(f"{title} by concurrency")
+        ax.grid(True, axis="y", alpha=0.3)
+    if curves:
+        axes[1].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def sample_quantiles(samples: RequestSamples) -> tuple[Quantiles | None, Quantiles | None]:
+    return quantiles(samples.ttft), quantiles(samples.e2el)
