@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("harness.commands.sweep", "run every point of a recipe, one fresh server each, then report"),
     "run": ("harness.commands.run", "run one point of a recipe on one fresh server"),
     "report": ("harness.commands.report", "curve tables, Pareto frontiers, plots and HTML from result files"),
+    "power": ("harness.commands.power", "sample GPU power with NVML, or integrate a power CSV over a window"),
     "traces": ("harness.commands.traces", "agentic trace corpora: synth, validate, stats, cap"),
 }
 

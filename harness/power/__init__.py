@@ -1,0 +1,30 @@
+"""GPU power and energy over a benchmark window: NVML sampling, integration, validity.
+
+    sampler = PowerSampler(gpus=None, csv_path=point_dir / "power.csv")   # GPUs this process may use
+    sampler.start(); ...profiling window...; sampler.stop()
+    report = integrate_power(point_dir / "power.csv", start_ns, end_ns, expected_gpus=tp)
+    result.update(report.result_fields(output_tokens, total_tokens, successful_requests))
+    write_json(point_dir / "power_validation.json", report.validation_json())
+"""
+
+from harness.gpu_info import GpuRef
+from harness.power.integrate import GpuEnergy, PowerReport, integrate_power, integrate_samples
+from harness.power.reasons import DESCRIPTIONS as REASON_DESCRIPTIONS
+from harness.power.reasons import Reason
+from harness.power.sampler import PowerSampler
+from harness.power.samples import COLUMNS, PowerSample, read_power_csv, status_path
+
+__all__ = [
+    "COLUMNS",
+    "GpuEnergy",
+    "GpuRef",
+    "PowerReport",
+    "PowerSample",
+    "PowerSampler",
+    "REASON_DESCRIPTIONS",
+    "Reason",
+    "integrate_power",
+    "integrate_samples",
+    "read_power_csv",
+    "status_path",
+]
