@@ -83,6 +83,22 @@ def _mtime(p: PointResult) -> int:
         return 0
 
 
+def latest_per_conc(members: Iterable[PointResult]) -> tuple[list[PointResult], list[str]]:
+    """One point per concurrency (the newest file), sorted by concurrency, and a warning per repeat."""
+    by_conc: dict[int, list[PointResult]] = {}
+    for p in members:
+        by_conc.setdefault(p.conc, []).append(p)
+    chosen: list[PointResult] = []
+    warnings: list[str] = []
+    for conc in sorted(by_conc):
+        candidates = sorted(by_conc[conc], key=lambda p: (_mtime(p), str(p.source)))
+        chosen.append(candidates[-1])
+        if len(candidates) > 1:
+            others = ", ".join(str(c.source) for c in candidates[:-1])
+            warnings.append(f"conc {conc}: {len(candidates)} results; using {candidates[-1].source}, not {others}")
+    return chosen, warnings
+
+
 def group_curves(points: Iterable[PointResult]) -> list[Curve]:
     """Curves in order of (key, engine, image); points within a curve by concurrency."""
     groups: dict[tuple[str, bool, str], list[PointResult]] = {}
@@ -90,17 +106,7 @@ def group_curves(points: Iterable[PointResult]) -> list[Curve]:
         groups.setdefault((p.curve_key, p.simulated, p.image), []).append(p)
     curves: list[Curve] = []
     for (key, simulated, image), members in sorted(groups.items()):
-        by_conc: dict[int, list[PointResult]] = {}
-        for p in members:
-            by_conc.setdefault(p.conc, []).append(p)
-        chosen: list[PointResult] = []
-        warnings: list[str] = []
-        for conc in sorted(by_conc):
-            candidates = sorted(by_conc[conc], key=lambda p: (_mtime(p), str(p.source)))
-            chosen.append(candidates[-1])
-            if len(candidates) > 1:
-                others = ", ".join(str(c.source) for c in candidates[:-1])
-                warnings.append(f"conc {conc}: {len(candidates)} results; using {candidates[-1].source}, not {others}")
+        chosen, warnings = latest_per_conc(members)
         engines = sorted({p.engine for p in chosen})
         curves.append(
             Curve(

@@ -311,8 +311,8 @@ def read_request_samples(path: Path) -> RequestSamples:
             fast = _fast_record(line)
             if fast is False:
                 continue
-            values = _slow_record(line) if fast is None else fast
-            if not values:
+            values = _slow_record(line) if fast is None or fast is True else fast
+            if values is None:
                 continue
             e, t = values
             e2el.append(e)

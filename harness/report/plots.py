@@ -28,9 +28,9 @@ def quantiles(samples: Sequence[float]) -> Quantiles | None:
 
     if len(samples) == 0:
         return None
-    arr = np.frombuffer(samples, dtype=np.float64) if hasattr(samples, "typecode") else np.asarray(samples)
-    q = np.percentile(arr, [5, 25, 50, 75, 95])
-    return Quantiles(*(float(v) for v in q), n=int(arr.size))
+    arr = np.asarray(samples, dtype=np.float64)
+    p5, p25, p50, p75, p95 = (float(v) for v in np.percentile(arr, [5, 25, 50, 75, 95]))
+    return Quantiles(p5=p5, p25=p25, p50=p50, p75=p75, p95=p95, n=int(arr.size))
 
 
 def _pyplot() -> Any:

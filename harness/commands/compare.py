@@ -1,0 +1,36 @@
+"""`harness compare A B [--json] [--allow-mixed]`: per point, old (A) -> new (B)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", type=Path, metavar="A", help="the old run: a directory (searched recursively) or a result file")
+    parser.add_argument("b", type=Path, metavar="B", help="the new run: a directory (searched recursively) or a result file")
+    parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument("--allow-mixed", action="store_true",
+                        help="allow simulated and real results, or different images, in one compared curve")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.errors import UserError
+    from harness.report.compare import compare_points, comparison_json, render_comparison
+    from harness.report.load import load_results
+
+    sides = []
+    for name, path in (("A", args.a), ("B", args.b)):
+        points = load_results([path])
+        if not points:
+            raise UserError(f"{path}: no result files found for {name} (expected bmk_agentic_*.json below it)")
+        sides.append(points)
+    comparisons, only_a, only_b = compare_points(sides[0], sides[1], allow_mixed=args.allow_mixed)
+    if args.json:
+        json.dump({"schema_version": 1, **comparison_json(comparisons, only_a, only_b)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render_comparison(comparisons, only_a, only_b), end="")
+    return 0

@@ -1,0 +1,52 @@
+"""`harness report RUN_DIR... [--out DIR] [--json]`: tables, Pareto frontiers, plots and HTML."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="directories searched recursively for result files (or result files themselves)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write the report (default: RUN_DIR/report for one directory, "
+                             "./report otherwise)")
+    parser.add_argument("--json", action="store_true", help="print the report JSON on stdout instead of tables")
+    parser.add_argument("--no-records", action="store_true",
+                        help="do not read per-request files (no latency distributions in the plots)")
+
+
+def default_out(run_dirs: list[Path]) -> Path:
+    if len(run_dirs) == 1 and run_dirs[0].is_dir():
+        return run_dirs[0] / "report"
+    return Path("report")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.report import build_report
+    from harness.report.curves import report_json
+    from harness.report.markdown import coverage_lines
+    from harness.report.table import render_table
+
+    out_dir = args.out or default_out(args.run_dirs)
+    outputs = build_report(args.run_dirs, out_dir, with_records=not args.no_records)
+    if args.json:
+        json.dump(report_json(outputs.curves), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    for c in outputs.curves:
+        sim = " (simulated)" if c.simulated else ""
+        print(f"== {c.config_key}{sim}  image {c.image or 'unknown'}")
+        print(render_table(c.points), end="")
+        print("Pareto coverage:")
+        print("\n".join("  " + line[2:] for line in coverage_lines(c)))
+        for w in c.warnings:
+            print(f"warning: {w}")
+        print()
+    print(f"report: {outputs.html_path}")
+    print(f"markdown: {outputs.markdown_path}")
+    print(f"json: {outputs.json_path}")
+    return 0

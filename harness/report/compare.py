@@ -1,0 +1,176 @@
+"""Comparing two runs of a curve point by point: old -> new with percentage change, added and removed points.
+
+Simulated and real results, or results of different images, are never compared as one curve unless the
+caller allows it explicitly (`allow_mixed`): neither within one side (a side whose curve key spans two
+engines or images) nor across the two sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import UserError
+from harness.report.curves import Curve, frontiers_for, group_curves, latest_per_conc
+from harness.report.load import PointResult
+from harness.report.table import fmt
+
+# (json name, column title, value) of each compared metric; direction tells which change is better.
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("total_tput_per_gpu", "tok/s/GPU", "max"),
+    ("e2el_p90", "E2EL p90 (s)", "min"),
+    ("e2el_p75", "E2EL p75 (s)", "min"),
+    ("ttft_p50", "TTFT p50 (s)", "min"),
+)
+
+
+def metric_value(p: PointResult, name: str) -> float | None:
+    if name == "total_tput_per_gpu":
+        return p.total_tput_per_gpu
+    metric, stat = name.rsplit("_", 1)
+    return p.stat(metric, stat)
+
+
+def pct_change(old: float | None, new: float | None) -> float | None:
+    """Percentage change old -> new; None when either is missing or old is zero."""
+    if old is None or new is None or old == 0:
+        return None
+    return (new - old) / abs(old) * 100.0
+
+
+@dataclass(frozen=True)
+class PointDelta:
+    conc: int
+    old: PointResult
+    new: PointResult
+
+    def metric(self, name: str) -> dict[str, float | None]:
+        o, n = metric_value(self.old, name), metric_value(self.new, name)
+        pct = pct_change(o, n)
+        return {"old": o, "new": n, "pct": None if pct is None else round(pct, 2)}
+
+
+@dataclass(frozen=True)
+class CurveComparison:
+    config_key: str
+    old: Curve
+    new: Curve
+    changed: list[PointDelta]
+    added: list[int]
+    removed: list[int]
+
+
+def _identity(c: Curve) -> str:
+    return f"{'simulated' if c.simulated else 'real'} ({c.engine}), image {c.image or 'unknown'}"
+
+
+def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str, Curve]:
+    by_key: dict[str, list[Curve]] = {}
+    for c in curves:
+        by_key.setdefault(c.config_key, []).append(c)
+    merged: dict[str, Curve] = {}
+    for key, group in by_key.items():
+        if len(group) > 1 and not allow_mixed:
+            kinds = "; ".join(_identity(c) for c in group)
+            raise UserError(
+                f"{side}: {key}: results of different engines or images ({kinds}); "
+                "pass --allow-mixed to compare them as one curve"
+            )
+        if len(group) == 1:
+            merged[key] = group[0]
+        else:
+            # Explicitly allowed: one curve, the newest result per concurrency.
+            points, warnings = latest_per_conc(p for c in group for p in c.points)
+            merged[key] = Curve(config_key=key, image=" + ".join(sorted({c.image for c in group})),
+                                engine="/".join(sorted({c.engine for c in group})),
+                                simulated=any(c.simulated for c in group), points=points,
+                                frontiers=frontiers_for(points), warnings=warnings)
+    return merged
+
+
+def compare_points(
+    old_points: Sequence[PointResult], new_points: Sequence[PointResult], *, allow_mixed: bool = False
+) -> tuple[list[CurveComparison], list[str], list[str]]:
+    """Pair curves by key (or the only curve of each side) and compare them point by point.
+
+    Returns the comparisons and the curve keys found only in the old and only in the new side.
+    """
+    old = _merge_by_key(group_curves(old_points), "A", allow_mixed)
+    new = _merge_by_key(group_curves(new_points), "B", allow_mixed)
+    pairs = [(k, old[k], new[k]) for k in sorted(old.keys() & new.keys())]
+    only_old, only_new = sorted(old.keys() - new.keys()), sorted(new.keys() - old.keys())
+    if not pairs and len(old) == 1 and len(new) == 1:
+        (ko, co), (kn, cn) = next(iter(old.items())), next(iter(new.items()))
+        pairs, only_old, only_new = [(f"{ko} -> {kn}" if ko != kn else ko, co, cn)], [], []
+    out: list[CurveComparison] = []
+    for key, a, b in pairs:
+        if not allow_mixed and (a.simulated != b.simulated or a.image != b.image):
+            raise UserError(
+                f"{key}: A is {_identity(a)} but B is {_identity(b)}; "
+                "pass --allow-mixed to compare them as one curve"
+            )
+        a_by, b_by = {p.conc: p for p in a.points}, {p.conc: p for p in b.points}
+        out.append(
+            CurveComparison(
+                config_key=key,
+                old=a,
+                new=b,
+                changed=[PointDelta(c, a_by[c], b_by[c]) for c in sorted(a_by.keys() & b_by.keys())],
+                added=sorted(b_by.keys() - a_by.keys()),
+                removed=sorted(a_by.keys() - b_by.keys()),
+            )
+        )
+    return out, only_old, only_new
+
+
+def comparison_json(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str]) -> dict[str, Any]:
+    return {
+        "comparisons": [
+            {
+                "config_key": c.config_key,
+                "old": {"image": c.old.image, "engine": c.old.engine, "simulated": c.old.simulated},
+                "new": {"image": c.new.image, "engine": c.new.engine, "simulated": c.new.simulated},
+                "points": [
+                    {"conc": d.conc, "valid": {"old": d.old.valid, "new": d.new.valid},
+                     **{name: d.metric(name) for name, _, _ in METRICS}}
+                    for d in c.changed
+                ],
+                "added": c.added,
+                "removed": c.removed,
+            }
+            for c in comparisons
+        ],
+        "only_in_a": only_old,
+        "only_in_b": only_new,
+    }
+
+
+def _cell(d: PointDelta, name: str) -> str:
+    m = d.metric(name)
+    digits = 1 if name == "total_tput_per_gpu" else 3
+    pct = "" if m["pct"] is None else f" ({m['pct']:+.1f}%)"
+    return f"{fmt(m['old'], digits)} -> {fmt(m['new'], digits)}{pct}"
+
+
+def render_comparison(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str]) -> str:
+    lines: list[str] = []
+    for c in comparisons:
+        lines.append(f"== {c.config_key}: A {_identity(c.old)} -> B {_identity(c.new)}")
+        header = ("conc", *(title for _, title, _ in METRICS), "verdict")
+        rows = []
+        for d in c.changed:
+            verdict = "valid" if d.old.valid and d.new.valid else (
+                f"{'valid' if d.old.valid else 'INVALID'} -> {'valid' if d.new.valid else 'INVALID'}")
+            rows.append((str(d.conc), *(_cell(d, name) for name, _, _ in METRICS), verdict))
+        widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
+        for r in (header, *rows):
+            lines.append("  ".join([r[0].rjust(widths[0]), *(v.ljust(w) for v, w in zip(r[1:], widths[1:]))]).rstrip())
+        lines.append(f"added: {', '.join(f'c{x}' for x in c.added) or 'none'}; "
+                     f"removed: {', '.join(f'c{x}' for x in c.removed) or 'none'}")
+        lines.append("")
+    if only_old:
+        lines.append("curves only in A: " + ", ".join(only_old))
+    if only_new:
+        lines.append("curves only in B: " + ", ".join(only_new))
+    return "\n".join(lines).rstrip() + "\n"
