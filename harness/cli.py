@@ -22,7 +22,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("harness.commands.run", "run one point of a recipe on one fresh server"),
     "report": ("harness.commands.report", "curve tables, Pareto frontiers, plots and HTML from result files"),
     "power": ("harness.commands.power", "sample GPU power with NVML, or integrate a power CSV over a window"),
+    "compare": ("harness.commands.compare", "per point, old -> new between two runs of a curve"),
     "traces": ("harness.commands.traces", "agentic trace corpora: synth, validate, stats, cap"),
+    "golden": ("harness.commands.golden", "golden acceptance-length curves: list, show, lookup"),
+    "flags": ("harness.commands.flags", "SGLang server flag tables: dump (inside the image), show"),
 }
 
 
