@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -75,7 +74,7 @@ class ModelCurve(BaseModel):
         return dict(sorted(table.items()))
 
     @model_validator(mode="after")
-    def _has_a_mode(self) -> "ModelCurve":
+    def _has_a_mode(self) -> ModelCurve:
         if self.thinking_on is None and self.thinking_off is None:
             raise ValueError("expected thinking_on and/or thinking_off")
         return self
@@ -124,7 +123,7 @@ class GoldenCurve(BaseModel):
 
 def golden_dir() -> Path:
     """The directory holding the shipped golden curve files."""
-    return Path(str(resources.files("golden_al_distribution")))
+    return Path(__file__).resolve().parent.parent / "golden_al_distribution"
 
 
 def list_curves(directory: Path | None = None) -> list[str]:
