@@ -1,0 +1,85 @@
+"""build_report and the report command on fixtures: exact frontiers, tables and files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.cli import main as cli_main
+from harness.report import build_report, render_table
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+
+EXPECTED_SIM_FRONTIER = {
+    "e2el_p90": {"frontier": [1, 2, 4, 16], "dominated": [8], "excluded": [32], "coverage": "4/5"},
+    "e2el_p75": {"frontier": [1, 2, 4, 8, 16], "dominated": [], "excluded": [32], "coverage": "5/5"},
+    "intvty_p90": {"frontier": [1, 2, 4, 16], "dominated": [8], "excluded": [32], "coverage": "4/5"},
+    "e2e_norm_intvty_p90": {"frontier": [1, 4, 16], "dominated": [2, 8], "excluded": [32], "coverage": "3/5"},
+}
+
+EXPECTED_TABLE = """\
+conc  tok/s/GPU  E2EL p50 (s)  E2EL p90 (s)  TTFT p50 (s)  errors  verdict
+   1      100.0         1.000         2.000         0.100       0  valid
+   2      180.0         1.400         2.500         0.150       0  valid
+   4      300.0         1.800         3.000         0.200       0  valid
+   8      280.0         1.900         4.500         0.300       0  valid
+  16      450.0         3.000         6.000         0.500       0  valid
+  32      500.0         5.000         8.000         1.200      10  INVALID (error_rate)
+"""
+
+
+def test_build_report_writes_every_output(tmp_path):
+    out = build_report([FIX / "sim-run", FIX / "inferencex"], tmp_path / "report")
+    assert out.html_path.name == "report.html" and out.markdown_path.name == "report.md"
+    names = [p.name for p in out.png_paths]
+    assert names == ["pareto.png", "pareto_e2el_p75.png", "pareto_intvty_p90.png",
+                     "pareto_e2e_norm_intvty_p90.png", "latency_by_conc.png"]
+    for p in out.png_paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    html = out.html_path.read_text()
+    assert html.count("data:image/png;base64,") == 5
+    assert "http://" not in html and "https://" not in html  # self-contained
+    assert "INVALID (error_rate)" in html and "clock_sync_failed" in html and "node-a" in html
+
+    data = json.loads(out.json_path.read_text())
+    assert data["schema_version"] == 1
+    keys = [(c["config_key"], c["simulated"]) for c in data["curves"]]
+    assert keys == [("quickstart-sim", True), ("qwen3.5-fp8-h200-dgxc-sglang-tp8-ep8", False)]
+    sim = data["curves"][0]
+    assert sim["frontier"] == EXPECTED_SIM_FRONTIER
+    assert [p["conc"] for p in sim["points"]] == [1, 2, 4, 8, 16, 32]
+    assert sim["points"][5]["valid"] is False and sim["points"][5]["cancelled_at_cutoff"] == 7
+    ix = data["curves"][1]["frontier"]["e2el_p90"]
+    assert ix == {"frontier": [4, 8, 16], "dominated": [], "excluded": [32], "coverage": "3/3"}
+
+
+def test_render_table_exact():
+    assert render_table([FIX / "sim-run"]) == EXPECTED_TABLE
+    as_dicts = [json.loads(p.read_text()) for p in sorted((FIX / "sim-run").rglob("bmk_agentic_*.json"))]
+    assert render_table(as_dicts) == EXPECTED_TABLE
+
+
+def test_markdown_pareto_coverage_section(tmp_path):
+    md = build_report([FIX / "sim-run"], tmp_path, with_records=False).markdown_path.read_text()
+    section = md[md.index("### Pareto coverage"):]
+    assert "- `e2el_p90`: 4/5 on the frontier (c1, c2, c4, c16); dominated: c8; excluded: c32" in section
+    assert "- `e2e_norm_intvty_p90`: 3/5 on the frontier (c1, c4, c16); dominated: c2, c8; excluded: c32" in section
+    assert "- c32: error_rate: error rate 8.3% exceeds 5.0%" in section
+    assert "| 32 | 500.0 | 5.000 | 8.000 | 1.200 | 10 | INVALID (error_rate) |" in md
+
+
+def test_simulated_and_real_results_of_one_key_are_separate_curves(tmp_path):
+    out = build_report([FIX / "sim-run", FIX / "real-run"], tmp_path)
+    assert [(c.config_key, c.engine, len(c.points)) for c in out.curves] == [
+        ("quickstart-sim", "sglang", 3), ("quickstart-sim", "sim", 6)]
+
+
+def test_report_command_json_and_errors(tmp_path, capsys):
+    assert cli_main(["report", str(FIX / "sim-run"), "--out", str(tmp_path), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["curves"][0]["frontier"] == EXPECTED_SIM_FRONTIER
+    assert (tmp_path / "report.html").is_file()
+    assert cli_main(["report", str(tmp_path / "empty-dir-that-is-missing")]) == 2
+    (tmp_path / "empty").mkdir()
+    assert cli_main(["report", str(tmp_path / "empty")]) == 2
+    assert "no result files found" in capsys.readouterr().err

@@ -1,0 +1,57 @@
+"""harness compare: per point old -> new, added/removed points, and refusing mixed curves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as cli_main
+from harness.errors import UserError
+from harness.report.compare import compare_points, pct_change
+from harness.report.load import load_results
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+
+
+def test_compare_two_runs_exact(capsys):
+    assert cli_main(["compare", str(FIX / "sim-run"), str(FIX / "sim-run-new"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (c,) = data["comparisons"]
+    assert c["config_key"] == "quickstart-sim"
+    assert (c["added"], c["removed"]) == ([24], [32])
+    by_conc = {p["conc"]: p for p in c["points"]}
+    assert sorted(by_conc) == [1, 2, 4, 8, 16]
+    assert by_conc[8]["total_tput_per_gpu"] == {"old": 280.0, "new": 350.0, "pct": 25.0}
+    assert by_conc[8]["e2el_p90"] == {"old": 4.5, "new": 3.6, "pct": -20.0}
+    assert by_conc[4]["ttft_p50"] == {"old": 0.2, "new": 0.25, "pct": 25.0}
+    assert by_conc[1]["e2el_p75"] == {"old": 1.5, "new": 1.4, "pct": -6.67}
+
+
+def test_compare_text_output(capsys):
+    assert cli_main(["compare", str(FIX / "sim-run"), str(FIX / "sim-run-new")]) == 0
+    out = capsys.readouterr().out
+    assert "   8  280.0 -> 350.0 (+25.0%)  4.500 -> 3.600 (-20.0%)" in out
+    assert "added: c24; removed: c32" in out
+
+
+def test_refuses_simulated_vs_real_unless_allowed(capsys):
+    assert cli_main(["compare", str(FIX / "sim-run"), str(FIX / "real-run")]) == 2
+    err = capsys.readouterr().err
+    assert "simulated (sim)" in err and "real (sglang)" in err and "--allow-mixed" in err
+    assert cli_main(["compare", str(FIX / "sim-run"), str(FIX / "real-run"), "--allow-mixed"]) == 0
+    assert "100.0 -> 200.0 (+100.0%)" in capsys.readouterr().out
+
+
+def test_refuses_a_side_mixing_images_unless_allowed():
+    mixed = load_results([FIX / "sim-run", FIX / "real-run"])
+    with pytest.raises(UserError, match=r"^A: quickstart-sim: results of different engines or images"):
+        compare_points(mixed, load_results([FIX / "sim-run-new"]))
+    comps, _, _ = compare_points(mixed, load_results([FIX / "sim-run-new"]), allow_mixed=True)
+    assert comps[0].added == [24] and comps[0].removed == [32]
+
+
+def test_pct_change():
+    assert pct_change(200.0, 150.0) == -25.0
+    assert pct_change(0.0, 1.0) is None and pct_change(None, 1.0) is None

@@ -1,0 +1,72 @@
+"""Finding and reading result files: this harness's results, InferenceX aggregates, per-request records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from harness.report.load import find_result_files, load_results, read_request_samples, record_file
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+
+
+def test_finds_results_recursively_and_skips_companions():
+    names = sorted(p.name for p in find_result_files([FIX / "inferencex", FIX / "sim-run"]))
+    assert "profile_export_aiperf.json" not in names  # companion artifact, never opened
+    assert names.count("bmk_agentic_quickstart-sim_conc1.json") == 1
+    points = load_results([FIX / "inferencex"])  # notes.json is read but is not a result
+    assert sorted(p.conc for p in points) == [4, 8, 16, 32]
+
+
+def test_harness_result_fields():
+    (p,) = load_results([FIX / "sim-run/quickstart-sim/conc32/bmk_agentic_quickstart-sim_conc32.json"])
+    assert (p.conc, p.curve_key, p.engine, p.simulated) == (32, "quickstart-sim", "sim", True)
+    assert p.total_tput_per_gpu == 500.0
+    assert p.stat("e2el", "p90") == 8.0 and p.stat("e2el", "p75") == 6.5
+    assert (p.errors, p.cancelled_at_cutoff, p.valid) == (10, 7, False)
+    assert [r.code for r in p.invalid_reasons] == ["error_rate"]
+    assert p.power_valid is False and p.power_invalid_reasons == ("nvml_unavailable",)
+    assert p.fingerprint["gpus"] == "1x Simulated H200" and p.fingerprint["host"] == "node-a"
+
+
+def test_inferencex_aggregates_get_a_derived_key_and_zero_success_is_invalid():
+    points = {p.conc: p for p in load_results([FIX / "inferencex"])}
+    assert {p.curve_key for p in points.values()} == {"qwen3.5-fp8-h200-dgxc-sglang-tp8-ep8"}
+    assert all(p.config_key is None and not p.simulated and p.engine == "real" for p in points.values())
+    assert points[8].errors == 123  # records_error_dropped
+    assert points[8].valid and not points[32].valid
+    assert [r.code for r in points[32].invalid_reasons] == ["no_successful_requests"]
+
+
+def test_request_samples_keep_successful_profiled_uncancelled_requests():
+    path = record_file(FIX / "sim-run/quickstart-sim/conc1")
+    assert path is not None
+    s = read_request_samples(path)
+    # warmup, the error, and the cancelled record are dropped; the non-compact line goes through JSON
+    assert list(s.e2el) == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert [round(t, 6) for t in s.ttft] == [0.1, 0.2, 0.3, 0.4, 0.5]
+
+
+def test_bad_inputs_are_one_line_user_errors(tmp_path):
+    with pytest.raises(UserError, match="no such file"):
+        load_results([tmp_path / "missing"])
+    bad = tmp_path / "bmk_agentic_x_conc1.json"
+    bad.write_text(json.dumps({"conc": "many", "request_metrics": {}}))
+    with pytest.raises(UserError, match=r"bmk_agentic_x_conc1.json: conc: expected a positive integer"):
+        load_results([tmp_path])
+    bad.write_text("{not json")
+    with pytest.raises(UserError, match="not readable as JSON"):
+        load_results([tmp_path])
+
+
+def test_point_without_metrics_is_shown_but_unmeasured(tmp_path):
+    (tmp_path / "bmk_agentic_k_conc3.json").write_text(json.dumps(
+        {"config_key": "k", "conc": 3, "request_metrics": None, "num_requests_total": 5,
+         "num_requests_successful": 0, "validity": {"valid": False, "reasons": [{"code": "server_not_ready",
+                                                                                "message": "no /health"}]}}))
+    (p,) = load_results([tmp_path])
+    assert p.total_tput_per_gpu is None and p.stat("e2el", "p90") is None
+    assert [r.code for r in p.invalid_reasons] == ["server_not_ready"]
