@@ -21,6 +21,7 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
         with os.fdopen(fd, "w") as fh:
             json.dump(body, fh, indent=2, sort_keys=False, default=str)
             fh.write("\n")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -35,6 +36,7 @@ def write_text(path: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "w") as fh:
         fh.write(text)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
     return path
 

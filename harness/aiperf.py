@@ -1,0 +1,199 @@
+"""The AIPerf client: the exact `aiperf profile` command of a point, running it, and reading its output.
+
+AgentX semantics come from AIPerf's own `inferencex-agentx-mvp` scenario: agentic-replay timing (a lane is
+a whole session tree), per-trajectory cache-bust marker, `ignore_eos`, streaming, a 10 s global idle-gap
+cap and the synthesized per-lane warmup. The harness adds trajectory starts between 25% and 75% of each
+trace and server-side token counts. The scenario requires a profiling window of at least 900 s; shorter
+windows (quick iterations, the simulator demo) run with `--unsafe-override`, which AIPerf records as
+`submission_valid: false` and the result records as `aiperf_scenario_override: true`.
+
+Known AIPerf 0.13 behaviours handled here: the exit code is 0 even after failures (the harness reads the
+artifacts instead); SIGTERM loses the summary, so it is stopped with SIGINT; requests cancelled at the
+duration cutoff appear in no artifact, only in the log's `Phase ... complete | ... cancelled=N` line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.plan import ClientPlan
+
+SCENARIO = "inferencex-agentx-mvp"
+SCENARIO_MIN_DURATION_S = 900
+SUMMARY_FILE = "profile_export_aiperf.json"
+RECORDS_FILE = "profile_export.jsonl"
+LOG_FILE = "logs/aiperf.log"
+_PHASE_COMPLETE = re.compile(
+    r"Phase (?P<name>\S+) \((?P<kind>\w+)\) complete \| completed=(?P<completed>[\d,]+), "
+    r"cancelled=(?P<cancelled>[\d,]+), errors=(?P<errors>[\d,]+)")
+
+
+def aiperf_executable() -> str:
+    """The `aiperf` next to this interpreter (the pinned one installed with the harness)."""
+    candidate = Path(sys.executable).parent / "aiperf"
+    return str(candidate) if candidate.exists() else "aiperf"
+
+
+def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name: str,
+               executable: str | None = None) -> list[str]:
+    """The exact `aiperf profile` argv for one point."""
+    argv = [
+        executable or aiperf_executable(), "profile",
+        "--model", client.served_model_name,
+        "--tokenizer", tokenizer_name,
+        "--url", url,
+        "--endpoint-type", "chat",
+        "--streaming",
+        "--custom-dataset-type", "weka_trace",
+        "--input-file", client.traces,
+        "--scenario", SCENARIO,
+        "--concurrency", str(client.concurrency),
+        "--benchmark-duration", _num(client.duration_s),
+        "--benchmark-grace-period", _num(client.grace_s),
+        "--trajectory-start-min-ratio", "0.25",
+        "--trajectory-start-max-ratio", "0.75",
+        "--use-server-token-count",
+        "--extra-inputs", "ignore_eos:true",
+        "--allow-dataset-wrap",
+        "--random-seed", str(client.seed),
+        "--no-gpu-telemetry",
+        "--ui", "none",
+        "--artifact-dir", str(artifact_dir),
+    ]
+    if client.warmup_s > 0:
+        argv += ["--agentic-cache-warmup-duration", _num(client.warmup_s)]
+    if client.max_sessions is not None:
+        argv += ["--num-sessions", str(client.max_sessions)]
+    if client.duration_s < SCENARIO_MIN_DURATION_S:
+        argv.append("--unsafe-override")
+    return argv
+
+
+def build_env(cache_dir: Path, hf_home: Path) -> dict[str, str]:
+    """Environment for AIPerf: offline tokenizer resolution and caches kept under `cache_dir`."""
+    return {
+        "HF_HOME": str(hf_home),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "AIPERF_DATASET_MMAP_CACHE_DIR": str(cache_dir / "dataset_mmap"),
+        "AIPERF_HTTP_TCP_USER_TIMEOUT": "900000",
+        "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800",
+        "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800",
+        "TMPDIR": str(cache_dir / "tmp"),
+        "MPLCONFIGDIR": str(cache_dir / "matplotlib"),
+    }
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    exit_code: int | None
+    stopped: str | None          # None, "timeout" or "interrupted"
+    started_ns: int
+    ended_ns: int
+
+
+class AiperfProcess:
+    """`aiperf profile` in its own process group; stopped with SIGINT, then SIGKILL after a grace."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path):
+        for key in ("TMPDIR", "MPLCONFIGDIR"):
+            if key in env:
+                Path(env[key]).mkdir(parents=True, exist_ok=True)
+        self.log = open(log_path, "ab", buffering=0)
+        self.started_ns = time.time_ns()
+        self.popen = subprocess.Popen(argv, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.stopped: str | None = None
+
+    def interrupt(self, why: str) -> None:
+        """Ask AIPerf to stop and write its summary (SIGINT to the whole group)."""
+        self.stopped = self.stopped or why
+        try:
+            os.killpg(self.popen.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout_s: float, kill_after_s: float = 60.0,
+             should_stop: Any = None) -> ClientRun:
+        """Wait for AIPerf; SIGINT at `timeout_s` or when `should_stop()` says so; SIGKILL after a grace."""
+        deadline = time.monotonic() + timeout_s
+        kill_at: float | None = None
+        while self.popen.poll() is None:
+            now = time.monotonic()
+            if kill_at is None:
+                reason = should_stop() if should_stop else None
+                if reason or now >= deadline:
+                    self.interrupt(reason or "timeout")
+                    kill_at = now + kill_after_s
+            elif now >= kill_at:
+                self.kill()
+                break
+            time.sleep(0.2)
+        try:
+            code = self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.kill()  # leftover children of the group
+        self.log.close()
+        return ClientRun(exit_code=code, stopped=self.stopped, started_ns=self.started_ns, ended_ns=time.time_ns())
+
+
+def read_summary(artifact_dir: Path) -> dict[str, Any] | None:
+    path = artifact_dir / SUMMARY_FILE
+    if not path.exists():
+        return None
+    with open(path) as fh:
+        return json.load(fh)
+
+
+def read_records(artifact_dir: Path) -> list[dict[str, Any]]:
+    """Per-request records; a truncated last line (killed client) is skipped."""
+    path = artifact_dir / RECORDS_FILE
+    if not path.exists():
+        return []
+    records = []
+    with open(path) as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
+def phase_counts(log_text: str, kind: str = "profiling") -> dict[str, int] | None:
+    """The `completed/cancelled/errors` counts AIPerf logs when a phase of `kind` completes."""
+    found = None
+    for m in _PHASE_COMPLETE.finditer(log_text):
+        if m.group("kind") == kind:
+            found = {k: int(m.group(k).replace(",", "")) for k in ("completed", "cancelled", "errors")}
+    return found
+
+
+def read_phase_counts(artifact_dir: Path) -> dict[str, int] | None:
+    path = artifact_dir / LOG_FILE
+    if not path.exists():
+        return None
+    return phase_counts(path.read_text(errors="replace"))

@@ -1,0 +1,64 @@
+"""`harness run RECIPE --point cN`: one point on one fresh server (the hand-tuning path)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_point_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by `run` and `sweep`."""
+    from launchers import launcher_kinds
+
+    parser.add_argument("recipe", help="recipe YAML file")
+    parser.add_argument("--out", default="runs", type=Path, help="output directory (default: runs)")
+    parser.add_argument("--launcher", default="local", choices=launcher_kinds(), help="how the server starts")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
+    parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
+    parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
+    parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
+    parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
+    parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_point_options(parser)
+    parser.add_argument("--point", required=True, help="the point to run, e.g. c8")
+
+
+def options_from_args(args: argparse.Namespace, recipe: object) -> object:
+    from harness.run import PointOptions
+    from harness.validity import Thresholds
+
+    ready = args.ready_timeout or recipe.server.ready_timeout_s  # type: ignore[attr-defined]
+    return PointOptions(out_dir=args.out, launcher=args.launcher, ready_timeout_s=ready,
+                        thresholds=Thresholds(require_power=args.require_power), mounts=tuple(args.mount),
+                        overrides=tuple(args.overrides), image_path=args.image_path)
+
+
+def overrides_with_duration(args: argparse.Namespace) -> list[str]:
+    extra = [f"client.duration_s={args.duration}"] if args.duration else []
+    return [*args.overrides, *extra]
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.points import load_plans
+    from harness.run import run_point
+
+    recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
+    outcome = run_point(plans[0], options_from_args(args, recipe))  # type: ignore[arg-type]
+    print(describe_outcome(outcome))
+    return outcome.exit_status
+
+
+def describe_outcome(outcome: object) -> str:
+    o = outcome  # PointOutcome
+    lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]  # type: ignore[attr-defined]
+    result = o.result  # type: ignore[attr-defined]
+    if result is not None:
+        v = result["validity"]
+        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}")  # type: ignore[attr-defined]
+        for r in v["reasons"]:
+            lines.append(f"    - {r['code']}: {r['message']}")
+    return "\n".join(lines)

@@ -1,0 +1,90 @@
+"""Readiness: a server is ready when it is alive, `/health` answers 200, and a one-token chat completion
+against the served model name succeeds — all within a finite budget.
+
+Liveness is checked on every poll, so a server that dies (or becomes a zombie) during loading is
+noticed at once instead of after the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+class NotReady(Exception):
+    """The server did not become ready; `reason` is a stable code, the message says why."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class ReadyInfo:
+    seconds: float
+    health_polls: int
+
+
+def _get(url: str, timeout: float) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except (urllib.error.URLError, OSError, TimeoutError):
+        return 0
+
+
+def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
+    """Send a one-token chat completion; raise NotReady unless it returns a choice."""
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}],
+                       "max_tokens": 1, "stream": False}).encode()
+    req = urllib.request.Request(f"{base_url}/v1/chat/completions", data=body,
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            payload = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        detail = exc.read()[:200].decode(errors="replace")
+        raise NotReady("probe_failed", f"one-token chat completion returned HTTP {exc.code}: {detail}") from None
+    except (urllib.error.URLError, OSError, TimeoutError, ValueError) as exc:
+        raise NotReady("probe_failed", f"one-token chat completion failed: {exc}") from None
+    if not payload.get("choices"):
+        raise NotReady("probe_failed", f"one-token chat completion returned no choices: {payload!r:.200}")
+
+
+def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | None], budget_s: float,
+                     poll_s: float = 0.5, on_loading: Callable[[], None] | None = None,
+                     should_stop: Callable[[], str | None] | None = None) -> ReadyInfo:
+    """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped`)."""
+    start = time.monotonic()
+    deadline = start + budget_s
+    polls = 0
+    loading_seen = False
+    while True:
+        code = exit_code()
+        if code is not None:
+            raise NotReady("server_exited", f"server exited with status {code} before it was ready")
+        stop = should_stop() if should_stop else None
+        if stop:
+            raise NotReady("stopped", stop)
+        status = _get(f"{base_url}/health", timeout=5)
+        polls += 1
+        if status and not loading_seen:
+            loading_seen = True
+            if on_loading:
+                on_loading()
+        if status == 200:
+            break
+        if time.monotonic() >= deadline:
+            raise NotReady("ready_timeout", f"/health not 200 after {budget_s:.0f} s (last status {status})")
+        time.sleep(poll_s)
+    remaining = max(5.0, deadline - time.monotonic())
+    one_token_chat(base_url, model, timeout=min(remaining, 600))
+    if exit_code() is not None:
+        raise NotReady("server_exited", "server exited right after the readiness probe")
+    return ReadyInfo(seconds=time.monotonic() - start, health_polls=polls)

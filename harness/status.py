@@ -1,0 +1,54 @@
+"""`status.json` of a point: its state, the reason, and when each phase began (wall-clock ns, UTC).
+
+States: running (while the point runs), then completed | failed | cancelled. Phases: launching, loading,
+ready, warmup, profiling, draining, collecting. Each phase change is also written to the point's
+`harness.log` as a marker line.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.artifacts import read_json, write_json
+
+STATUS_FILE = "status.json"
+FINAL_STATES = ("completed", "failed", "cancelled")
+
+
+class PointStatus:
+    def __init__(self, point_dir: Path, conc: int, config_key: str):
+        self.path = Path(point_dir) / STATUS_FILE
+        self.log_path = Path(point_dir) / "harness.log"
+        self.data: dict[str, Any] = {"config_key": config_key, "conc": conc, "state": "running",
+                                     "reason": None, "phase": None, "phases": {}, "exit_status": None}
+
+    def phase(self, name: str, detail: str = "") -> None:
+        now = time.time_ns()
+        self.data["phase"] = name
+        self.data["phases"][name] = now
+        stamp = datetime.fromtimestamp(now / 1e9, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        with open(self.log_path, "a") as fh:
+            fh.write(f"{stamp} [phase] {name}{(' ' + detail) if detail else ''}\n")
+        self.save()
+
+    def note(self, message: str) -> None:
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        with open(self.log_path, "a") as fh:
+            fh.write(f"{stamp} {message}\n")
+
+    def finish(self, state: str, reason: str | None, exit_status: int, **extra: Any) -> None:
+        assert state in FINAL_STATES
+        self.data.update(state=state, reason=reason, exit_status=exit_status, ended_ns=time.time_ns(), **extra)
+        self.note(f"[state] {state}{(': ' + reason) if reason else ''}")
+        self.save()
+
+    def save(self) -> None:
+        write_json(self.path, self.data)
+
+
+def read_status(point_dir: Path) -> dict[str, Any] | None:
+    path = Path(point_dir) / STATUS_FILE
+    return read_json(path) if path.exists() else None

@@ -1,0 +1,75 @@
+"""The validity verdict of a point: pure checks over the built result, with configurable thresholds.
+
+Every reason has a stable code. The thresholds used are recorded in the verdict, so a reader can tell
+what "valid" meant for this result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Thresholds(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_completed_requests: int = Field(10, ge=0)
+    min_window_fraction: float = Field(0.5, ge=0, le=1, description="measured window / requested duration")
+    max_error_ratio: float = Field(0.10, ge=0, le=1)
+    max_cancelled_ratio: float = Field(0.20, ge=0, le=1, description="cancelled at cutoff / requests sent")
+    min_concurrency_ratio: float = Field(
+        0.25, ge=0, le=1,
+        description="achieved request concurrency / target; low because think time keeps lanes idle")
+    max_accept_length_error: float = Field(0.02, ge=0, description="|achieved - target| / target")
+    require_power: bool = False
+
+
+def _reason(code: str, message: str) -> dict[str, str]:
+    return {"code": code, "message": message}
+
+
+def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thresholds) -> dict[str, Any]:
+    """`{valid, reasons[], thresholds}` for a result dict (see harness.results)."""
+    reasons: list[dict[str, str]] = []
+    acc = result.get("request_accounting", {})
+    ok = int(acc.get("successful", 0))
+    errors = int(acc.get("errors", 0))
+    cancelled = int(acc.get("cancelled_at_cutoff") or 0)
+    sent = ok + errors + cancelled
+    if ok < thresholds.min_completed_requests:
+        reasons.append(_reason("too_few_completed", f"{ok} successful requests < {thresholds.min_completed_requests}"))
+    tput = result.get("request_metrics", {}).get("throughput")
+    window = tput["duration_seconds"] if tput else 0.0
+    if window < thresholds.min_window_fraction * requested_duration_s:
+        reasons.append(_reason("window_too_short", f"measured window {window:.1f} s < "
+                               f"{thresholds.min_window_fraction:.0%} of the requested {requested_duration_s:.0f} s"))
+    if sent and errors / sent > thresholds.max_error_ratio:
+        reasons.append(_reason("error_ratio", f"{errors}/{sent} requests failed "
+                               f"({errors / sent:.1%} > {thresholds.max_error_ratio:.0%})"))
+    if acc.get("cancelled_at_cutoff") is None:
+        reasons.append(_reason("cancelled_unknown", "requests cancelled at the cutoff could not be counted"))
+    elif sent and cancelled / sent > thresholds.max_cancelled_ratio:
+        reasons.append(_reason("cancelled_ratio", f"{cancelled}/{sent} requests cancelled at the cutoff "
+                               f"({cancelled / sent:.1%} > {thresholds.max_cancelled_ratio:.0%})"))
+    achieved = result.get("achieved_concurrency")
+    target = result.get("conc")
+    if achieved is not None and target and achieved < thresholds.min_concurrency_ratio * target:
+        reasons.append(_reason("concurrency_below_target", f"achieved request concurrency {achieved:.2f} < "
+                               f"{thresholds.min_concurrency_ratio:.0%} of target {target}"))
+    overflows = int(result.get("context_overflow_count") or 0)
+    if overflows:
+        reasons.append(_reason("context_overflow", f"{overflows} requests exceeded the context length"))
+    spec = result.get("speculative_acceptance") or {}
+    if spec.get("target") is not None:
+        got = spec.get("achieved")
+        if got is None:
+            reasons.append(_reason("accept_length_unmeasured",
+                                   f"target accept length {spec['target']} but none measured: {spec.get('reason')}"))
+        elif abs(got - spec["target"]) / spec["target"] > thresholds.max_accept_length_error:
+            reasons.append(_reason("accept_length_off_target", f"achieved accept length {got:.3f} vs target "
+                                   f"{spec['target']} (> {thresholds.max_accept_length_error:.0%} off)"))
+    if thresholds.require_power and not result.get("power_valid"):
+        why = ", ".join(result.get("power_invalid_reasons") or []) or "unknown"
+        reasons.append(_reason("power_invalid", f"power required but invalid: {why}"))
+    return {"valid": not reasons, "reasons": reasons, "thresholds": thresholds.model_dump()}

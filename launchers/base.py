@@ -1,0 +1,139 @@
+"""Launchers: render and start the server command of a plan on a node.
+
+`render(server, ctx)` is pure and returns the exact argv the launcher runs; `start` runs it as a
+`ProcessGroup` (own process group, output to `server.log`). Container launchers pass the plan's
+environment into the container; the host environment of the launcher process itself is inherited.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import UserError
+from launchers.process import ProcessGroup
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """Where and how one point's server runs."""
+
+    point_dir: Path
+    image: str
+    engine: str
+    mounts: tuple[str, ...] = ()          # "host_path:container_path"
+    gpus: tuple[str, ...] | None = None   # GPU indices or UUIDs visible to the server; None = all
+    container_name: str = "harness-server"
+    image_path: str | None = None         # a local .sqsh / .sif to use instead of pulling `image`
+
+
+@dataclass
+class RunningServer:
+    """A started server: its process group and the command that stops its container, if any."""
+
+    process: ProcessGroup
+    argv: list[str]
+    teardown_argv: list[str] | None = None
+
+    def exit_code(self) -> int | None:
+        return self.process.exit_code()
+
+    def stop(self, grace_s: float = 10.0) -> int | None:
+        if self.teardown_argv:
+            subprocess.run(self.teardown_argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=60, check=False)
+        return self.process.stop(grace_s)
+
+
+@dataclass(frozen=True)
+class Launcher:
+    kind: str
+    description: str
+    wraps_env: bool = field(default=True)  # True: env is passed on the argv into a container
+
+    def render(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+        return RENDERERS[self.kind](server_argv, env, ctx)
+
+    def teardown(self, ctx: LaunchContext) -> list[str] | None:
+        return ["docker", "rm", "-f", ctx.container_name] if self.kind == "docker" else None
+
+    def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
+        argv = self.render(server_argv, env, ctx)
+        proc_env = {**os.environ, **env}
+        if ctx.gpus is not None and self.kind in ("local", "pyxis"):
+            proc_env["CUDA_VISIBLE_DEVICES"] = ",".join(ctx.gpus)
+        proc_env["PYTHONUNBUFFERED"] = "1"
+        process = ProcessGroup(argv, proc_env, ctx.point_dir / "server.log")
+        return RunningServer(process=process, argv=argv, teardown_argv=self.teardown(ctx))
+
+
+def _local(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    # The simulator ships with the harness: run it with the harness's own interpreter.
+    if ctx.engine == "sim" and server_argv[:1] == ["python3"]:
+        return [sys.executable, *server_argv[1:]]
+    return list(server_argv)
+
+
+def _env_flags(flag: str, env: dict[str, str]) -> list[str]:
+    out: list[str] = []
+    for key in sorted(env):
+        out += [flag, f"{key}={env[key]}"]
+    return out
+
+
+def _docker(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    gpus = "all" if ctx.gpus is None else f'"device={",".join(ctx.gpus)}"'
+    argv = ["docker", "run", "--rm", "--name", ctx.container_name, "--gpus", gpus, "--network", "host",
+            "--ipc", "host", "--shm-size", "32g", "--ulimit", "memlock=-1", "--ulimit", "nofile=65536:65536"]
+    for mount in ctx.mounts:
+        argv += ["-v", mount]
+    return [*argv, *_env_flags("-e", env), ctx.image, *server_argv]
+
+
+def _enroot(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    argv = ["enroot", "start", "--rw"]
+    for mount in ctx.mounts:
+        argv += ["--mount", mount]
+    return [*argv, *_env_flags("--env", env), ctx.image_path or ctx.container_name, *server_argv]
+
+
+def _pyxis(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", "--export=ALL",
+            f"--container-image={ctx.image_path or ctx.image}"]
+    if ctx.mounts:
+        argv.append(f"--container-mounts={','.join(ctx.mounts)}")
+    argv += ["--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint"]
+    return [*argv, *server_argv]  # env reaches the step through --export=ALL
+
+
+def _apptainer(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    argv = ["apptainer", "exec", "--nv", "--cleanenv"]
+    for mount in ctx.mounts:
+        argv += ["--bind", mount]
+    image = ctx.image_path or f"docker://{ctx.image}"
+    return [*argv, *_env_flags("--env", env), image, *server_argv]
+
+
+RENDERERS = {"local": _local, "docker": _docker, "enroot": _enroot, "pyxis": _pyxis, "apptainer": _apptainer}
+
+LAUNCHERS = {
+    "local": Launcher("local", "a process on this host (the simulator, or SGLang installed locally)", False),
+    "docker": Launcher("docker", "docker run with the pinned image, host network, GPUs by device id"),
+    "enroot": Launcher("enroot", "enroot start of an imported squashfs image"),
+    "pyxis": Launcher("pyxis", "an srun step with pyxis container flags inside a Slurm allocation", False),
+    "apptainer": Launcher("apptainer", "apptainer exec --nv of a docker:// image or a .sif file"),
+}
+
+
+def launcher_kinds() -> list[str]:
+    return list(LAUNCHERS)
+
+
+def get_launcher(kind: str) -> Launcher:
+    try:
+        return LAUNCHERS[kind]
+    except KeyError:
+        raise UserError(f"--launcher: unknown kind {kind!r} (choose from {', '.join(LAUNCHERS)})") from None

@@ -1,0 +1,71 @@
+"""A child process in its own process group, torn down as a whole: SIGTERM → grace → SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+class ProcessGroup:
+    """A running command whose stdout and stderr go to a log file."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path, cwd: Path | None = None):
+        self.argv = argv
+        self.log_path = Path(log_path)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "ab", buffering=0)
+        self.popen = subprocess.Popen(
+            argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self.pgid = self.popen.pid  # start_new_session makes the child its own group leader
+        self.started_ns = time.time_ns()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def exit_code(self) -> int | None:
+        """The exit status once the leader has exited (zombies are reaped here), else None."""
+        return self.popen.poll()
+
+    def group_alive(self) -> bool:
+        try:
+            os.killpg(self.pgid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self.pgid, sig)
+        except ProcessLookupError:
+            pass
+
+    def stop(self, grace_s: float = 10.0) -> int | None:
+        """SIGTERM the whole group, wait up to `grace_s`, then SIGKILL what is left. Returns the exit code."""
+        if self.group_alive():
+            self.signal_group(signal.SIGTERM)
+            deadline = time.monotonic() + grace_s
+            while time.monotonic() < deadline:
+                self.popen.poll()
+                if not self.group_alive():
+                    break
+                time.sleep(0.05)
+            if self.group_alive():
+                self.signal_group(signal.SIGKILL)
+        try:
+            code = self.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        # members of the group that outlived the leader
+        deadline = time.monotonic() + 5
+        while self.group_alive() and time.monotonic() < deadline:
+            self.signal_group(signal.SIGKILL)
+            time.sleep(0.05)
+        self._log.close()
+        return code
