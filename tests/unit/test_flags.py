@@ -1,0 +1,232 @@
+"""SGLang flag tables: argparse-faithful resolution, validation and argv rendering."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from harness import flags
+from harness.errors import UserError
+
+T23 = flags.load_table("0.5.23")
+T20 = flags.load_table("0.5.20")
+WHERE = "r.yaml: base.server_args"
+
+
+def test_shipped_tables() -> None:
+    assert flags.available_versions() == ["0.5.20", "0.5.23"]
+    assert flags.load_table() is T23  # the pinned default, cached
+    assert (T20.version, len(T20.flags)) == ("0.5.20", 494)
+    assert (T23.version, len(T23.flags)) == ("0.5.23", 530)
+
+
+def test_unknown_version() -> None:
+    with pytest.raises(UserError) as exc:
+        flags.load_table("0.4.0")
+    assert str(exc.value) == "no SGLang flag table for version '0.4.0' (available: 0.5.20, 0.5.23)"
+
+
+def test_flag_model_from_table() -> None:
+    ep = T23.resolve("--ep-size")
+    assert (ep.name, ep.aliases, ep.kind, ep.type, ep.default) == (
+        "--ep-size", ("--expert-parallel-size", "--ep"), "value", "int", 1
+    )
+    hicache = T23.resolve("--enable-hierarchical-cache")
+    assert (hicache.kind, hicache.aliases, hicache.default) == ("store_true", ("--enable-hicache",), False)
+    tf32 = T23.resolve("--enable-tf32-matmul")
+    assert (tf32.kind, tf32.negative) == ("boolean_optional", "--no-enable-tf32-matmul")
+    policy = T23.resolve("--hicache-write-policy")
+    assert policy.choices == ("write_back", "write_through", "write_through_selective")
+    assert policy.default == "write_through"
+    bs = T23.resolve("--cuda-graph-bs-decode")
+    assert (bs.nargs, bs.takes_list) == ("+", True)
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("--tp-size", "--tp-size"),
+        ("tp-size", "--tp-size"),
+        ("--tensor-parallel-size", "--tp-size"),
+        ("--tp", "--tp-size"),  # a prefix abbreviation, not a declared alias
+        ("--ep", "--ep-size"),  # a declared alias that is also a prefix of --ep-size, --eplb-…
+        ("--enable-hicache", "--enable-hierarchical-cache"),
+        ("--cuda-graph-max-bs-d", "--cuda-graph-max-bs-decode"),
+        ("--no-enable-tf32-matmul", "--enable-tf32-matmul"),
+    ],
+)
+def test_resolve(name: str, canonical: str) -> None:
+    assert T23.resolve(name).name == canonical
+
+
+@pytest.mark.parametrize("table", [T20, T23], ids=["0.5.20", "0.5.23"])
+def test_cuda_graph_max_bs_is_ambiguous(table: flags.FlagTable) -> None:
+    with pytest.raises(UserError) as exc:
+        table.resolve("--cuda-graph-max-bs")
+    assert str(exc.value) == (
+        f"--cuda-graph-max-bs: ambiguous in SGLang {table.version}: could match --cuda-graph-max-bs-decode, "
+        "--cuda-graph-max-bs-prefill (write the full flag name)"
+    )
+
+
+def test_prefix_of_two_spellings_of_one_flag_is_still_ambiguous() -> None:
+    with pytest.raises(UserError, match="could match --enable-hicache, --enable-hierarchical-cache, --enable-hisparse"):
+        T23.resolve("--enable-hi")
+
+
+def test_unknown_flag_suggests_close_spellings() -> None:
+    with pytest.raises(UserError) as exc:
+        T23.resolve("--stream-intervall")
+    assert str(exc.value) == (
+        "--stream-intervall: not a server flag of SGLang 0.5.23; did you mean --stream-interval or "
+        "--scheduler-recv-interval or --mamba-track-interval?"
+    )
+    with pytest.raises(UserError) as exc:
+        T23.resolve("--qqq-zzz")
+    assert str(exc.value) == "--qqq-zzz: not a server flag of SGLang 0.5.23; no similar flag exists"
+
+
+def test_value_inside_the_name_is_rejected() -> None:
+    with pytest.raises(UserError, match="write the flag name alone"):
+        T23.resolve("--tp-size=4")
+
+
+def test_version_drift() -> None:
+    assert T23.resolve("--prefill-decode-interval-min-bs").name == "--prefill-decode-interval-min-bs"
+    with pytest.raises(UserError, match="not a server flag of SGLang 0.5.20"):
+        T20.resolve("--prefill-decode-interval-min-bs")
+    with pytest.raises(UserError, match="not a server flag of SGLang 0.5.23"):
+        T23.resolve("--cuda-graph-tc-compiler")
+    assert "marlin" in T20.resolve("--moe-runner-backend").choices  # type: ignore[operator]
+
+
+def test_validate_args_canonicalises_and_converts() -> None:
+    args = {
+        "--tp": 4,
+        "--ep": 4,
+        "--quantization": "modelopt_fp4",
+        "--swa-full-tokens-ratio": 0.3,
+        "--hicache-size": "160",
+        "--context-length": "128k",
+        "--speculative-draft-model-revision": 46904162,
+        "--enable-hicache": True,
+        "--no-enable-tf32-matmul": True,
+        "--cuda-graph-bs-decode": 8,
+        "--default-chat-template-kwargs": {"enable_thinking": True},
+        "--log-requests-level": "2",
+    }
+    assert flags.validate_args(T23, args, WHERE) == {
+        "--tp-size": 4,
+        "--ep-size": 4,
+        "--quantization": "modelopt_fp4",
+        "--swa-full-tokens-ratio": 0.3,
+        "--hicache-size": 160,
+        "--context-length": "128k",
+        "--speculative-draft-model-revision": "46904162",
+        "--enable-hierarchical-cache": True,
+        "--enable-tf32-matmul": False,
+        "--cuda-graph-bs-decode": [8],
+        "--default-chat-template-kwargs": {"enable_thinking": True},
+        "--log-requests-level": 2,
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"--hicache-write-policy": "writeback"},
+         ("--hicache-write-policy: 'writeback' is not one of write_back, write_through, write_through_selective; "
+         "did you mean write_back?")),
+        ({"--moe-runner-backend": "marlinn"}, "--moe-runner-backend: 'marlinn' is not one of auto, deep_gemm"),
+        ({"--log-requests-level": 5}, "--log-requests-level: 5 is not one of 0, 1, 2, 3"),
+        ({"--tp-size": 4.5}, "--tp-size: expected an integer, got 4.5"),
+        ({"--tp-size": "four"}, "--tp-size: expected an integer, got 'four'"),
+        ({"--tp-size": True}, "--tp-size: expected an integer, got true"),
+        ({"--tp-size": None}, "--tp-size: expected a value (remove the flag to leave it unset)"),
+        ({"--swa-full-tokens-ratio": "x"}, "--swa-full-tokens-ratio: expected a number, got 'x'"),
+        ({"--swa-full-tokens-ratio": float("nan")}, "--swa-full-tokens-ratio: expected a number, got nan"),
+        ({"--enable-metrics": "yes"},
+         "--enable-metrics: expected true or false (the flag takes no value), got 'yes'"),
+        ({"--enable-metrics": 1}, "--enable-metrics: expected true or false (the flag takes no value), got 1"),
+        ({"--served-model-name": 1.5}, "--served-model-name: expected a string, got 1.5 (quote it)"),
+        ({"--served-model-name": ["a", "b"]}, "--served-model-name: expected a single value, got list"),
+        ({"--cuda-graph-bs-decode": []}, "--cuda-graph-bs-decode: expected at least one value"),
+        ({"--cuda-graph-bs-decode": [1, "x"]}, "--cuda-graph-bs-decode: expected an integer, got 'x'"),
+        ({"--context-length": "lots"}, "--context-length: expected an integer such as 131072 or '128k'"),
+        ({"--default-chat-template-kwargs": "{bad"},
+         "--default-chat-template-kwargs: expected a JSON value, got text that is not JSON"),
+        ({"--forward-hooks": {"a": 1}}, "--forward-hooks: expected a JSON list, got {'a': 1}"),
+        ({"--tp-size": 4, "--tensor-parallel-size": 4},
+         "--tensor-parallel-size: --tp-size is already given (as --tp-size); give it once"),
+        ({"--enable-tf32-matmul": True, "--no-enable-tf32-matmul": True},
+         "--no-enable-tf32-matmul: --enable-tf32-matmul is already given"),
+        ({"--cuda-graph-max-bs": 3}, "--cuda-graph-max-bs: ambiguous in SGLang 0.5.23"),
+        ({"--speculative-algo": "DFLASH", "--stream-interva": 20, "--streem-interval": 20},
+         "--streem-interval: not a server flag of SGLang 0.5.23; did you mean --stream-interval"),
+    ],
+)
+def test_validate_args_errors(args: dict[str, Any], message: str) -> None:
+    with pytest.raises(UserError) as exc:
+        flags.validate_args(T23, args, WHERE)
+    assert str(exc.value).startswith(f"{WHERE}.{message}")
+
+
+def test_table_without_recorded_types_accepts_any_scalar_and_checks_choices_by_spelling() -> None:
+    assert flags.validate_args(T20, {"--tp-size": 8, "--fuseep-mode": "2", "--moe-runner-backend": "marlin"}, WHERE) == {
+        "--tp-size": 8, "--fuseep-mode": "2", "--moe-runner-backend": "marlin"
+    }
+    with pytest.raises(UserError, match=r"--fuseep-mode: '3' is not one of 1, 2"):
+        flags.validate_args(T20, {"--fuseep-mode": "3"}, WHERE)
+    with pytest.raises(UserError, match="--tp-size: expected a value, got true"):
+        flags.validate_args(T20, {"--tp-size": True}, WHERE)
+
+
+def test_render_argv() -> None:
+    args = {
+        "--tp": 4,
+        "--ep-size": 4,
+        "--quantization": "modelopt_fp4",
+        "--moe-runner-backend": "flashinfer_trtllm",
+        "--kv-cache-dtype": "fp8_e4m3",
+        "--swa-full-tokens-ratio": 0.3,
+        "--chunked-prefill-size": 8192,
+        "--speculative-algorithm": "DFLASH",
+        "--speculative-num-draft-tokens": 8,
+        "--mm-feature-transport": "cpu",
+        "--watchdog-timeout": 3600,
+        "--stream-interval": 20,
+        "--enable-metrics": True,
+        "--disable-radix-cache": False,
+        "--no-enable-tf32-matmul": True,
+        "--cuda-graph-bs-decode": [1, 2, 4],
+        "--default-chat-template-kwargs": {"enable_thinking": True},
+    }
+    assert flags.render_argv(T23, args) == [
+        "--tp-size", "4", "--ep-size", "4", "--quantization", "modelopt_fp4",
+        "--moe-runner-backend", "flashinfer_trtllm", "--kv-cache-dtype", "fp8_e4m3",
+        "--swa-full-tokens-ratio", "0.3", "--chunked-prefill-size", "8192",
+        "--speculative-algorithm", "DFLASH", "--speculative-num-draft-tokens", "8",
+        "--mm-feature-transport", "cpu", "--watchdog-timeout", "3600", "--stream-interval", "20",
+        "--enable-metrics", "--no-enable-tf32-matmul", "--cuda-graph-bs-decode", "1", "2", "4",
+        "--default-chat-template-kwargs", '{"enable_thinking":true}',
+    ]
+
+
+def test_render_argv_rejects_what_validation_rejects() -> None:
+    with pytest.raises(UserError, match="ambiguous"):
+        flags.render_argv(T23, {"--cuda-graph-max-bs": 3})
+
+
+def test_cli_show(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main as cli_main
+
+    assert cli_main(["flags", "show", "ep"]) == 0
+    assert capsys.readouterr().out == (
+        "--ep-size  (SGLang 0.5.23, dest ep_size)\n"
+        "  aliases: --expert-parallel-size, --ep\n"
+        "  takes:   type int, nargs None\n"
+        "  default: 1\n"
+    )
+    assert cli_main(["flags", "show", "cuda-graph-max-bs", "--sglang-version", "0.5.20"]) == 2
+    assert "ambiguous in SGLang 0.5.20" in capsys.readouterr().err
