@@ -20,6 +20,8 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("harness.commands.sweep", "run every point of a recipe, one fresh server each, then report"),
     "run": ("harness.commands.run", "run one point of a recipe on one fresh server"),
+    "run-point": ("harness.commands.run_point", "run one point of a planned sweep (a Slurm array task)"),
+    "fingerprint": ("harness.commands.fingerprint", "compare two worker fingerprints: harness fingerprint diff A B"),
     "report": ("harness.commands.report", "curve tables, Pareto frontiers, plots and HTML from result files"),
     "power": ("harness.commands.power", "sample GPU power with NVML, or integrate a power CSV over a window"),
     "compare": ("harness.commands.compare", "per point, old -> new between two runs of a curve"),

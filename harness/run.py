@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from harness import aiperf, results
 from harness.artifacts import write_json, write_text
 from harness.fingerprint import build_fingerprint, host_fingerprint, redact_argv, server_info
@@ -44,6 +46,40 @@ class PointOptions:
     cache_dir: Path | None = None
     overrides: tuple[str, ...] = ()     # the --set KEY=VALUE changes, recorded in the result
     image_path: str | None = None
+
+
+class SweepPlanFile(BaseModel):
+    """A planned sweep on disk: the options every point runs with and each point's plan."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    out_dir: str
+    launcher: str = "local"
+    ready_timeout_s: float = 1800.0
+    require_power: bool = False
+    mounts: list[str] = []
+    image_path: str | None = None
+    gpus: list[str] | None = None
+    overrides: list[str] = []
+    points: list[PointPlan]
+
+    def options(self) -> PointOptions:
+        return PointOptions(out_dir=Path(self.out_dir), launcher=self.launcher, ready_timeout_s=self.ready_timeout_s,
+                            thresholds=Thresholds(require_power=self.require_power), mounts=tuple(self.mounts),
+                            gpus=None if self.gpus is None else tuple(self.gpus), overrides=tuple(self.overrides),
+                            image_path=self.image_path)
+
+
+def load_sweep_plan(path: Path) -> SweepPlanFile:
+    from harness.artifacts import read_json
+    from harness.errors import UserError, pydantic_error_line
+
+    try:
+        return SweepPlanFile.model_validate(read_json(path))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such sweep plan file") from None
+    except ValidationError as exc:
+        raise UserError(pydantic_error_line(str(path), exc)) from None
 
 
 @dataclass(frozen=True)
