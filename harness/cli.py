@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run-point": ("harness.commands.run_point", "run one point of a planned sweep (a Slurm array task)"),
     "fingerprint": ("harness.commands.fingerprint", "compare two worker fingerprints: harness fingerprint diff A B"),
     "report": ("harness.commands.report", "curve tables, Pareto frontiers, plots and HTML from result files"),
+    "sim": ("harness.commands.sim", "run the SGLang-compatible simulator (takes sglang.launch_server flags)"),
     "power": ("harness.commands.power", "sample GPU power with NVML, or integrate a power CSV over a window"),
     "compare": ("harness.commands.compare", "per point, old -> new between two runs of a curve"),
     "traces": ("harness.commands.traces", "agentic trace corpora: synth, validate, stats, cap"),

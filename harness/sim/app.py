@@ -1,0 +1,253 @@
+"""Process lifecycle of the simulator: resolve args, start HTTP, load, warm up, serve, faults.
+
+Startup mirrors SGLang's observable sequence: the port answers `/v1/models` and `/server_info`
+at once, `/health` is 503 while the model "loads" (`--sim-startup-seconds`, default the
+profile's), then a warmup generation runs through the engine (where a bad
+`SGLANG_SIMULATE_ACC_METHOD`/`TOKEN_MODE` crashes the server, as in SGLang), then the log says
+`The server is fired up and ready to roll!` and `/health` turns 200. DFLASH validates the token
+mode before the port opens. SIGTERM/SIGINT stop the server with status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from harness.sim.engine import Engine, EngineConfig
+from harness.sim.flagtable import load_table, sglang_dests
+from harness.sim.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
+from harness.sim.timing import Profile, TimingModel, load_profile
+
+SECRET_MARKERS = ("TOKEN", "KEY", "SECRET", "PASSWORD")
+DEFAULT_MAX_RUNNING = 1024
+
+
+@dataclass
+class Resolved:
+    profile: Profile
+    timing: TimingModel
+    engine: EngineConfig
+    spec: SpecConfig
+    model_name: str
+    model_path: str
+    context_length: int
+    seed: int
+    startup_seconds: float
+    server_args: dict[str, Any]
+
+
+def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
+    """Resolve defaults the way SGLang's hooks do (where the simulator models them)."""
+    profile = load_profile(args.sim_profile)
+    tp = int(args.tp_size or 1)
+    timing = TimingModel(profile, tp)
+    spec = resolve_spec(args)
+    sim_env = read_simulate_env(env)
+    model_path = args.model_path or "sim-model"
+    model_name = args.served_model_name or model_path
+    context_length = int(args.context_length or profile.context_length)
+    max_running = args.max_running_requests
+    if max_running is None:
+        max_running = 48 if spec.enabled else DEFAULT_MAX_RUNNING
+    chunked = args.chunked_prefill_size
+    if chunked is None:
+        chunked = profile.default_chunked_prefill_size
+    kv_capacity = int(args.max_total_tokens or timing.kv_pool_tokens(args.mem_fraction_static))
+    hicache = bool(args.enable_hierarchical_cache)
+    host_capacity = timing.host_pool_tokens(args.hicache_size, args.hicache_ratio, kv_capacity) if hicache else 0
+    seed = args.sim_seed if args.sim_seed is not None else (args.random_seed if args.random_seed is not None else 0)
+    cfg = EngineConfig(
+        max_running=int(max_running),
+        chunked_prefill_size=int(chunked),
+        max_prefill_tokens=int(args.max_prefill_tokens),
+        prefill_decode_interval=int(args.prefill_decode_interval or 0),
+        prefill_decode_interval_min_bs=int(getattr(args, "prefill_decode_interval_min_bs", 0) or 0),
+        stream_interval=max(1, int(args.stream_interval or 1)),
+        spec=spec,
+        sim_env=sim_env,
+        kv_capacity=kv_capacity,
+        hicache=hicache,
+        host_capacity=host_capacity,
+        write_policy=args.hicache_write_policy,
+        decode_log_interval=int(args.decode_log_interval or 40),
+        seed=int(seed),
+    )
+    server_args = {k: getattr(args, k) for k in sglang_dests() if hasattr(args, k)}
+    server_args.update(
+        model_path=model_path,
+        served_model_name=model_name,
+        context_length=context_length,
+        max_running_requests=cfg.max_running,
+        chunked_prefill_size=cfg.chunked_prefill_size,
+        max_total_tokens=kv_capacity,
+        stream_interval=cfg.stream_interval,
+        random_seed=cfg.seed,
+    )
+    if server_args.get("cuda_graph_max_bs_decode") is None and "cuda_graph_max_bs_decode" in server_args:
+        server_args["cuda_graph_max_bs_decode"] = min(512, cfg.max_running)
+    if spec.enabled:
+        server_args.update(
+            speculative_algorithm=spec.algorithm,
+            speculative_num_steps=spec.num_steps,
+            speculative_eagle_topk=spec.eagle_topk,
+            speculative_num_draft_tokens=spec.num_draft_tokens,
+        )
+    if hicache and not args.hicache_ratio:
+        server_args["hicache_ratio"] = 2.0
+    startup = args.sim_startup_seconds if args.sim_startup_seconds is not None else profile.startup_seconds
+    return Resolved(profile, timing, cfg, spec, model_name, model_path, context_length, int(seed), startup, server_args)
+
+
+def _redact(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    hide = False
+    for a in argv:
+        if hide:
+            out.append("<redacted>")
+            hide = False
+            continue
+        out.append(a)
+        if any(m in a.upper() for m in ("API-KEY", "TOKEN")) and "=" not in a and a.startswith("--"):
+            hide = True
+    return out
+
+
+def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
+    info: dict[str, Any] = dict(res.server_args)
+    info["launch_command"] = " ".join(["python3", "-m", "sglang.launch_server", *_redact(argv)])
+    info["version"] = load_table()["sglang_version"]
+    info["frontend"] = "python"
+    info["startup_time"] = time.time()
+    info["simulator"] = {
+        "engine": "sim",
+        "profile": res.profile.name,
+        "calibrated": res.profile.calibrated,
+        "kv_pool_tokens": res.engine.kv_capacity,
+        "host_pool_tokens": res.engine.host_capacity,
+        "seed": res.seed,
+    }
+    state: dict[str, Any] = dict(res.server_args)
+    state["world_size"] = int(res.server_args.get("tp_size") or 1)
+    state["effective_max_running_requests_per_dp"] = res.engine.max_running
+    if env.get("SGLANG_EXPOSE_OWN_ENV_VARS", "").lower() in ("1", "true", "yes"):
+        state["env_vars"] = {
+            k: v for k, v in sorted(env.items())
+            if k.startswith("SGLANG_") and not any(m in k for m in SECRET_MARKERS)
+        }
+    info["internal_states"] = [state]
+    return info
+
+
+def serve_forever(args: argparse.Namespace, argv: list[str]) -> int:
+    env = dict(os.environ)
+    try:
+        res = resolve(args, env)
+    except (FileNotFoundError, SpecArgsError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        check_at_start(res.spec, res.engine.sim_env)
+    except ValueError:
+        traceback.print_exc()
+        return 1
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    return asyncio.run(_serve(args, argv, res, env))
+
+
+async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: dict[str, str]) -> int:
+    from aiohttp import web
+
+    from harness.sim.prompt import analyse
+    from harness.sim.request import SimRequest
+    from harness.sim.server import Faults, ServerState, build_app
+    from harness.sim.truth import TruthLog
+
+    loop = asyncio.get_running_loop()
+    engine = Engine(res.engine, res.timing)
+    truth = TruthLog(args.sim_truth_log) if args.sim_truth_log else None
+    st = ServerState(
+        engine=engine,
+        model_name=res.model_name,
+        model_path=res.model_path,
+        context_length=res.context_length,
+        server_info=server_info(res, argv, env),
+        enable_metrics=bool(args.enable_metrics),
+        enable_cache_report=bool(args.enable_cache_report),
+        truth=truth,
+        faults=Faults(args.sim_error_rate, args.sim_drop_rate, random.Random(res.seed + 1)),
+    )
+    runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
+    await runner.setup()
+    site = web.TCPSite(runner, args.host, int(args.port), reuse_address=True)
+    await site.start()
+    print(f"[sim] listening on http://{args.host}:{args.port} (profile {res.profile.name}, "
+          f"engine sim, not calibrated)", flush=True)
+    stop = asyncio.Event()
+    exit_code = 0
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    engine_task = asyncio.create_task(engine.run())
+
+    def crashed(task: asyncio.Task[None]) -> None:
+        nonlocal exit_code
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
+            print("Scheduler hit an exception: ", end="", file=sys.stderr)
+            traceback.print_exception(exc, file=sys.stderr)
+            sys.stderr.flush()
+            exit_code = 1
+            stop.set()
+
+    engine_task.add_done_callback(crashed)
+
+    async def startup() -> None:
+        await asyncio.sleep(res.startup_seconds)
+        if not args.skip_server_warmup:
+            w = SimRequest(rid="WARMUP", prompt_tokens=0, block_hashes=(), target_tokens=8,
+                           finish_reason="length", stream=False, arrival_ns=time.time_ns())
+            p = analyse(b"The capital city of France is")
+            w.prompt_tokens = p.tokens
+            engine.submit(w)
+            while not w.finished and not engine_task.done():
+                await w.wake.wait()
+                w.wake.clear()
+            if engine_task.done():
+                return
+        st.ready = True
+        print("The server is fired up and ready to roll!", flush=True)
+        if args.sim_crash_after is not None:
+            loop.call_later(args.sim_crash_after, _crash)
+        if args.sim_stall_after is not None:
+            loop.call_later(args.sim_stall_after, engine.stall)
+
+    start_task = asyncio.create_task(startup())
+    await stop.wait()
+    start_task.cancel()
+    engine_task.cancel()
+    if truth is not None:
+        truth.close()
+    try:
+        await asyncio.wait_for(runner.cleanup(), timeout=2.0)
+    except (asyncio.TimeoutError, Exception):
+        pass
+    return exit_code
+
+
+def _crash() -> None:
+    print("[sim] simulated crash (--sim-crash-after)", file=sys.stderr, flush=True)
+    os._exit(1)

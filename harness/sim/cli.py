@@ -1,0 +1,75 @@
+"""Command line of the simulator: SGLang's launch flags (from the pinned table) plus `--sim-*`.
+
+`python -m harness.sim <args>` takes exactly the argv of `python3 -m sglang.launch_server <args>`;
+unknown or ambiguous flags fail like SGLang's argparse (usage line, exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from harness.sim.flagtable import DEFAULT_VERSION, add_sglang_options
+
+SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"
+
+
+def add_sim_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("simulator (not SGLang flags)")
+    g.add_argument("--sim-profile", default="demo",
+                   help="timing profile: demo, gb300-tp4, h200-tp8, or a path to a profile JSON (default demo)")
+    g.add_argument("--sim-startup-seconds", type=float, default=None,
+                   help="seconds before /health turns 200 (default: the profile's startup time)")
+    g.add_argument("--sim-crash-after", type=float, default=None,
+                   help="exit with status 1 this many seconds after becoming ready")
+    g.add_argument("--sim-error-rate", type=float, default=0.0,
+                   help="fraction of chat requests answered with HTTP 500")
+    g.add_argument("--sim-stall-after", type=float, default=None,
+                   help="stop producing tokens this many seconds after becoming ready (connections stay open)")
+    g.add_argument("--sim-drop-rate", type=float, default=0.0,
+                   help="fraction of streams closed mid-response")
+    g.add_argument("--sim-truth-log", default=None, help="write one JSON line per request to this file")
+    g.add_argument("--sim-seed", type=int, default=None,
+                   help="seed for acceptance draws and faults (default: --random-seed, else 0)")
+
+
+def add_all_options(parser: argparse.ArgumentParser, version: str | None = None) -> None:
+    add_sglang_options(parser, version or os.environ.get(SIM_VERSION_ENV, DEFAULT_VERSION))
+    add_sim_options(parser)
+
+
+def build_parser(version: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.sim",
+        description="SGLang-compatible serving simulator: takes sglang.launch_server's flags.",
+    )
+    add_all_options(parser, version)
+    return parser
+
+
+def check_sim_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    for name in ("sim_error_rate", "sim_drop_rate"):
+        v = getattr(args, name)
+        if not 0.0 <= v <= 1.0:
+            parser.error(f"--{name.replace('_', '-')}: expected a fraction in [0, 1], got {v}")
+    for name in ("sim_startup_seconds", "sim_crash_after", "sim_stall_after"):
+        v = getattr(args, name)
+        if v is not None and v < 0:
+            parser.error(f"--{name.replace('_', '-')}: expected seconds >= 0, got {v}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_sim_args(args, parser)
+    return run(args, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    from harness.sim.app import serve_forever
+
+    return serve_forever(args, argv)
+
+

@@ -1,0 +1,369 @@
+"""The simulator's HTTP surface (aiohttp), shaped like SGLang's OpenAI-compatible server.
+
+Streaming chat completions follow SGLang/OpenAI exactly: a role chunk (`delta.role =
+"assistant"`, empty content) when the first token is ready, one content chunk per engine chunk, a
+finish chunk (empty delta, `finish_reason`), a usage chunk (`choices: []`) when
+`stream_options.include_usage` is true, then `data: [DONE]`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from harness.sim import metrics as metrics_mod
+from harness.sim.engine import Engine
+from harness.sim.prompt import analyse, natural_length, output_text, render_chat
+from harness.sim.request import SimRequest
+from harness.sim.truth import TruthLog
+
+
+@dataclass
+class Faults:
+    error_rate: float = 0.0
+    drop_rate: float = 0.0
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass
+class ServerState:
+    engine: Engine
+    model_name: str
+    model_path: str
+    context_length: int
+    server_info: dict[str, Any]
+    enable_metrics: bool
+    enable_cache_report: bool
+    truth: TruthLog | None
+    faults: Faults
+    ready: bool = False
+    latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
+    created: int = field(default_factory=lambda: int(time.time()))
+
+
+def _error(status: int, message: str, kind: str = "BadRequestError") -> web.Response:
+    body = {"object": "error", "message": message, "type": kind, "param": None, "code": status}
+    return web.json_response(body, status=status)
+
+
+class Handlers:
+    def __init__(self, st: ServerState):
+        self.st = st
+        self._model_json = json.dumps(st.model_name)
+
+    # ---- health & info ------------------------------------------------------------------------
+    async def health(self, request: web.Request) -> web.Response:
+        if not self.st.ready or self.st.engine.stalled:
+            return web.Response(status=503)
+        return web.Response(status=200)
+
+    async def ready(self, request: web.Request) -> web.Response:
+        if not self.st.ready or self.st.engine.stalled:
+            return web.Response(status=503)
+        return web.Response(status=200)
+
+    async def models(self, request: web.Request) -> web.Response:
+        card = {
+            "id": self.st.model_name,
+            "object": "model",
+            "created": self.st.created,
+            "owned_by": "sglang",
+            "root": self.st.model_path,
+            "max_model_len": self.st.context_length,
+        }
+        return web.json_response({"object": "list", "data": [card]})
+
+    async def model_info(self, request: web.Request) -> web.Response:
+        info = {
+            "model_path": self.st.model_path,
+            "served_model_name": self.st.model_name,
+            "tokenizer_path": self.st.model_path,
+            "is_generation": True,
+            "weight_version": "default",
+        }
+        return web.json_response(info)
+
+    async def server_info(self, request: web.Request) -> web.Response:
+        eng = self.st.engine
+        info = dict(self.st.server_info)
+        states = dict(info.get("internal_states", [{}])[0])
+        states["last_gen_throughput"] = _gen_throughput(eng)
+        states["memory_usage"] = {"token_capacity": eng.kv.capacity}
+        if eng.cfg.spec.enabled:
+            states["avg_spec_accept_length"] = eng.stats.avg_accept_length
+        lag = sorted(eng.stats.lag_ns)
+        states["sim"] = {
+            "scheduling_lag_ns_p50": lag[len(lag) // 2] if lag else None,
+            "decode_steps": eng.stats.decode_steps,
+            "prefill_steps": eng.stats.prefill_steps,
+            "hicache_backup_tokens": eng.kv.traffic.backup_tokens,
+            "hicache_load_back_tokens": eng.kv.traffic.load_back_tokens,
+            "evicted_tokens": eng.kv.traffic.evicted_tokens,
+        }
+        info["internal_states"] = [states]
+        return web.json_response(info)
+
+    async def metrics(self, request: web.Request) -> web.Response:
+        if not self.st.enable_metrics:
+            return web.Response(status=404, text="metrics are disabled; launch with --enable-metrics\n")
+        text = metrics_mod.render(self.st.engine, self.st.latency, self.st.model_name, self.st.context_length)
+        return web.Response(text=text, content_type="text/plain", charset="utf-8")
+
+    async def flush_cache(self, request: web.Request) -> web.Response:
+        timeout = float(request.query.get("timeout", "0") or 0)
+        eng = self.st.engine
+        deadline = time.monotonic() + timeout
+        while eng.busy and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if eng.busy:
+            return web.Response(
+                status=400,
+                text="Cache not flushed. Please check the server logs for details; there are running requests.\n",
+            )
+        eng.kv.flush()
+        return web.Response(status=200, text="Cache flushed.\nPlease check backend logs for more details.\n")
+
+    # ---- chat completions ---------------------------------------------------------------------
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        arrival_ns = time.time_ns()
+        st = self.st
+        if not st.ready:
+            return _error(503, "The server is not ready yet.", "ServiceUnavailableError")
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return _error(400, "request body is not valid JSON")
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            return _error(400, "messages: a non-empty list is required")
+        rid = request.headers.get("X-Request-ID") or uuid.uuid4().hex
+        if st.faults.error_rate > 0 and st.faults.rng.random() < st.faults.error_rate:
+            self._log_truth_error(rid, arrival_ns, "injected_error")
+            return _error(500, "injected server error (--sim-error-rate)", "InternalServerError")
+        prompt = analyse(render_chat(body["messages"], body.get("tools")))
+        if prompt.tokens >= st.context_length:
+            return _error(
+                400,
+                f"The input ({prompt.tokens} tokens) is longer than the model's context length "
+                f"({st.context_length} tokens).",
+            )
+        max_tokens = body.get("max_completion_tokens")
+        if max_tokens is None:
+            max_tokens = body.get("max_tokens")
+        room = st.context_length - prompt.tokens
+        if max_tokens is not None:
+            if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+                return _error(400, "max_tokens: a positive integer is required")
+            limit = min(max_tokens, room)
+        else:
+            limit = room
+        if body.get("ignore_eos"):
+            target = limit
+        else:
+            target = min(limit, natural_length(prompt.digest))
+        finish = "length" if target >= limit else "stop"
+        stream = bool(body.get("stream", False))
+        opts = body.get("stream_options") or {}
+        include_usage = bool(opts.get("include_usage")) if isinstance(opts, dict) else False
+        eng = st.engine
+        req = SimRequest(
+            rid=rid,
+            prompt_tokens=prompt.tokens,
+            block_hashes=prompt.block_hashes,
+            target_tokens=target,
+            finish_reason=finish,
+            stream=stream,
+            arrival_ns=arrival_ns,
+            hold_until_finish=eng.cfg.spec.enabled
+            and eng.cfg.sim_env.enabled
+            and eng.cfg.sim_env.token_mode == "fixed",
+        )
+        drop_at = None
+        if st.faults.drop_rate > 0 and stream and st.faults.rng.random() < st.faults.drop_rate:
+            drop_at = 1 + int(st.faults.rng.random() * max(1, target - 1))
+        status = "ok"
+        eng.submit(req)
+        try:
+            if stream:
+                return await self._stream(request, req, include_usage, drop_at)
+            return await self._complete(req)
+        except (ConnectionResetError, asyncio.CancelledError):
+            status = "client_disconnected"
+            raise
+        except _Dropped:
+            status = "dropped"
+            raise
+        finally:
+            if not req.finished:
+                eng.abort(req)
+                if status == "ok":
+                    status = "aborted"
+            self._observe(req, status)
+
+    def _usage(self, req: SimRequest) -> dict[str, Any]:
+        usage: dict[str, Any] = {
+            "prompt_tokens": req.prompt_tokens,
+            "total_tokens": req.prompt_tokens + req.output,
+            "completion_tokens": req.output,
+            "prompt_tokens_details": None,
+        }
+        if self.st.enable_cache_report:
+            usage["prompt_tokens_details"] = {"cached_tokens": req.cached_tokens}
+        return usage
+
+    async def _stream(
+        self, request: web.Request, req: SimRequest, include_usage: bool, drop_at: int | None
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"},
+        )
+        await resp.prepare(request)
+        head = (
+            f'data: {{"id":"{req.rid}","object":"chat.completion.chunk","created":{self.st.created},'
+            f'"model":{self._model_json},"choices":[{{"index":0,"delta":'
+        )
+        tail_open = ',"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}\n\n'
+        started = False
+        while True:
+            await req.wake.wait()
+            req.wake.clear()
+            parts: list[str] = []
+            done = False
+            sent_tokens = False
+            while req.chunks:
+                c = req.chunks.popleft()
+                if c.finish == "abort":
+                    done = True
+                    parts.append(head + '{}' + ',"logprobs":null,"finish_reason":"abort","matched_stop":null}],"usage":null}\n\n')
+                    parts.append("data: [DONE]\n\n")
+                    break
+                if not started and (c.count > 0 or c.finish):
+                    started = True
+                    parts.append(head + '{"role":"assistant","content":""}' + tail_open)
+                if c.count > 0:
+                    sent_tokens = True
+                    text = json.dumps(output_text(c.start, c.count))
+                    parts.append(head + '{"content":' + text + "}" + tail_open)
+                if c.finish:
+                    done = True
+                    parts.append(
+                        head + "{}" + f',"logprobs":null,"finish_reason":"{c.finish}","matched_stop":null}}],"usage":null}}\n\n'
+                    )
+                    if include_usage:
+                        chunk = {
+                            "id": req.rid,
+                            "object": "chat.completion.chunk",
+                            "created": self.st.created,
+                            "model": self.st.model_name,
+                            "choices": [],
+                            "usage": self._usage(req),
+                        }
+                        parts.append("data: " + json.dumps(chunk, separators=(",", ":")) + "\n\n")
+                    parts.append("data: [DONE]\n\n")
+                    break
+            if parts:
+                await resp.write("".join(parts).encode())
+                if sent_tokens:
+                    now = time.time_ns()
+                    if req.first_token_sent_ns is None:
+                        req.first_token_sent_ns = now
+                    req.last_token_sent_ns = now
+            if done:
+                await resp.write_eof()
+                return resp
+            if drop_at is not None and req.emitted >= drop_at:
+                self.st.engine.abort(req)
+                if request.transport is not None:
+                    request.transport.close()
+                raise _Dropped()
+
+    async def _complete(self, req: SimRequest) -> web.Response:
+        while not req.finished and not req.aborted:
+            await req.wake.wait()
+            req.wake.clear()
+        finish = req.finish_reason
+        for c in req.chunks:
+            if c.finish == "abort":
+                finish = "abort"
+        req.chunks.clear()
+        now = time.time_ns()
+        req.first_token_sent_ns = now
+        req.last_token_sent_ns = now
+        body = {
+            "id": req.rid,
+            "object": "chat.completion",
+            "created": self.st.created,
+            "model": self.st.model_name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": output_text(0, req.output),
+                        "reasoning_content": None,
+                        "tool_calls": None,
+                    },
+                    "logprobs": None,
+                    "finish_reason": finish,
+                    "matched_stop": None,
+                }
+            ],
+            "usage": self._usage(req),
+        }
+        return web.json_response(body)
+
+    # ---- bookkeeping --------------------------------------------------------------------------
+    def _observe(self, req: SimRequest, status: str) -> None:
+        lat = self.st.latency
+        if status == "ok" and req.first_token_sent_ns is not None and req.last_token_sent_ns is not None:
+            ttft = (req.first_token_sent_ns - req.arrival_ns) / 1e9
+            e2e = (req.last_token_sent_ns - req.arrival_ns) / 1e9
+            lat.ttft.observe(ttft)
+            lat.e2e.observe(e2e)
+            if req.admitted_ns is not None:
+                lat.queue.observe((req.admitted_ns - req.arrival_ns) / 1e9)
+            if req.output > 1:
+                per_token = (req.last_token_sent_ns - req.first_token_sent_ns) / 1e9 / (req.output - 1)
+                lat.tpot.observe(per_token)
+                lat.itl.observe(per_token)
+        if self.st.truth is not None:
+            self.st.truth.write(req, status)
+
+    def _log_truth_error(self, rid: str, arrival_ns: int, status: str) -> None:
+        if self.st.truth is not None:
+            self.st.truth.write_error(rid, arrival_ns, status)
+
+
+class _Dropped(Exception):
+    """The stream was closed on purpose (--sim-drop-rate)."""
+
+
+def _gen_throughput(eng: Engine) -> float:
+    t = sum(x for x, _ in eng.stats.recent_gen)
+    n = sum(y for _, y in eng.stats.recent_gen)
+    return n / t if t else 0.0
+
+
+def build_app(st: ServerState) -> web.Application:
+    h = Handlers(st)
+    app = web.Application(client_max_size=256 * 1024 * 1024)
+    r = app.router
+    r.add_get("/health", h.health)
+    r.add_get("/health_generate", h.health)
+    r.add_get("/ready", h.ready)
+    r.add_get("/v1/models", h.models)
+    r.add_get("/model_info", h.model_info)
+    r.add_get("/get_model_info", h.model_info)
+    r.add_get("/server_info", h.server_info)
+    r.add_get("/get_server_info", h.server_info)
+    r.add_get("/metrics", h.metrics)
+    r.add_route("GET", "/flush_cache", h.flush_cache)
+    r.add_route("POST", "/flush_cache", h.flush_cache)
+    r.add_post("/v1/chat/completions", h.chat)
+    return app

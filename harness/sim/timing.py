@@ -1,0 +1,139 @@
+"""The simulator's timing model: roofline-style step times from a hardware/model profile.
+
+All times are seconds (float) inside the model; the engine converts to nanoseconds.
+
+For one forward step that processes `T` new tokens while attending over `A` (token x context)
+pairs and reading `K` KV-cache tokens, on `tp` GPUs:
+
+    touched_weights = W_active + (W_total - W_active) * (1 - exp(-T / expert_saturation_tokens))
+    t_mem     = (touched_weights + K * kv_bytes_per_token) / (tp * hbm_bw * bw_efficiency)
+    t_compute = (2 * active_params * T + 4 * num_layers * hidden_size * A) / (tp * flops * flops_efficiency)
+    t_step    = step_overhead + max(t_mem, t_compute)
+
+W_* = params * weight_bytes_per_param. MoE weights touched grow with the tokens in the step until
+every expert is read (`expert_saturation_tokens` sets how fast).
+
+- Decode step, batch of B requests with contexts c_i, verify width q (1 without speculation,
+  the draft tokens with it): T = B*q, K = sum c_i, A = q * sum c_i. With speculation a draft
+  pass is added: `draft_cost_fraction * t_step(T=B, K, A=sum c_i)` (the draft model is small and
+  sees one token per request per draft step).
+- Prefill step over chunks (n_j new tokens after p_j already-cached ones): T = sum n_j,
+  K = sum (p_j + n_j), A = sum n_j * (p_j + n_j / 2), plus `prefill_overhead`.
+- HiCache transfers move `kv_bytes_per_token` per token over the host link at `host_link_bw`
+  per GPU (all `tp` links in parallel): loads back to the GPU block the step that needs them;
+  backups (write-through at insertion, write-back at eviction) overlap with compute except for
+  the fraction `1 - backup_overlap`.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+
+
+class Profile(BaseModel):
+    """Hardware + model parameters of one simulated deployment (a `profiles/<name>.json` file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    calibrated: bool = False
+    # hardware, per GPU
+    hbm_bytes: float = Field(gt=0)
+    hbm_bw: float = Field(gt=0, description="bytes/s")
+    flops: float = Field(gt=0, description="dense FLOP/s at the serving precision")
+    host_link_bw: float = Field(gt=0, description="bytes/s GPU<->host (HiCache transfers)")
+    bw_efficiency: float = Field(gt=0, le=1)
+    flops_efficiency: float = Field(gt=0, le=1)
+    # model
+    total_params: float = Field(gt=0)
+    active_params: float = Field(gt=0)
+    weight_bytes_per_param: float = Field(gt=0)
+    num_layers: int = Field(gt=0)
+    hidden_size: int = Field(gt=0)
+    kv_bytes_per_token: float = Field(gt=0, description="all layers, whole model (split over tp)")
+    expert_saturation_tokens: float = Field(gt=0)
+    context_length: int = Field(gt=0)
+    # serving
+    default_tp: int = Field(ge=1)
+    mem_fraction_static: float = Field(gt=0, lt=1)
+    default_chunked_prefill_size: int = Field(gt=0)
+    step_overhead: float = Field(ge=0, description="seconds per step (launch, sampling, scheduling)")
+    prefill_overhead: float = Field(ge=0)
+    draft_cost_fraction: float = Field(ge=0)
+    natural_accept_fraction: float = Field(ge=0, le=1, description="accepted share of drafts without simulation")
+    backup_overlap: float = Field(ge=0, le=1)
+    startup_seconds: float = Field(ge=0, description="model load + warmup time before /health is 200")
+
+
+def load_profile(name: str) -> Profile:
+    """Load `profiles/<name>.json` (or a path to a profile file)."""
+    path = Path(name) if name.endswith(".json") else PROFILE_DIR / f"{name}.json"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.json")))
+        raise FileNotFoundError(f"no simulator profile {name!r} (known: {known})")
+    return Profile.model_validate_json(path.read_text())
+
+
+class TimingModel:
+    """Step times for one profile at one tensor-parallel size."""
+
+    def __init__(self, profile: Profile, tp: int):
+        p = profile
+        self.p = p
+        self.tp = max(1, tp)
+        self._w_active = p.active_params * p.weight_bytes_per_param
+        self._w_rest = max(0.0, (p.total_params - p.active_params) * p.weight_bytes_per_param)
+        self._bw = self.tp * p.hbm_bw * p.bw_efficiency
+        self._fl = self.tp * p.flops * p.flops_efficiency
+        self._attn = 4.0 * p.num_layers * p.hidden_size
+        self._link = self.tp * p.host_link_bw
+
+    def forward(self, new_tokens: float, kv_tokens: float, attn_pairs: float) -> float:
+        """t_step for T new tokens, K KV tokens read, A attention pairs (see module docstring)."""
+        p = self.p
+        touched = self._w_active + self._w_rest * (1.0 - math.exp(-new_tokens / p.expert_saturation_tokens))
+        t_mem = (touched + kv_tokens * p.kv_bytes_per_token) / self._bw
+        t_compute = (2.0 * p.active_params * new_tokens + self._attn * attn_pairs) / self._fl
+        return p.step_overhead + max(t_mem, t_compute)
+
+    def decode(self, batch: int, context_tokens: int, verify_width: int, speculative: bool) -> float:
+        """One decode (or draft + verify) step for `batch` requests holding `context_tokens` in total."""
+        if batch <= 0:
+            return 0.0
+        t = self.forward(batch * verify_width, context_tokens, verify_width * context_tokens)
+        if speculative:
+            t += self.p.draft_cost_fraction * self.forward(batch, context_tokens, context_tokens)
+        return t
+
+    def prefill(self, chunks: list[tuple[int, int]]) -> float:
+        """One prefill step over (cached_before, new_tokens) chunks."""
+        if not chunks:
+            return 0.0
+        new = sum(n for _, n in chunks)
+        kv = sum(c + n for c, n in chunks)
+        pairs = sum(n * (c + n / 2.0) for c, n in chunks)
+        return self.p.prefill_overhead + self.forward(new, kv, pairs)
+
+    def transfer(self, tokens: int) -> float:
+        """Seconds to move `tokens` of KV cache between GPU and host memory."""
+        return tokens * self.p.kv_bytes_per_token / self._link
+
+    def kv_pool_tokens(self, mem_fraction_static: float | None) -> int:
+        """GPU KV pool size: (HBM * mem_fraction_static - weight shard) / KV bytes per token per GPU."""
+        frac = mem_fraction_static or self.p.mem_fraction_static
+        weights_per_gpu = self.p.total_params * self.p.weight_bytes_per_param / self.tp
+        free = self.p.hbm_bytes * frac - weights_per_gpu
+        per_gpu_token = self.p.kv_bytes_per_token / self.tp
+        return max(0, int(free / per_gpu_token))
+
+    def host_pool_tokens(self, hicache_size_gb: int, hicache_ratio: float | None, device_tokens: int) -> int:
+        """DRAM tier size: `--hicache-size` GB per rank if set, else `--hicache-ratio` (2.0) x the GPU pool."""
+        if hicache_size_gb and hicache_size_gb > 0:
+            return int(hicache_size_gb * 1e9 / (self.p.kv_bytes_per_token / self.tp))
+        return int(device_tokens * (hicache_ratio if hicache_ratio else 2.0))
