@@ -93,7 +93,10 @@ class PowerSampler:
         self.stop()
 
     def start(self) -> None:
-        """Write the CSV header, open NVML and start the sampling thread (never raises for NVML)."""
+        """Write the CSV header, open NVML, take the first sample and start the sampling thread.
+
+        Never raises for NVML problems: they leave a header-only CSV and `unavailable_reason` set.
+        """
         if self._file is not None:
             raise RuntimeError("PowerSampler already started")
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,6 +116,7 @@ class PowerSampler:
                 self._reason = "nvml_unavailable: no GPU selected"
         self._write_status()
         if self._devices:
+            self._tick()  # first sample before start() returns: a window opened afterwards is bracketed
             self._thread = threading.Thread(target=self._run, name="power-sampler", daemon=True)
             self._thread.start()
 
@@ -191,16 +195,14 @@ class PowerSampler:
 
     def _run(self) -> None:
         period_ns = int(1e9 / self.rate_hz)
-        next_ns = time.monotonic_ns()
+        next_ns = time.monotonic_ns() + period_ns
         try:
-            while True:
+            while not self._stop.wait(max(0, next_ns - time.monotonic_ns()) / 1e9):
                 self._tick()
                 next_ns += period_ns
                 now = time.monotonic_ns()
                 if next_ns < now:  # a slow tick: skip the missed slots instead of bursting
                     next_ns = now
-                if self._stop.wait((next_ns - now) / 1e9):
-                    break
             self._tick()  # one sample after stop() so the window end is bracketed
         except Exception as exc:  # keep the CSV and report why sampling ended early
             self._last_error = f"sampling thread stopped: {type(exc).__name__}: {exc}"
