@@ -1,0 +1,59 @@
+"""The AIPerf command line and the parsing of what AIPerf leaves behind."""
+
+from pathlib import Path
+
+from harness.aiperf import build_argv, build_env, phase_counts, read_records
+from harness.plan import ClientPlan
+
+
+def client(**over):
+    base = dict(served_model_name="muse", traces="/traces", concurrency=8, duration_s=1800, grace_s=120,
+                warmup_s=0, seed=7, tokenizer=None, max_sessions=None)
+    base.update(over)
+    return ClientPlan(**base)
+
+
+def test_argv_has_agentx_semantics_and_no_override_for_full_windows():
+    argv = build_argv(client(), "http://h:30000", Path("/out/aiperf"), "local/tok", executable="aiperf")
+    joined = " ".join(argv)
+    assert argv[:2] == ["aiperf", "profile"]
+    for part in ["--scenario inferencex-agentx-mvp", "--custom-dataset-type weka_trace", "--input-file /traces",
+                 "--concurrency 8", "--benchmark-duration 1800", "--benchmark-grace-period 120",
+                 "--trajectory-start-min-ratio 0.25", "--trajectory-start-max-ratio 0.75",
+                 "--use-server-token-count", "--extra-inputs ignore_eos:true", "--streaming", "--ui none",
+                 "--tokenizer local/tok", "--model muse", "--url http://h:30000", "--random-seed 7",
+                 "--artifact-dir /out/aiperf"]:
+        assert part in joined, part
+    assert "--unsafe-override" not in argv
+    assert "--request-rate" not in argv  # would conflict with the scenario's agentic-replay lock
+
+
+def test_short_windows_run_with_scenario_override_and_optional_flags():
+    argv = build_argv(client(duration_s=30.5, warmup_s=20, max_sessions=50), "u", Path("a"), "t", "aiperf")
+    assert argv[-1] == "--unsafe-override"
+    assert "--benchmark-duration 30.5" in " ".join(argv)
+    assert "--agentic-cache-warmup-duration 20" in " ".join(argv)
+    assert "--num-sessions 50" in " ".join(argv)
+
+
+def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path):
+    env = build_env(tmp_path, tmp_path / "hf")
+    assert env["HF_HUB_OFFLINE"] == "1" and env["HF_HOME"] == str(tmp_path / "hf")
+    assert env["AIPERF_DATASET_MMAP_CACHE_DIR"].startswith(str(tmp_path))
+
+
+LOG = """\
+2026-11-29 13:54:28.821 - PhaseRunner - NOTICE - Phase agentic.warmup (warmup) complete | completed=2, cancelled=0, errors=0 | elapsed=5.29s
+2026-11-29 13:54:45.001 - PhaseRunner - NOTICE - Phase profiling (profiling) complete | completed=1,203, cancelled=17, errors=3 | sessions: completed=4, cancelled=8 | elapsed=30.2s
+"""
+
+
+def test_phase_counts_reads_the_profiling_line():
+    assert phase_counts(LOG) == {"completed": 1203, "cancelled": 17, "errors": 3}
+    assert phase_counts(LOG, "warmup") == {"completed": 2, "cancelled": 0, "errors": 0}
+    assert phase_counts("nothing here") is None
+
+
+def test_read_records_skips_a_truncated_last_line(tmp_path):
+    (tmp_path / "profile_export.jsonl").write_text('{"metadata": {}}\n{"metadata": {}}\n{"metad')
+    assert len(read_records(tmp_path)) == 2

@@ -1,0 +1,74 @@
+"""Golden argv per launcher kind: the exact command each launcher runs."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.errors import UserError
+from launchers import LaunchContext, get_launcher, launcher_kinds
+
+SERVER = ["python3", "-m", "sglang.launch_server", "--model-path", "/models/m", "--tp-size", "4",
+          "--host", "0.0.0.0", "--port", "30000"]
+ENV = {"SGLANG_SIMULATE_ACC_LEN": "4.05", "A_B": "x y"}
+
+
+def ctx(**kw):
+    base = dict(point_dir=Path("/tmp/p"), image="lmsysorg/sglang:v0.5.23", engine="sglang",
+                mounts=("/models:/models", "/cache:/root/.cache"), gpus=("4", "5", "6", "7"),
+                container_name="harness-c4")
+    base.update(kw)
+    return LaunchContext(**base)
+
+
+def test_all_kinds_present():
+    assert launcher_kinds() == ["local", "docker", "enroot", "pyxis", "apptainer"]
+
+
+def test_local_runs_the_command_as_is():
+    assert get_launcher("local").render(SERVER, ENV, ctx()) == SERVER
+
+
+def test_local_runs_the_simulator_with_this_interpreter():
+    sim = ["python3", "-m", "harness.sim", "--port", "1"]
+    assert get_launcher("local").render(sim, {}, ctx(engine="sim")) == [sys.executable, "-m", "harness.sim",
+                                                                           "--port", "1"]
+
+
+def test_docker():
+    assert get_launcher("docker").render(SERVER, ENV, ctx()) == [
+        "docker", "run", "--rm", "--name", "harness-c4", "--gpus", '"device=4,5,6,7"', "--network", "host",
+        "--ipc", "host", "--shm-size", "32g", "--ulimit", "memlock=-1", "--ulimit", "nofile=65536:65536",
+        "-v", "/models:/models", "-v", "/cache:/root/.cache",
+        "-e", "A_B=x y", "-e", "SGLANG_SIMULATE_ACC_LEN=4.05",
+        "lmsysorg/sglang:v0.5.23", *SERVER]
+    assert get_launcher("docker").teardown(ctx()) == ["docker", "rm", "-f", "harness-c4"]
+
+
+def test_docker_all_gpus():
+    argv = get_launcher("docker").render(SERVER, {}, ctx(gpus=None))
+    assert argv[argv.index("--gpus") + 1] == "all"
+
+
+def test_enroot():
+    assert get_launcher("enroot").render(SERVER, ENV, ctx(image_path="/cache/sglang.sqsh")) == [
+        "enroot", "start", "--rw", "--mount", "/models:/models", "--mount", "/cache:/root/.cache",
+        "--env", "A_B=x y", "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "/cache/sglang.sqsh", *SERVER]
+
+
+def test_pyxis():
+    assert get_launcher("pyxis").render(SERVER, ENV, ctx()) == [
+        "srun", "--overlap", "--nodes=1", "--ntasks=1", "--export=ALL",
+        "--container-image=lmsysorg/sglang:v0.5.23", "--container-mounts=/models:/models,/cache:/root/.cache",
+        "--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint", *SERVER]
+
+
+def test_apptainer():
+    assert get_launcher("apptainer").render(SERVER, ENV, ctx()) == [
+        "apptainer", "exec", "--nv", "--cleanenv", "--bind", "/models:/models", "--bind", "/cache:/root/.cache",
+        "--env", "A_B=x y", "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "docker://lmsysorg/sglang:v0.5.23", *SERVER]
+
+
+def test_unknown_kind_is_a_user_error():
+    with pytest.raises(UserError, match="unknown kind 'kubernetes'"):
+        get_launcher("kubernetes")

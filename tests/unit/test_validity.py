@@ -1,0 +1,64 @@
+"""Every validity reason code, each triggered on its own."""
+
+from harness.validity import Thresholds, verdict
+
+
+def good(**over):
+    r = {"conc": 4, "achieved_concurrency": 3.0, "context_overflow_count": 0,
+         "request_accounting": {"successful": 100, "errors": 0, "cancelled_at_cutoff": 0},
+         "request_metrics": {"throughput": {"duration_seconds": 60.0}},
+         "speculative_acceptance": None, "power_valid": False, "power_invalid_reasons": ["nvml_unavailable"]}
+    r.update(over)
+    return r
+
+
+def codes(result, duration=60.0, **th):
+    return [x["code"] for x in verdict(result, duration, Thresholds(**th))["reasons"]]
+
+
+def test_valid_result_has_no_reasons_and_records_thresholds():
+    v = verdict(good(), 60.0, Thresholds())
+    assert v["valid"] and v["reasons"] == [] and v["thresholds"]["max_error_ratio"] == 0.10
+
+
+def test_too_few_completed():
+    assert codes(good(request_accounting={"successful": 3, "errors": 0, "cancelled_at_cutoff": 0})) == [
+        "too_few_completed"]
+
+
+def test_window_too_short():
+    assert codes(good(request_metrics={"throughput": {"duration_seconds": 20.0}})) == ["window_too_short"]
+
+
+def test_error_ratio_above_ten_percent():
+    acc = {"successful": 88, "errors": 12, "cancelled_at_cutoff": 0}
+    assert codes(good(request_accounting=acc)) == ["error_ratio"]
+    acc = {"successful": 90, "errors": 10, "cancelled_at_cutoff": 0}
+    assert codes(good(request_accounting=acc)) == []
+
+
+def test_cancelled_ratio_and_unknown():
+    assert codes(good(request_accounting={"successful": 70, "errors": 0, "cancelled_at_cutoff": 30})) == [
+        "cancelled_ratio"]
+    assert codes(good(request_accounting={"successful": 70, "errors": 0, "cancelled_at_cutoff": None})) == [
+        "cancelled_unknown"]
+
+
+def test_concurrency_below_target():
+    assert codes(good(achieved_concurrency=0.5)) == ["concurrency_below_target"]
+
+
+def test_context_overflow():
+    assert codes(good(context_overflow_count=2)) == ["context_overflow"]
+
+
+def test_accept_length_off_target_and_unmeasured():
+    assert codes(good(speculative_acceptance={"target": 4.05, "achieved": 4.10})) == []
+    assert codes(good(speculative_acceptance={"target": 4.05, "achieved": 3.90})) == ["accept_length_off_target"]
+    assert codes(good(speculative_acceptance={"target": 4.05, "achieved": None, "reason": "no metrics"})) == [
+        "accept_length_unmeasured"]
+
+
+def test_power_invalid_only_in_strict_mode():
+    assert codes(good()) == []
+    assert codes(good(), require_power=True) == ["power_invalid"]
