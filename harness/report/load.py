@@ -259,14 +259,18 @@ def _fingerprint_fields(fp: Any) -> dict[str, Any]:
     if not isinstance(fp, Mapping):
         return {}
     out: dict[str, Any] = {}
-    for key in ("host", "sglang_version", "image", "image_digest", "driver", "cuda", "path"):
+    for key in ("host", "arch", "sglang_version", "server_version", "image", "image_digest", "driver", "path"):
         if fp.get(key) not in (None, ""):
             out[key] = fp[key]
+    if "sglang_version" not in out and "server_version" in out:
+        out["sglang_version"] = out["server_version"]
     gpus = fp.get("gpus")
     if isinstance(gpus, list) and gpus:
         names = [str(g.get("name", "?")) if isinstance(g, Mapping) else str(g) for g in gpus]
         summary = {n: names.count(n) for n in dict.fromkeys(names)}
         out["gpus"] = ", ".join(f"{c}x {n}" for n, c in summary.items())
+    elif fp.get("gpu_reason"):
+        out["gpus"] = f"none ({fp['gpu_reason']})"
     return out
 
 

@@ -79,13 +79,22 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
     ax.set_ylabel(Y_LABEL)
     ax.set_title(f"Throughput per GPU vs {axis.label}")
     ax.grid(True, alpha=0.3)
-    if curves:
+    _log_if_wide(ax)
+    if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _log_if_wide(ax: Any) -> None:
+    """Log scale on an axis whose positive data span more than 20x (curves of very different sizes)."""
+    for column, set_scale in ((0, ax.set_xscale), (1, ax.set_yscale)):
+        values = [float(v) for coll in ax.collections for v in coll.get_offsets()[:, column] if v > 0]
+        if values and max(values) / min(values) > 20:
+            set_scale("log")
 
 
 def plot_latency_by_conc(
@@ -133,7 +142,7 @@ def plot_latency_by_conc(
         ax.set_ylabel(f"{title} (s)")
         ax.set_title(f"{title} by concurrency")
         ax.grid(True, axis="y", alpha=0.3)
-    if curves:
+    if axes[1].get_legend_handles_labels()[0]:
         axes[1].legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
