@@ -29,8 +29,8 @@ import asyncio
 import collections
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from harness.sim.kvcache import KVCache
 from harness.sim.prompt import BLOCK_TOKENS
@@ -41,7 +41,8 @@ from harness.sim.timing import TimingModel
 # Tokens of future output an admission must be able to fit in the GPU pool (SGLang reserves a
 # share of max_new_tokens; this is the simulator's fixed stand-in).
 ADMISSION_RESERVE_TOKENS = 128
-RESYNC_AFTER_S = 0.05  # if the loop falls this far behind its virtual clock, restart from now
+RESYNC_AFTER_S = 0.05
+LAG_BUCKETS = 500  # 100 us each: 0-50 ms  # if the loop falls this far behind its virtual clock, restart from now
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,14 @@ class EngineStats:
     prefill_steps: int = 0
     recent_accept: collections.deque[int] = field(default_factory=lambda: collections.deque(maxlen=40))
     recent_gen: collections.deque[tuple[float, int]] = field(default_factory=lambda: collections.deque(maxlen=40))
-    lag_ns: collections.deque[int] = field(default_factory=lambda: collections.deque(maxlen=20000))
+    # Scheduling lag (how late a step ended versus its scheduled end): counts per 100 us bucket,
+    # the last bucket collects everything from LAG_BUCKETS * 100 us up.
+    lag_hist: list[int] = field(default_factory=lambda: [0] * (LAG_BUCKETS + 1))
     backup_seconds: float = 0.0
     load_back_seconds: float = 0.0
+
+    def lag_median_ms(self) -> float | None:
+        return hist_median_ms(self.lag_hist)
 
     @property
     def avg_accept_length(self) -> float:
@@ -89,6 +95,19 @@ class EngineStats:
 
 
 Plan = tuple[float, Callable[[], None]]
+
+
+def hist_median_ms(hist: list[int]) -> float | None:
+    """Median of a 100-us-bucket lag histogram, in ms (bucket midpoint)."""
+    total = sum(hist)
+    if total == 0:
+        return None
+    acc = 0
+    for i, c in enumerate(hist):
+        acc += c
+        if acc * 2 >= total:
+            return (i + 0.5) / 10.0
+    return None
 
 
 class Engine:
@@ -171,7 +190,8 @@ class Engine:
                 await asyncio.sleep(delay)
             else:
                 await asyncio.sleep(0)
-            self.stats.lag_ns.append(int((loop.time() - end) * 1e9))
+            lag = loop.time() - end
+            self.stats.lag_hist[min(LAG_BUCKETS, max(0, int(lag * 10_000)))] += 1
             if self.stalled:
                 continue
             apply()

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 DEFAULT_VERSION = "0.5.23"
 TABLE_DIR = Path(__file__).resolve().parent.parent / "flag_tables"

@@ -51,7 +51,7 @@ def _labels(d: dict[str, str]) -> str:
     return "{" + ",".join(f'{k}="{v}"' for k, v in d.items()) + "}"
 
 
-def render(engine: "Engine", lat: LatencyMetrics, model_name: str, context_len: int) -> str:
+def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: int) -> str:
     """The whole /metrics page."""
     base = {"model_name": model_name, "engine_type": "unified", "tp_rank": "0", "pp_rank": "0", "moe_ep_rank": "0"}
     lb = _labels(base)

@@ -20,10 +20,7 @@ BLOCK_TOKENS = 64
 BLOCK_BYTES = BYTES_PER_TOKEN * BLOCK_TOKENS
 
 # The words streamed back as output, one per token (real-draft-token text is semi-coherent).
-_WORDS = (
-    " the sim ulated model streams tokens at the pace of its step engine and every word"
-    " here is one token of output for the benchmark client to count and time carefully"
-).split(" ")[1:]
+_WORDS = ["", "the", "sim", "ulated", "model", "streams", "tokens", "at", "the", "pace", "of", "its", "step", "engine", "and", "every", "word", "here", "is", "one", "token", "of", "output", "for", "the", "benchmark", "client", "to", "count", "and", "time", "carefully"][1:]
 WORDS = tuple(" " + w for w in _WORDS)
 
 

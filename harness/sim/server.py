@@ -98,9 +98,9 @@ class Handlers:
         states["memory_usage"] = {"token_capacity": eng.kv.capacity}
         if eng.cfg.spec.enabled:
             states["avg_spec_accept_length"] = eng.stats.avg_accept_length
-        lag = sorted(eng.stats.lag_ns)
         states["sim"] = {
-            "scheduling_lag_ns_p50": lag[len(lag) // 2] if lag else None,
+            "scheduling_lag_median_ms": eng.stats.lag_median_ms(),
+            "scheduling_lag_hist_100us": eng.stats.lag_hist,
             "decode_steps": eng.stats.decode_steps,
             "prefill_steps": eng.stats.prefill_steps,
             "hicache_backup_tokens": eng.kv.traffic.backup_tokens,
@@ -193,12 +193,15 @@ class Handlers:
             if stream:
                 return await self._stream(request, req, include_usage, drop_at)
             return await self._complete(req)
-        except (ConnectionResetError, asyncio.CancelledError):
+        except asyncio.CancelledError:
             status = "client_disconnected"
             raise
+        except ConnectionResetError:
+            status = "client_disconnected"
+            return web.Response(status=499)
         except _Dropped:
             status = "dropped"
-            raise
+            return web.Response(status=499)
         finally:
             if not req.finished:
                 eng.abort(req)

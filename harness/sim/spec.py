@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 import random
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 METHODS = ("match-expected", "multinomial")
 TOKEN_MODES = ("fixed", "real-draft-token")
@@ -79,7 +79,7 @@ def draw_accept_length(value: float, method: str, max_len: int, rng: random.Rand
     """
     if method == "multinomial":
         x = min(max(rng.gauss(value, 1.0), 1.0), float(max_len))
-        return int(round(x))
+        return round(x)
     if method == "match-expected":
         v = max(1.0, min(float(max_len), value))
         lower = int(v // 1)
@@ -156,9 +156,7 @@ def resolve_spec(args: object) -> SpecConfig:
         steps, topk, draft = 3, 1, 4
     steps = int(steps if steps is not None else 3)
     topk = int(topk if topk is not None else 1)
-    if topk == 1:
-        draft = steps + 1
-    elif draft is None:
+    if topk == 1 or draft is None:
         draft = steps + 1
     return SpecConfig(algo, steps, topk, int(draft))
 

@@ -21,7 +21,7 @@ class TruthLog:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._fh: IO[str] = open(self.path, "a", buffering=1)
+        self._fh: IO[str] = open(self.path, "a", buffering=1)  # noqa: SIM115 (open for the server's life)
 
     def write(self, req: SimRequest, status: str) -> None:
         rec = {
