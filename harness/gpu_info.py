@@ -112,11 +112,11 @@ def _by_index(devices: Sequence[DeviceId], wanted: list[int], name: str) -> list
 def _by_device_number(devices: Sequence[DeviceId], wanted: list[int], name: str) -> list[DeviceId]:
     if any(d.minor is None for d in devices):
         return _by_index(devices, wanted, name)
-    table = {d.minor: d for d in devices}
-    missing = [i for i in wanted if i not in table]
+    minors = {d.minor: d for d in devices if d.minor is not None}
+    missing = [i for i in wanted if i not in minors]
     if missing:
-        raise SelectionError(f"{name}: GPU {missing} not on this node (device numbers {sorted(table)})")
-    return [table[i] for i in wanted]
+        raise SelectionError(f"{name}: GPU {missing} not on this node (device numbers {sorted(minors)})")
+    return [minors[i] for i in wanted]
 
 
 def resolve_visible(env: Mapping[str, str], devices: Sequence[DeviceId]) -> Selection:
@@ -133,7 +133,9 @@ def resolve_visible(env: Mapping[str, str], devices: Sequence[DeviceId]) -> Sele
     if slurm_name is not None:
         allocated = _expand_slurm_list(slurm_name, env[slurm_name])
         if local is None:
-            return Selection(tuple(_by_device_number(devices, allocated, slurm_name)), slurm_name, env[slurm_name])
+            return Selection(
+                tuple(_by_device_number(devices, allocated, slurm_name)), slurm_name, env[slurm_name]
+            )
         positions = _parse_indices(local_name, local)
         source = f"{slurm_name}+{local_name}"
         value = f"{env[slurm_name]} / {local}"
@@ -146,7 +148,9 @@ def resolve_visible(env: Mapping[str, str], devices: Sequence[DeviceId]) -> Sele
         return Selection(tuple(_by_device_number(devices, numbers, source)), source, value)
 
     if local is not None:
-        return Selection(tuple(_by_index(devices, _parse_indices(local_name, local), local_name)), local_name, local)
+        return Selection(
+            tuple(_by_index(devices, _parse_indices(local_name, local), local_name)), local_name, local
+        )
     return Selection(tuple(devices), "all", None)
 
 
@@ -154,11 +158,11 @@ def load_nvml() -> tuple[ModuleType | None, str | None]:
     """Import and initialise NVML; return (module, None) or (None, "nvml_unavailable: why")."""
     try:
         import pynvml  # nvidia-ml-py
-    except Exception as exc:  # ImportError, or a broken install
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a broken install: never raise
         return None, f"nvml_unavailable: cannot import pynvml ({exc})"
     try:
         pynvml.nvmlInit()
-    except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
+    except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound, DriverNotLoaded, ...
         return None, f"nvml_unavailable: nvmlInit failed ({exc})"
     return pynvml, None
 
@@ -168,9 +172,10 @@ def _text(value: Any) -> str:
 
 
 def _optional(call: Any, *args: Any) -> Any:
+    """`call(*args)`, or None where NVML cannot answer (an optional field of a fingerprint)."""
     try:
         return call(*args)
-    except Exception:
+    except Exception:  # noqa: BLE001 - NVMLError_NotSupported and friends: the field stays empty
         return None
 
 
@@ -190,7 +195,9 @@ def _cuda_version(raw: Any) -> str | None:
     return f"{raw // 1000}.{(raw % 1000) // 10}"
 
 
-def _describe(nvml: ModuleType, ident: DeviceId, handle: Any, driver: str | None, cuda: str | None) -> dict[str, Any]:
+def _describe(
+    nvml: ModuleType, ident: DeviceId, handle: Any, driver: str | None, cuda: str | None
+) -> dict[str, Any]:
     memory = _optional(nvml.nvmlDeviceGetMemoryInfo, handle)
     limit_mw = _optional(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
     return {
@@ -233,7 +240,9 @@ def gpu_inventory(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         return {"gpus": [], "reason": reason}
     try:
         driver = _optional(nvml.nvmlSystemGetDriverVersion)
-        cuda_fn = getattr(nvml, "nvmlSystemGetCudaDriverVersion_v2", None) or nvml.nvmlSystemGetCudaDriverVersion
+        cuda_fn = (
+            getattr(nvml, "nvmlSystemGetCudaDriverVersion_v2", None) or nvml.nvmlSystemGetCudaDriverVersion
+        )
         cuda = _cuda_version(_optional(cuda_fn))
         pairs = enumerate_devices(nvml)
         handles = {ident.uuid: handle for ident, handle in pairs}
@@ -246,7 +255,7 @@ def gpu_inventory(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             for ident in chosen.devices
         ]
         return {"gpus": gpus, "selection": {"source": chosen.source, "value": chosen.value}}
-    except Exception as exc:  # an NVML call failing mid-way: report, never crash a fingerprint
+    except Exception as exc:  # noqa: BLE001 - an NVML call failing mid-way: report, never crash a fingerprint
         return {"gpus": [], "reason": f"nvml_unavailable: {type(exc).__name__}: {exc}"}
     finally:
         _optional(nvml.nvmlShutdown)

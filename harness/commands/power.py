@@ -22,7 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     sample = sub.add_parser("sample", help="sample GPU power with NVML for a while, writing a power CSV")
     sample.add_argument("--seconds", type=float, required=True, help="how long to sample")
-    sample.add_argument("--out", type=Path, required=True, help="CSV to write (a .sampler.json sidecar goes beside it)")
+    sample.add_argument(
+        "--out", type=Path, required=True, help="CSV to write (a .sampler.json sidecar goes beside it)"
+    )
     sample.add_argument("--rate-hz", type=float, default=10.0, help="samples per second per GPU (default 10)")
 
     integ = sub.add_parser("integrate", help="energy and validity of a power CSV over a window")
@@ -36,7 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="the window's length by another clock (e.g. the client's benchmark duration), cross-checked",
     )
-    integ.add_argument("--validation-out", type=Path, default=None, help="also write power_validation.json here")
+    integ.add_argument(
+        "--validation-out", type=Path, default=None, help="also write power_validation.json here"
+    )
     integ.add_argument("--json", action="store_true", help="print the validation JSON")
 
 
@@ -68,7 +72,9 @@ def _sample(args: argparse.Namespace) -> int:
         print(f"{args.out}: header only; {sampler.unavailable_reason}", file=sys.stderr)
         return 1
     gpus = ", ".join(f"{g.index}:{g.uuid}" for g in sampler.gpus)
-    print(f"{args.out}: {sampler.rows_written} rows, {len(sampler.gpus)} GPU(s) [{gpus}], {args.rate_hz:g} Hz")
+    print(
+        f"{args.out}: {sampler.rows_written} rows, {len(sampler.gpus)} GPU(s) [{gpus}], {args.rate_hz:g} Hz"
+    )
     print(f"window: --start-ns {started} --end-ns {ended}")
     return 0
 
@@ -81,7 +87,7 @@ def _integrate(args: argparse.Namespace) -> int:
         raise UserError(f"--end-ns: expected a time after --start-ns {args.start_ns}, got {args.end_ns}")
     if args.expected_gpus is not None and args.expected_gpus < 1:
         raise UserError(f"--expected-gpus: expected a positive count, got {args.expected_gpus}")
-    reference = None if args.reference_duration_s is None else int(round(args.reference_duration_s * 1e9))
+    reference = None if args.reference_duration_s is None else round(args.reference_duration_s * 1e9)
     report = integrate_power(
         args.csv, args.start_ns, args.end_ns, args.expected_gpus, reference_duration_ns=reference
     )
@@ -95,12 +101,14 @@ def _integrate(args: argparse.Namespace) -> int:
         for reason in report.reasons:
             print(f"  reason {reason.code}: {reason.message}")
         for gpu in report.gpus:
-            counter = "-" if gpu.counter_energy_j is None else f"{gpu.counter_energy_j:.3f}"
-            trapezoid = "-" if gpu.trapezoid_energy_j is None else f"{gpu.trapezoid_energy_j:.3f}"
+            head = f"  GPU {gpu.gpu_index} {gpu.gpu_uuid}: {gpu.samples_total} samples, {gpu.samples_in_window} in window"
+            if gpu.energy_j is None:
+                print(f"{head}; no energy (window not bracketed)")
+                continue
+            counter = "-" if gpu.counter_energy_j is None else f"{gpu.counter_energy_j:.3f} J"
             print(
-                f"  GPU {gpu.gpu_index} {gpu.gpu_uuid}: energy {gpu.energy_j} J ({gpu.energy_source}), "
-                f"avg {gpu.avg_power_w} W, counter {counter} J, trapezoid {trapezoid} J, "
-                f"{gpu.samples_in_window} samples in window, max gap {gpu.max_gap_s} s"
+                f"{head}, max gap {gpu.max_gap_s:.3f} s; energy {gpu.energy_j:.3f} J ({gpu.energy_source}), "
+                f"avg {gpu.avg_power_w:.3f} W; counter {counter}, trapezoid {gpu.trapezoid_energy_j:.3f} J"
             )
         print(f"total_gpu_energy_j: {report.total_energy_j}")
     return 0 if report.valid else 1

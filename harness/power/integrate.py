@@ -15,6 +15,7 @@ computed).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -121,7 +122,9 @@ class PowerReport:
         extra: list[Reason] = []
         if not _positive(output_tokens) or not _positive(total_tokens):
             extra.append(
-                Reason(rc.INVALID_TOKEN_COUNT, f"output_tokens={output_tokens!r}, total_tokens={total_tokens!r}")
+                Reason(
+                    rc.INVALID_TOKEN_COUNT, f"output_tokens={output_tokens!r}, total_tokens={total_tokens!r}"
+                )
             )
         if not _positive(successful_requests):
             extra.append(Reason(rc.INVALID_REQUEST_COUNT, f"successful_requests={successful_requests!r}"))
@@ -206,7 +209,7 @@ def trapezoid_energy_j(span: Sequence[PowerSample], start_ns: int, end_ns: int) 
     points += [(s.timestamp_ns, s.power_w) for s in span if start_ns < s.timestamp_ns < end_ns]
     points.append((end_ns, _interp(end_ns, y.timestamp_ns, y.power_w, z.timestamp_ns, z.power_w)))
     total = 0.0
-    for (t0, p0), (t1, p1) in zip(points, points[1:]):
+    for (t0, p0), (t1, p1) in itertools.pairwise(points):
         total += (t1 - t0) / NS_PER_S * (p0 + p1) / 2.0
     return total
 
@@ -221,11 +224,15 @@ def counter_energy_j(span: Sequence[PowerSample], start_ns: int, end_ns: int) ->
     return (e1 - e0) / 1000.0
 
 
-def _one_gpu(key: str, series: list[PowerSample], start_ns: int, end_ns: int) -> tuple[GpuEnergy, list[Reason]]:
+def _one_gpu(
+    key: str, series: list[PowerSample], start_ns: int, end_ns: int
+) -> tuple[GpuEnergy, list[Reason]]:
     reasons: list[Reason] = []
     stamps = [s.timestamp_ns for s in series]
-    if any(t1 <= t0 for t0, t1 in zip(stamps, stamps[1:])):
-        reasons.append(Reason(rc.TIMESTAMPS_NOT_MONOTONIC, f"GPU {key}: timestamps repeat or go backwards", key))
+    if any(t1 <= t0 for t0, t1 in itertools.pairwise(stamps)):
+        reasons.append(
+            Reason(rc.TIMESTAMPS_NOT_MONOTONIC, f"GPU {key}: timestamps repeat or go backwards", key)
+        )
         series = sorted(series, key=lambda s: s.timestamp_ns)
     first = series[0]
     inside = sum(1 for s in series if start_ns <= s.timestamp_ns <= end_ns)
@@ -246,21 +253,34 @@ def _one_gpu(key: str, series: list[PowerSample], start_ns: int, end_ns: int) ->
                 key,
             )
         )
-        empty = GpuEnergy(**base, max_gap_s=None, energy_source=None, energy_j=None,
-                          counter_energy_j=None, trapezoid_energy_j=None, avg_power_w=None)
+        empty = GpuEnergy(
+            **base,
+            max_gap_s=None,
+            energy_source=None,
+            energy_j=None,
+            counter_energy_j=None,
+            trapezoid_energy_j=None,
+            avg_power_w=None,
+        )
         return empty, reasons
     span = series[bracket[0] : bracket[1] + 1]
-    max_gap = max(t1.timestamp_ns - t0.timestamp_ns for t0, t1 in zip(span, span[1:]))
+    max_gap = max(t1.timestamp_ns - t0.timestamp_ns for t0, t1 in itertools.pairwise(span))
     if max_gap > MAX_GAP_NS:
         reasons.append(
-            Reason(rc.SAMPLING_GAP_EXCEEDED, f"GPU {key}: {max_gap / NS_PER_S:.3f} s between samples (> 3 s)", key)
+            Reason(
+                rc.SAMPLING_GAP_EXCEEDED,
+                f"GPU {key}: {max_gap / NS_PER_S:.3f} s between samples (> 3 s)",
+                key,
+            )
         )
     trapezoid = trapezoid_energy_j(span, start_ns, end_ns)
     counter: float | None = None
     if all(s.energy_mj is not None for s in span):
         energies = [s.energy_mj or 0 for s in span]
-        if any(e1 < e0 for e0, e1 in zip(energies, energies[1:])):
-            reasons.append(Reason(rc.ENERGY_COUNTER_NOT_MONOTONIC, f"GPU {key}: energy counter decreased", key))
+        if any(e1 < e0 for e0, e1 in itertools.pairwise(energies)):
+            reasons.append(
+                Reason(rc.ENERGY_COUNTER_NOT_MONOTONIC, f"GPU {key}: energy counter decreased", key)
+            )
         else:
             counter = counter_energy_j(span, start_ns, end_ns)
             tolerance = max(COUNTER_TOLERANCE_REL * abs(counter), COUNTER_TOLERANCE_ABS_J)
@@ -308,8 +328,15 @@ def integrate_samples(
     start_ns, end_ns = int(start_ns), int(end_ns)
 
     def report(gpus: Sequence[GpuEnergy]) -> PowerReport:
-        return PowerReport(start_ns, end_ns, expected_gpus, tuple(gpus), tuple(reasons),
-                           reference_duration_ns, sampler_status)
+        return PowerReport(
+            start_ns,
+            end_ns,
+            expected_gpus,
+            tuple(gpus),
+            tuple(reasons),
+            reference_duration_ns,
+            sampler_status,
+        )
 
     if end_ns <= start_ns:
         reasons.append(Reason(rc.WINDOW_INVALID, f"window end {end_ns} ns is not after start {start_ns} ns"))
@@ -334,7 +361,9 @@ def integrate_samples(
         return report([])
     if expected_gpus is not None and len(by_gpu) != expected_gpus:
         reasons.append(
-            Reason(rc.GPU_COUNT_MISMATCH, f"samples cover {len(by_gpu)} GPU(s), the point uses {expected_gpus}")
+            Reason(
+                rc.GPU_COUNT_MISMATCH, f"samples cover {len(by_gpu)} GPU(s), the point uses {expected_gpus}"
+            )
         )
     gpus: list[GpuEnergy] = []
     for key in sorted(by_gpu, key=lambda k: (by_gpu[k][0].gpu_index, k)):

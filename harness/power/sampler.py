@@ -8,6 +8,7 @@ integrator reports as `nvml_unavailable`.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import threading
@@ -15,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any
+from typing import IO, Any, Self
 
 from harness.gpu_info import GpuRef, enumerate_devices, load_nvml, resolve_visible
 from harness.power.samples import COLUMNS, PowerSample, format_row, status_path
@@ -64,13 +65,11 @@ class PowerSampler:
             return False, reason or "nvml_unavailable"
         try:
             count = nvml.nvmlDeviceGetCount()
-        except Exception as exc:
+        except nvml.NVMLError as exc:
             return False, f"nvml_unavailable: nvmlDeviceGetCount failed ({exc})"
         finally:
-            try:
+            with contextlib.suppress(nvml.NVMLError):
                 nvml.nvmlShutdown()
-            except Exception:
-                pass
         if count < 1:
             return False, "nvml_unavailable: NVML shows no GPU"
         return True, f"{count} GPU(s)"
@@ -85,7 +84,7 @@ class PowerSampler:
         """Why nothing is sampled (`nvml_unavailable: ...`), or None when sampling."""
         return self._reason
 
-    def __enter__(self) -> PowerSampler:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -100,7 +99,7 @@ class PowerSampler:
         if self._file is not None:
             raise RuntimeError("PowerSampler already started")
         self.csv_path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.csv_path, "w", newline="")
+        self._file = open(self.csv_path, "w", newline="")  # noqa: SIM115 - open until stop()
         self._writer = csv.writer(self._file)
         self._writer.writerow(COLUMNS)
         self._file.flush()
@@ -109,7 +108,7 @@ class PowerSampler:
         if self._nvml is not None:
             try:
                 self._devices = self._open_devices(self._nvml)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - start() never raises for NVML problems
                 self._reason = f"nvml_unavailable: {type(exc).__name__}: {exc}"
                 self._devices = []
             if not self._devices and self._reason is None:
@@ -134,13 +133,15 @@ class PowerSampler:
                 else:
                     handle = nvml.nvmlDeviceGetHandleByIndex(ref.index)
                 uuid = nvml.nvmlDeviceGetUUID(handle)
-                refs.append((GpuRef(ref.index, uuid.decode() if isinstance(uuid, bytes) else str(uuid)), handle))
+                refs.append(
+                    (GpuRef(ref.index, uuid.decode() if isinstance(uuid, bytes) else str(uuid)), handle)
+                )
         devices = []
         for ref, handle in refs:
             try:
                 nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
                 has_counter = True
-            except Exception:
+            except nvml.NVMLError:
                 has_counter = False
             devices.append(_Device(ref, handle, has_counter))
         return devices
@@ -152,7 +153,7 @@ class PowerSampler:
         timestamp = time.time_ns()
         try:
             power_w = nvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
-        except Exception as exc:
+        except nvml.NVMLError as exc:
             self.read_errors += 1
             self._last_error = f"GPU {device.ref.uuid}: power read failed: {exc}"
             return None
@@ -160,14 +161,14 @@ class PowerSampler:
         if device.has_energy_counter:
             try:
                 energy = int(nvml.nvmlDeviceGetTotalEnergyConsumption(handle))
-            except Exception as exc:
+            except nvml.NVMLError as exc:
                 self.read_errors += 1
                 self._last_error = f"GPU {device.ref.uuid}: energy read failed: {exc}"
 
         def extra(fn: Any, *args: Any) -> Any:
             try:
                 return fn(handle, *args)
-            except Exception:
+            except nvml.NVMLError:
                 return None
 
         util = extra(nvml.nvmlDeviceGetUtilizationRates)
@@ -201,10 +202,9 @@ class PowerSampler:
                 self._tick()
                 next_ns += period_ns
                 now = time.monotonic_ns()
-                if next_ns < now:  # a slow tick: skip the missed slots instead of bursting
-                    next_ns = now
+                next_ns = max(next_ns, now)  # after a slow tick, skip the missed slots instead of bursting
             self._tick()  # one sample after stop() so the window end is bracketed
-        except Exception as exc:  # keep the CSV and report why sampling ended early
+        except Exception as exc:  # noqa: BLE001 - keep the CSV and report why sampling ended early
             self._last_error = f"sampling thread stopped: {type(exc).__name__}: {exc}"
 
     def stop(self) -> None:
@@ -215,16 +215,12 @@ class PowerSampler:
             self._thread = None
         with self._lock:
             if self._file is not None:
-                try:
+                with contextlib.suppress(OSError):
                     self._file.close()
-                except OSError:
-                    pass
                 self._file = None
         if self._nvml is not None:
-            try:
+            with contextlib.suppress(Exception):
                 self._nvml.nvmlShutdown()
-            except Exception:
-                pass
             self._nvml = None
         if self._stopped_ns is None and self._started_ns is not None:
             self._stopped_ns = time.time_ns()
@@ -251,7 +247,5 @@ class PowerSampler:
     def _write_status(self) -> None:
         from harness.artifacts import write_json
 
-        try:
+        with contextlib.suppress(OSError):
             write_json(status_path(self.csv_path), self.status())
-        except OSError:
-            pass

@@ -126,7 +126,8 @@ def read_power_csv(path: Path) -> ParsedTelemetry:
             missing = [c for c in REQUIRED_COLUMNS if c not in header]
             if missing:
                 return ParsedTelemetry(
-                    [], [Reason(rc.TELEMETRY_COLUMN_MISSING, f"{path}: missing column(s) {', '.join(missing)}")]
+                    [],
+                    [Reason(rc.TELEMETRY_COLUMN_MISSING, f"{path}: missing column(s) {', '.join(missing)}")],
                 )
             samples: list[PowerSample] = []
             bad: list[str] = []

@@ -47,7 +47,9 @@ def test_inventory_describes_the_visible_gpus(tmp_path: Path) -> None:
     assert none["gpus"] == []
     bad = gpu_inventory({"CUDA_VISIBLE_DEVICES": "GPU-00000000-dead"})
     assert bad["gpus"] == [] and bad["reason"].startswith("gpu_selection_invalid")
-    write_json(_out_dir(tmp_path) / "gpu_inventory.json", {"all": inv, "by_uuid": by_uuid, "by_index": by_index})
+    write_json(
+        _out_dir(tmp_path) / "gpu_inventory.json", {"all": inv, "by_uuid": by_uuid, "by_index": by_index}
+    )
 
 
 def _torch_device_for(uuid: str) -> int:
