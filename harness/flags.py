@@ -10,6 +10,7 @@ all reported before anything is launched, and every flag comes out in its full c
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import math
@@ -120,16 +121,18 @@ class FlagTable(BaseModel):
     source: str
     flags: tuple[Flag, ...]
     _by_string: dict[str, Flag] = PrivateAttr(default_factory=dict)
+    _sorted: list[str] = PrivateAttr(default_factory=list)
 
     def model_post_init(self, context: Any, /) -> None:
         for flag in self.flags:
             for spelling in flag.spellings:
                 self._by_string[spelling] = flag
+        self._sorted = sorted(self._by_string)
 
     @property
     def option_strings(self) -> list[str]:
         """Every option string of the table, sorted."""
-        return sorted(self._by_string)
+        return list(self._sorted)
 
     def get(self, name: str) -> Flag | None:
         """The flag whose option string is exactly `name` (with or without `--`), else None."""
@@ -151,7 +154,7 @@ class FlagTable(BaseModel):
             raise UserError(f"{spelled}: write the flag name alone and give its value separately")
         if spelled in self._by_string:
             return spelled
-        matches = [s for s in self.option_strings if s.startswith(spelled)] if len(spelled) > 2 else []
+        matches = self._with_prefix(spelled) if len(spelled) > 2 else []
         if len(matches) == 1:
             return matches[0]
         if matches:
@@ -162,6 +165,14 @@ class FlagTable(BaseModel):
         close = difflib.get_close_matches(spelled, self.option_strings, n=3, cutoff=0.6)
         hint = f"did you mean {' or '.join(close)}?" if close else "no similar flag exists"
         raise UserError(f"{spelled}: not a server flag of SGLang {self.version}; {hint}")
+
+
+    def _with_prefix(self, prefix: str) -> list[str]:
+        start = bisect.bisect_left(self._sorted, prefix)
+        end = start
+        while end < len(self._sorted) and self._sorted[end].startswith(prefix):
+            end += 1
+        return self._sorted[start:end]
 
 
 def _dashed(name: str) -> str:

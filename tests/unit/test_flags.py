@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 from typing import Any
 
 import pytest
@@ -230,3 +233,44 @@ def test_cli_show(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert cli_main(["flags", "show", "cuda-graph-max-bs", "--sglang-version", "0.5.20"]) == 2
     assert "ambiguous in SGLang 0.5.20" in capsys.readouterr().err
+
+
+def _argparse_oracle(table: flags.FlagTable) -> argparse.ArgumentParser:
+    """A parser with the table's option strings, so Python's own argparse can arbitrate prefixes."""
+    parser = argparse.ArgumentParser(usage="sglang", add_help=False, exit_on_error=False)
+    for flag in table.flags:
+        parser.add_argument(*flag.spellings, dest=flag.dest, action="store_true")
+    return parser
+
+
+def _argparse_pick(parser: argparse.ArgumentParser, prefix: str) -> str | None:
+    """The dest argparse selects for `prefix`, or None when it reports an error (unknown or ambiguous)."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            parsed = parser._parse_optional(prefix)
+    except (SystemExit, argparse.ArgumentError):
+        return None
+    if isinstance(parsed, list):  # Python >= 3.12.3 returns every candidate
+        dests = {t[0].dest for t in parsed if t[0] is not None}
+        return dests.pop() if len(parsed) == 1 and dests else None
+    return None if parsed is None or parsed[0] is None else str(parsed[0].dest)
+
+
+def test_prefix_resolution_agrees_with_argparse() -> None:
+    parser = _argparse_oracle(T23)
+    # One prefix per distinct candidate set (the shortest), which covers every outcome argparse can give.
+    by_candidates: dict[tuple[str, ...], str] = {}
+    for prefix in sorted({s[:n] for s in T23.option_strings for n in range(3, len(s) + 1)}, key=len):
+        candidates = tuple(s for s in T23.option_strings if s.startswith(prefix))
+        by_candidates.setdefault(candidates, prefix)
+    for prefix in sorted({*by_candidates.values(), *T23.option_strings}):  # and every exact spelling
+        theirs = _argparse_pick(parser, prefix)
+        try:
+            mine: str | None = T23.resolve(prefix).dest
+        except UserError:
+            mine = None
+            # Stricter than argparse only where every candidate spelling belongs to one flag.
+            if theirs is not None:
+                assert {T23.resolve(s).dest for s in T23.option_strings if s.startswith(prefix)} == {theirs}
+                continue
+        assert mine == theirs, prefix
