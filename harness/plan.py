@@ -1,15 +1,19 @@
 """Plans: the exact server command, environment, client settings and resources of every point.
 
 `build_plan(recipe, point)` is pure. It renders the structured recipe blocks (model, parallelism,
-speculative decoding, KV offload) and the point's effective args into SGLang flags, validates them against
-the pinned flag table, and injects the synthetic-acceptance environment from the golden curve (the only
-place `SGLANG_SIMULATE_ACC_*` is ever set).
+speculative decoding, the point's KV offload) and the point's effective args into SGLang flags in their
+full spelling, validates them against the pinned flag table, and injects the synthetic-acceptance
+environment from the golden curve (the only place `SGLANG_SIMULATE_ACC_*` is ever set).
+
+The fingerprint of a point is the sha256 of the canonical JSON of its effective settings, concurrency
+excluded; a point's identity is (fingerprint, concurrency, image).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness import flags
 from harness.errors import UserError
-from harness.recipe import ArgValue, Point, Recipe
+from harness.recipe import ACC_ENV_PREFIX, ArgValue, KvOffload, Point, Recipe
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
+SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # which flag table the simulator parses argv with
 DEFAULT_PORT = 30000
+CHECKPOINT_TEMPLATE = "checkpoint"  # model.chat_template value: the checkpoint's own Jinja template
 
 
 class Frozen(BaseModel):
@@ -68,15 +74,23 @@ class PointPlan(Frozen):
     resources: Resources
     extends_chain: list[str] = Field(default_factory=list)
 
+    def public(self) -> dict[str, Any]:
+        """The point as `harness plan --json` shows it."""
+        return {"conc": self.conc, "name": self.name, "fingerprint": self.fingerprint,
+                "server": {"argv": list(self.server.argv), "env": dict(self.server.env)},
+                "client": self.client.model_dump(), "resources": self.resources.model_dump()}
 
-def structured_args(recipe: Recipe) -> dict[str, ArgValue]:
-    """SGLang flags implied by the recipe's structured blocks (model, parallelism, speculative, offload)."""
+
+def structured_args(recipe: Recipe, kv: KvOffload | None = None) -> dict[str, ArgValue]:
+    """SGLang flags implied by the recipe's structured blocks (model, parallelism, speculative, KV offload)."""
     m, par = recipe.model, recipe.parallelism
-    args: dict[str, ArgValue] = {"model-path": m.path, "served-model-name": m.served_name, "tp-size": par.tp}
+    args: dict[str, ArgValue] = {"model-path": m.path}
     if m.revision:
         args["revision"] = m.revision
-    if m.chat_template:
+    args["served-model-name"] = m.served_name
+    if m.chat_template and m.chat_template != CHECKPOINT_TEMPLATE:
         args["chat-template"] = m.chat_template
+    args["tp-size"] = par.tp
     if par.ep > 1:
         args["ep-size"] = par.ep
     if par.pp > 1:
@@ -90,11 +104,11 @@ def structured_args(recipe: Recipe) -> dict[str, ArgValue]:
             args["speculative-draft-model-revision"] = spec.draft_revision
         if spec.num_steps is not None:
             args["speculative-num-steps"] = spec.num_steps
-        if spec.num_draft_tokens is not None:
-            args["speculative-num-draft-tokens"] = spec.num_draft_tokens
         if spec.topk is not None:
             args["speculative-eagle-topk"] = spec.topk
-    kv = recipe.kv_offload
+        if spec.num_draft_tokens is not None:
+            args["speculative-num-draft-tokens"] = spec.num_draft_tokens
+    kv = recipe.kv_offload if kv is None else kv
     if kv.kind == "dram":
         args["enable-hierarchical-cache"] = True
         if kv.hicache_size_gb is not None:
@@ -105,11 +119,11 @@ def structured_args(recipe: Recipe) -> dict[str, ArgValue]:
 
 
 def effective_args(recipe: Recipe, point: Point) -> dict[str, ArgValue]:
-    """Flags from the structured blocks, overridden by the point's effective args (base args + point changes)."""
-    return {**structured_args(recipe), **point.args}
+    """Flags from the structured blocks followed by the point's effective args (base args + point changes)."""
+    return {**structured_args(recipe, point.kv_offload), **point.args}
 
 
-def acceptance_env(recipe: Recipe, args: dict[str, ArgValue], source: str) -> dict[str, str]:
+def acceptance_env(recipe: Recipe, args: dict[str, Any], where: str) -> dict[str, str]:
     """The synthetic-acceptance environment for a point (empty without a golden curve or in eval mode)."""
     spec = recipe.speculative
     if spec is None or spec.golden is None or spec.mode == "eval":
@@ -117,54 +131,87 @@ def acceptance_env(recipe: Recipe, args: dict[str, ArgValue], source: str) -> di
     from harness import golden
 
     if recipe.model.golden_key is None:
-        raise UserError(f"{source}: model.golden_key: needed to look up speculative.golden.curve")
-    return golden.acceptance_env(
-        algorithm=spec.algorithm, server_args=dict(args), curve=spec.golden.curve,
-        model_key=recipe.model.golden_key, thinking=spec.golden.thinking, mode=spec.mode,
-        method=spec.golden.method, token_mode=spec.golden.token_mode)
+        raise UserError(f"{where}: model.golden_key: needed to look up speculative.golden.curve")
+    try:
+        return golden.acceptance_env(
+            algorithm=spec.algorithm, server_args=dict(args), curve=spec.golden.curve,
+            model_key=recipe.model.golden_key, thinking=spec.golden.thinking, mode=spec.mode,
+            method=spec.golden.method, token_mode=spec.golden.token_mode)
+    except UserError as exc:
+        raise UserError(f"{where}: speculative.golden: {exc}") from None
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 as is; non-finite numbers are refused (they have no JSON spelling)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def fingerprint(settings: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of a point's effective settings (concurrency excluded)."""
-    canonical = json.dumps(settings, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(canonical_json(settings).encode()).hexdigest()
+
+
+def point_settings(recipe: Recipe, point: Point, args: dict[str, Any], acc_env: dict[str, str]) -> dict[str, Any]:
+    """Everything that decides what a point measures, except its concurrency."""
+    client = recipe.client.model_dump()
+    client["traces"] = client_traces(recipe)
+    settings: dict[str, Any] = {
+        "image": recipe.image, "engine": recipe.engine, "sglang_version": recipe.server.sglang_version,
+        "precision": recipe.model.precision, "golden_key": recipe.model.golden_key,
+        "chat_template": recipe.model.chat_template, "args": args, "env": dict(point.env),
+        "acceptance_env": acc_env, "hardware": recipe.hardware.model_dump(), "client": client,
+    }
+    if recipe.engine == "sim":
+        settings["sim_profile"] = recipe.sim_profile
+    return settings
+
+
+def client_traces(recipe: Recipe) -> str:
+    """The trace corpus this engine replays, as written in the recipe."""
+    if recipe.engine == "sim" and recipe.sim_traces:
+        return recipe.sim_traces
+    return recipe.client.traces
 
 
 def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_dir: Path | None = None,
                host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> PointPlan:
     """The complete, validated plan of one point."""
+    where = f"{source}: points.{point.name}"
     for key in point.env:
-        if key.startswith("SGLANG_SIMULATE_ACC_"):
-            raise UserError(f"{source}: points.{point.name}.env.{key}: synthetic acceptance comes only from "
-                            "the golden curve (speculative.golden); remove it from the recipe")
-    args = effective_args(recipe, point)
+        if key.startswith(ACC_ENV_PREFIX):
+            raise UserError(f"{where}.env.{key}: synthetic acceptance comes only from the golden curve "
+                            "(speculative.golden); remove it")
     table = _flag_table(recipe, f"{source}: server.sglang_version")
-    args = {name[2:]: value for name, value in
-            flags.validate_args(table, args, f"{source}: points.{point.name}.args").items()}
-    acc_env = acceptance_env(recipe, args, f"{source}: points.{point.name}")
+    checked = flags.validate_args(table, effective_args(recipe, point), f"{where}.args")
+    args = {name[2:]: value for name, value in checked.items()}
+    acc_env = acceptance_env(recipe, args, where)
+    settings = point_settings(recipe, point, args, acc_env)
+    try:
+        fp = fingerprint(settings)
+    except ValueError:
+        raise UserError(f"{where}.args: a value is not a finite number") from None
     env = {**point.env, **acc_env}
-    settings = {"image": recipe.image, "engine": recipe.engine, "args": args, "env": point.env,
-                "acceptance_env": acc_env, "hardware": recipe.hardware.model_dump(),
-                "client": recipe.client.model_dump(exclude={"seed"})}
-    module = SERVER_MODULE[recipe.engine]
-    argv = ["python3", "-m", module, *flags.render_argv(table, args), "--host", host, "--port", str(port)]
+    argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, args),
+            "--host", host, "--port", str(port)]
     if recipe.engine == "sim":
         argv += ["--sim-profile", recipe.sim_profile]
-    traces = Path(recipe.client.traces)
+        env[SIM_VERSION_ENV] = recipe.server.sglang_version
+    traces = Path(client_traces(recipe))
     if recipe_dir is not None and not traces.is_absolute():
         traces = (recipe_dir / traces).resolve()
-    par = recipe.parallelism
+    par, hw = recipe.parallelism, recipe.hardware
+    num_gpus = par.tp * par.pp
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
-        fingerprint=fingerprint(settings), settings=settings,
+        fingerprint=fp, settings=settings,
         server=ServerPlan(argv=argv, env=env, host=host, port=port, engine=recipe.engine),
         client=ClientPlan(served_model_name=recipe.model.served_name, traces=str(traces),
                           concurrency=point.conc, duration_s=recipe.client.duration_s,
                           grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
                           seed=recipe.client.seed, tokenizer=recipe.client.tokenizer,
                           max_sessions=recipe.client.max_sessions),
-        resources=Resources(gpu=recipe.hardware.gpu, gpus_per_node=recipe.hardware.gpus_per_node,
-                            num_gpus=par.tp * par.pp),
+        resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
+                            nodes=math.ceil(num_gpus / hw.gpus_per_node)),
         extends_chain=point.extends_chain,
     )
 

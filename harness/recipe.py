@@ -1,27 +1,60 @@
 """Recipes: one YAML file describes one benchmark curve.
 
 A recipe holds a base configuration (image, model, parallelism, server args and env, speculative decoding,
-KV offload, client settings) and points keyed by concurrency. A point may start from another point's
-settings (`extends: c24`) and then change some of them. `expand_points` turns a recipe into concrete
-`Point`s: the effective server args and env of every point, with inheritance resolved.
+KV offload, client settings) and points keyed by concurrency (`c28:` or `28:`). A point may start from
+another point's settings (`extends: c24`, chains allowed) and then change some of them; `zip:` lines up a
+list of concurrencies with per-point value lists. `expand_points` turns a recipe into concrete `Point`s:
+the effective server args, env and KV offload of every point, with inheritance resolved.
 
 Server args use SGLang's flag names without the leading dashes (`max-running-requests: 3`); `true` renders
-as a bare switch. Flag names are checked against the pinned SGLang flag table by the planner.
+as a bare switch and `null` in a point removes an inherited arg. Every name is checked against the pinned
+SGLang version's flag table when the recipe is parsed and stored in its full canonical spelling. Flags
+that a structured block renders (model, parallelism, speculative decoding, KV offload) can only be set
+through that block, so each fact has one place in the file.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.errors import UserError, pydantic_error_line
+from harness.errors import UserError
 
 ArgValue = str | int | float | bool | list[str | int | float]
-POINT_NAME = re.compile(r"^c(\d+)$")
+POINT_NAME = re.compile(r"^c([1-9]\d*)$")
+ACC_ENV_PREFIX = "SGLANG_SIMULATE_ACC_"
+
+# Flags rendered from the recipe's structured blocks (dashless canonical name -> the recipe key to use).
+OWNED_FLAGS: dict[str, str] = {
+    "model-path": "model.path", "revision": "model.revision", "served-model-name": "model.served_name",
+    "chat-template": "model.chat_template", "tp-size": "parallelism.tp", "ep-size": "parallelism.ep",
+    "pp-size": "parallelism.pp", "speculative-algorithm": "speculative.algorithm",
+    "speculative-draft-model-path": "speculative.draft_model",
+    "speculative-draft-model-revision": "speculative.draft_revision",
+    "speculative-num-steps": "speculative.num_steps", "speculative-num-draft-tokens": "speculative.num_draft_tokens",
+    "speculative-dflash-block-size": "speculative.num_draft_tokens", "speculative-eagle-topk": "speculative.topk",
+    "enable-hierarchical-cache": "kv_offload.kind", "hicache-size": "kv_offload.hicache_size_gb",
+    "hicache-write-policy": "kv_offload.write_policy", "host": "(set by the harness per launch)",
+    "port": "(set by the harness per launch)",
+}
+
+
+def _env_value(value: Any) -> Any:
+    """Environment values are strings; YAML numbers are accepted and written as given."""
+    if isinstance(value, bool):
+        raise ValueError(f"environment values are strings: quote {str(value).lower()!r}")
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return str(value)
+    return value
+
+
+EnvValue = Annotated[str, BeforeValidator(_env_value)]
+OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v))]
 
 
 class Strict(BaseModel):
@@ -29,47 +62,66 @@ class Strict(BaseModel):
 
 
 class ModelSpec(Strict):
-    path: str = Field(description="HF id or local path of the checkpoint (--model-path)")
-    revision: str | None = Field(None, description="checkpoint revision (--revision)")
-    served_name: str = Field(description="name clients use in requests (--served-model-name)")
-    chat_template: str | None = Field(None, description="--chat-template (path or builtin name)")
+    path: str = Field(description="HF id or local path of the checkpoint (`--model-path`); clusters may map it to a staged copy")
+    revision: str | None = Field(None, description="checkpoint revision (`--revision`)")
+    served_name: str = Field(description="name clients use in requests (`--served-model-name`)")
+    chat_template: str | None = Field(
+        None, description="`checkpoint` = the checkpoint's own Jinja template (no flag); else a path or builtin "
+                          "name rendered as `--chat-template`")
     golden_key: str | None = Field(None, description="model key in the golden acceptance curves")
-    precision: str = Field("bf16", description="checkpoint precision label for results (fp4, fp8, bf16)")
+    precision: str = Field("bf16", pattern=r"^[a-z0-9_]+$",
+                           description="checkpoint precision label for results (fp4, fp8, bf16)")
 
 
 class Hardware(Strict):
     gpu: str = Field(description="GPU type label: gb300, h200, sim")
-    gpus_per_node: int = Field(ge=1)
+    gpus_per_node: int = Field(ge=1, description="GPUs of one node")
 
 
 class Parallelism(Strict):
-    tp: int = Field(1, ge=1)
-    ep: int = Field(1, ge=1)
-    pp: int = Field(1, ge=1)
+    tp: int = Field(1, ge=1, description="tensor parallel size (`--tp-size`)")
+    ep: int = Field(1, ge=1, description="expert parallel size (`--ep-size`, rendered when > 1)")
+    pp: int = Field(1, ge=1, description="pipeline parallel size (`--pp-size`, rendered when > 1)")
 
 
 class GoldenRef(Strict):
-    curve: str
-    thinking: Literal["thinking_on", "thinking_off"]
-    method: Literal["match-expected", "multinomial"] = "match-expected"
-    token_mode: Literal["fixed", "real-draft-token"] = "real-draft-token"
+    curve: str = Field(description="golden curve name (a file stem of golden_al_distribution/)")
+    thinking: Literal["thinking_on", "thinking_off"] = Field(description="thinking mode of the golden values")
+    method: Literal["match-expected", "multinomial"] = Field("match-expected", description="SGLANG_SIMULATE_ACC_METHOD")
+    token_mode: Literal["fixed", "real-draft-token"] = Field(
+        "real-draft-token", description="SGLANG_SIMULATE_ACC_TOKEN_MODE (`fixed` breaks streaming)")
 
 
 class Speculative(Strict):
-    algorithm: Literal["EAGLE", "EAGLE3", "NEXTN", "DFLASH"]
-    draft_model: str | None = None
-    draft_revision: str | None = None
-    num_steps: int | None = Field(None, ge=1)
-    num_draft_tokens: int | None = Field(None, ge=1)
-    topk: int | None = Field(None, ge=1)
-    golden: GoldenRef | None = None
-    mode: Literal["benchmark", "eval"] = Field(
-        "benchmark", description="benchmark injects synthetic acceptance from the golden curve; eval injects none")
+    algorithm: Literal["EAGLE", "EAGLE3", "NEXTN", "DFLASH"] = Field(description="`--speculative-algorithm`")
+    draft_model: str | None = Field(None, description="`--speculative-draft-model-path`")
+    draft_revision: str | None = Field(None, description="`--speculative-draft-model-revision` (pins the shipped draft)")
+    num_steps: int | None = Field(None, ge=1, description="`--speculative-num-steps` (draft length of the EAGLE family)")
+    num_draft_tokens: int | None = Field(None, ge=1, description="`--speculative-num-draft-tokens` (DFLASH block size)")
+    topk: int | None = Field(None, ge=1, description="`--speculative-eagle-topk`")
+    golden: GoldenRef | None = Field(None, description="golden curve giving the synthetic acceptance length")
+    mode: Literal["perf", "eval"] = Field(
+        "perf", description="perf injects synthetic acceptance from the golden curve; eval (accuracy) injects none")
 
 
 class KvOffload(Strict):
-    kind: Literal["none", "dram"] = "none"
-    hicache_size_gb: int | None = Field(None, ge=1, description="--hicache-size (GB per rank)")
+    kind: Literal["none", "dram"] = Field("none", description="`dram` = HiCache in host memory (`--enable-hierarchical-cache`)")
+    hicache_size_gb: int | None = Field(None, ge=1, description="`--hicache-size` (GB of host pool per rank)")
+    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(
+        None, description="`--hicache-write-policy`")
+
+    @model_validator(mode="after")
+    def _dram_only(self) -> KvOffload:
+        if self.kind == "none" and (self.hicache_size_gb is not None or self.write_policy is not None):
+            raise ValueError("hicache_size_gb and write_policy need kind: dram")
+        return self
+
+
+class KvOffloadChange(Strict):
+    """A point's change to the inherited KV offload; unset fields keep the inherited value."""
+
+    kind: Literal["none", "dram"] | None = None
+    hicache_size_gb: int | None = Field(None, ge=1)
     write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = None
 
 
@@ -78,134 +130,313 @@ class Client(Strict):
     duration_s: float = Field(60, gt=0, description="profiling window length")
     grace_s: float = Field(30, ge=0, description="wait for in-flight requests after the window")
     warmup_s: float = Field(0, ge=0, description="agentic cache warmup before profiling")
-    tokenizer: str | None = Field(None, description="tokenizer directory; default: the model's, or the demo one")
-    seed: int = 42
+    tokenizer: str | None = Field(None, description="tokenizer directory; default: the demo one")
+    seed: int = Field(42, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(None, ge=1, description="stop after this many sessions (default: time-boxed)")
 
 
 class Server(Strict):
-    args: dict[str, ArgValue] = Field(default_factory=dict)
-    env: dict[str, str] = Field(default_factory=dict)
+    args: dict[str, ArgValue] = Field(default_factory=dict, description="base SGLang flags, dashless names")
+    env: dict[str, EnvValue] = Field(default_factory=dict, description="base server environment")
     sglang_version: str = Field("0.5.23", description="pinned SGLang version whose flag table validates args")
-    ready_timeout_s: float = Field(1800, gt=0)
+    ready_timeout_s: float = Field(1800, gt=0, description="seconds to wait for the server to become ready")
 
-    @field_validator("args")
-    @classmethod
-    def _no_dashes(cls, v: dict[str, ArgValue]) -> dict[str, ArgValue]:
-        for key in v:
-            if key.startswith("-"):
-                raise ValueError(f"write flag names without dashes: {key!r} -> {key.lstrip('-')!r}")
-        return v
+
+class Zip(Strict):
+    conc: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="concurrencies, one point each")
+    args: dict[str, list[ArgValue]] = Field(default_factory=dict, description="flag -> one value per concurrency")
+    env: dict[str, list[EnvValue]] = Field(default_factory=dict, description="variable -> one value per concurrency")
+
+    @model_validator(mode="after")
+    def _lined_up(self) -> Zip:
+        if len(set(self.conc)) != len(self.conc):
+            raise ValueError("conc: each concurrency once")
+        for kind, table in (("args", self.args), ("env", self.env)):
+            for key, values in table.items():
+                if len(values) != len(self.conc):
+                    raise ValueError(f"{kind}.{key}: {len(values)} values for {len(self.conc)} concurrencies "
+                                     "(lists are lined up index by index)")
+        return self
 
 
 class PointSpec(Strict):
     extends: str | None = Field(None, description="start from another point's settings, e.g. c24")
-    args: dict[str, ArgValue | None] = Field(default_factory=dict, description="null removes an inherited arg")
-    env: dict[str, str | None] = Field(default_factory=dict, description="null removes an inherited variable")
+    args: dict[str, ArgValue | None] = Field(default_factory=dict, description="flag changes; null removes an inherited flag")
+    env: dict[str, OptEnvValue] = Field(default_factory=dict, description="env changes; null removes an inherited variable")
+    kv_offload: KvOffloadChange | None = Field(None, description="changes to the inherited KV offload")
+
+    @field_validator("extends", mode="before")
+    @classmethod
+    def _point_ref(cls, v: Any) -> Any:
+        return normalize_point_name(v) if isinstance(v, (int, str)) and not isinstance(v, bool) else v
 
 
 class Recipe(Strict):
-    config_key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    description: str = ""
+    config_key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="curve identity, e.g. the file stem")
+    description: str = Field("", description="one line for humans")
     image: str = Field(description="pinned engine image, e.g. lmsysorg/sglang:v0.5.23")
-    engine: Literal["sglang", "sim"] = "sglang"
+    engine: Literal["sglang", "sim"] = Field("sglang", description="`sim` runs the same argv on the simulator")
     sim_profile: str = Field("demo", description="simulator hardware profile when engine is sim")
+    sim_traces: str | None = Field(None, description="trace corpus replayed when engine is sim (default: client.traces)")
     model: ModelSpec
     hardware: Hardware
     parallelism: Parallelism = Parallelism()
     server: Server = Server()
     speculative: Speculative | None = None
-    kv_offload: KvOffload = KvOffload()
+    kv_offload: KvOffload = Field(KvOffload(), description="KV offload of every point unless a point changes it")
     client: Client
-    points: dict[str, PointSpec]
-
-    @field_validator("points")
-    @classmethod
-    def _point_names(cls, v: dict[str, PointSpec]) -> dict[str, PointSpec]:
-        if not v:
-            raise ValueError("a recipe needs at least one point")
-        for name in v:
-            if not POINT_NAME.match(name):
-                raise ValueError(f"point names are c<concurrency>, got {name!r}")
-        return v
+    zip: Zip | None = Field(None, description="points from lined-up lists: conc, args and env value lists")
+    points: dict[str, PointSpec] = Field(default_factory=dict, description="points keyed by concurrency (c28 or 28)")
 
 
 class Point(Strict):
-    """One concrete point: effective settings after inheritance."""
+    """One concrete point: effective settings after inheritance (structured blocks not yet rendered)."""
 
     name: str
     conc: int
     args: dict[str, ArgValue]
     env: dict[str, str]
+    kv_offload: KvOffload = KvOffload()
     extends_chain: list[str] = Field(default_factory=list)
 
 
+def normalize_point_name(name: Any) -> str:
+    """`28`, `"28"` and `"c28"` all name point c28."""
+    text = str(name).strip()
+    return f"c{text}" if text.isdigit() else text
+
+
+# ----------------------------------------------------------------------------------------- loading
+
+
+class Where:
+    """Turns a key path into `file:line: key.path` for one-line errors."""
+
+    def __init__(self, source: str, lines: dict[tuple[str, ...], int] | None = None) -> None:
+        self.source, self.lines = source, lines or {}
+
+    def error(self, path: tuple[Any, ...], message: str) -> UserError:
+        keys = tuple(str(p) for p in path)
+        line = next((self.lines[keys[:n]] for n in range(len(keys), 0, -1) if keys[:n] in self.lines), None)
+        where = f"{self.source}:{line}" if line else self.source
+        return UserError(f"{where}: {'.'.join(keys) or '<root>'}: {message}")
+
+
+def _line_map(text: str, where: Where) -> dict[tuple[str, ...], int]:
+    """1-based line of every key path in the YAML text; duplicate keys are errors (YAML keeps the last)."""
+    lines: dict[tuple[str, ...], int] = {}
+
+    def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[str] = set()
+            for key_node, value in node.value:
+                key = str(key_node.value)
+                if path == ("points",):
+                    key = normalize_point_name(key)
+                if key in seen:
+                    where.lines = lines
+                    raise where.error((*path, key), f"given twice (line {key_node.start_mark.line + 1})")
+                seen.add(key)
+                lines[(*path, key)] = key_node.start_mark.line + 1
+                walk(value, (*path, key))
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines[(*path, str(i))] = item.start_mark.line + 1
+                walk(item, (*path, str(i)))
+
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if root is not None:
+        walk(root, ())
+    return lines
+
+
 def load_recipe(path: str | Path) -> Recipe:
-    """Read and validate a recipe file; any mistake is a one-line UserError naming file and key path."""
+    """Read and validate a recipe file; any mistake is a one-line UserError naming file, line and key path."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
         raise UserError(f"{path}: no such recipe file") from None
+    return parse_recipe_text(text, str(path))
+
+
+def parse_recipe_text(text: str, source: str) -> Recipe:
+    """Validate recipe YAML text; `source` names it in errors (a path, or `REV:path`)."""
+    where = Where(source)
+    try:
+        raw = yaml.safe_load(text)
+        where.lines = _line_map(text, where)
     except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    return parse_recipe(raw, source=str(path))
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise UserError(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or str(exc).splitlines()[0]}") from None
+    return parse_recipe(raw, source, where)
 
 
-def parse_recipe(raw: Any, source: str = "<recipe>") -> Recipe:
+def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None) -> Recipe:
+    """Validate a parsed recipe mapping: schema, point names, flags, env, inheritance."""
+    where = where or Where(source)
     if not isinstance(raw, dict):
         raise UserError(f"{source}: a recipe is a mapping of keys")
-    if isinstance(raw.get("points"), dict):
-        raw = {**raw, "points": {str(k) if not isinstance(k, int) else f"c{k}": v or {}
-                                 for k, v in raw["points"].items()}}
+    points = raw.get("points")
+    if isinstance(points, dict):
+        renamed: dict[str, Any] = {}
+        for key, spec in points.items():
+            name = normalize_point_name(key)
+            if not POINT_NAME.match(name):
+                raise where.error(("points", str(key)), "point names are concurrencies: c28 or 28")
+            if name in renamed:
+                raise where.error(("points", name), f"given twice ({key!r} and an earlier spelling)")
+            renamed[name] = {} if spec is None else spec
+        raw = {**raw, "points": renamed}
     try:
         recipe = Recipe.model_validate(raw)
     except ValidationError as exc:
-        raise UserError(pydantic_error_line(source, exc)) from None
-    expand_points(recipe, source)  # inheritance errors surface at load time
+        first = exc.errors()[0]
+        msg = str(first.get("msg", "")).removeprefix("Value error, ")
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise where.error(tuple(first.get("loc", ())), msg + more) from None
+    recipe = _canonical_flags(recipe, where)
+    _check_rules(recipe, where)
+    expand_points(recipe, source, where)  # inheritance errors surface at load time
     return recipe
 
 
-def _resolve(name: str, recipe: Recipe, source: str, seen: tuple[str, ...]) -> Point:
-    spec = recipe.points[name]
+# ------------------------------------------------------------------------------------------ checks
+
+
+def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
+    """Every arg name checked against the pinned flag table and rewritten to its canonical spelling."""
+    from harness import flags
+
+    try:
+        table = flags.load_table(recipe.server.sglang_version)
+    except UserError:
+        known = ", ".join(flags.available_versions())
+        raise where.error(("server", "sglang_version"), f"no flag table for SGLang "
+                          f"{recipe.server.sglang_version} (have {known}; `harness flags dump` makes one)") from None
+
+    def canon(path: tuple[str, ...], key: str, values: list[Any]) -> str:
+        if key.startswith("-"):
+            raise where.error((*path, key), f"write flag names without dashes: {key.lstrip('-')}")
+        for value in values:
+            try:
+                checked = flags.validate_args(table, {key: value}, "")
+            except UserError as exc:
+                raise where.error((*path, key), str(exc).split(": ", 1)[1]) from None
+        name = next(iter(checked))[2:] if values else table.resolve(table.match(key)).name[2:]
+        if name in OWNED_FLAGS:
+            raise where.error((*path, key), f"--{name} comes from {OWNED_FLAGS[name]}; set it there")
+        return name
+
+    def canon_args(path: tuple[str, ...], args: dict[str, Any], listed: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in args.items():
+            values = value if listed else ([] if value is None else [value])
+            name = canon(path, key, values)
+            if name in out:
+                raise where.error((*path, key), f"--{name} is already given under another spelling")
+            out[name] = value
+        return out
+
+    for path, env in [(("server", "env"), recipe.server.env), *(
+            (("points", n, "env"), p.env) for n, p in recipe.points.items())]:
+        for key in env:
+            if key.startswith(ACC_ENV_PREFIX):
+                raise where.error((*path, key), "synthetic acceptance is set by the harness from the golden curve "
+                                  "(speculative.golden); remove it from the recipe")
+    if recipe.zip is not None:
+        for key in recipe.zip.env:
+            if key.startswith(ACC_ENV_PREFIX):
+                raise where.error(("zip", "env", key), "synthetic acceptance comes only from the golden curve")
+    server = recipe.server.model_copy(update={"args": canon_args(("server", "args"), recipe.server.args)})
+    zip_ = recipe.zip and recipe.zip.model_copy(update={"args": canon_args(("zip", "args"), recipe.zip.args, True)})
+    points = {n: p.model_copy(update={"args": canon_args(("points", n, "args"), p.args)})
+              for n, p in recipe.points.items()}
+    return recipe.model_copy(update={"server": server, "zip": zip_, "points": points})
+
+
+def _check_rules(recipe: Recipe, where: Where) -> None:
+    if not recipe.points and recipe.zip is None:
+        raise where.error(("points",), "a recipe needs at least one point (points: or zip:)")
+    spec = recipe.speculative
+    if spec is not None and spec.golden is not None and spec.mode == "perf" and recipe.model.golden_key is None:
+        raise where.error(("model", "golden_key"), "needed to look up speculative.golden.curve")
+
+
+# --------------------------------------------------------------------------------------- expansion
+
+
+def _specs(recipe: Recipe) -> dict[str, tuple[dict[str, Any], dict[str, Any], PointSpec]]:
+    """Per point: the zip values (args, env) and its points: entry (empty when only zipped)."""
+    out: dict[str, tuple[dict[str, Any], dict[str, Any], PointSpec]] = {}
+    z = recipe.zip
+    if z is not None:
+        for i, conc in enumerate(z.conc):
+            out[f"c{conc}"] = ({k: v[i] for k, v in z.args.items()}, {k: v[i] for k, v in z.env.items()}, PointSpec())
+    for name, spec in recipe.points.items():
+        zargs, zenv, _ = out.get(name, ({}, {}, spec))
+        out[name] = (zargs, zenv, spec)
+    return out
+
+
+def _resolve(name: str, specs: dict[str, tuple[dict[str, Any], dict[str, Any], PointSpec]], recipe: Recipe,
+             where: Where, seen: tuple[str, ...]) -> Point:
+    zargs, zenv, spec = specs[name]
     if name in seen:
-        cycle = " -> ".join((*seen, name))
-        raise UserError(f"{source}: points.{seen[0]}.extends: cycle {cycle}")
+        cycle = " -> ".join((*seen[seen.index(name):], name))
+        raise where.error(("points", seen[0], "extends"), f"cycle {cycle}")
     if spec.extends is None:
-        args: dict[str, ArgValue] = dict(recipe.server.args)
+        args: dict[str, Any] = dict(recipe.server.args)
         env: dict[str, str] = dict(recipe.server.env)
-        chain: list[str] = []
+        kv, chain = recipe.kv_offload, []
     else:
-        if spec.extends not in recipe.points:
-            known = ", ".join(recipe.points)
-            raise UserError(f"{source}: points.{name}.extends: unknown point {spec.extends!r} (points: {known})")
-        parent = _resolve(spec.extends, recipe, source, (*seen, name))
-        args, env, chain = dict(parent.args), dict(parent.env), [*parent.extends_chain, spec.extends]
-    for key, value in spec.args.items():
+        if spec.extends not in specs:
+            raise where.error(("points", name, "extends"),
+                              f"unknown point {spec.extends!r} (points: {', '.join(_order(specs))})")
+        parent = _resolve(spec.extends, specs, recipe, where, (*seen, name))
+        args, env, kv = dict(parent.args), dict(parent.env), parent.kv_offload
+        chain = [*parent.extends_chain, spec.extends]
+    for key, value in {**zargs, **spec.args}.items():
         if value is None:
             args.pop(key, None)
         else:
             args[key] = value
-    for key, val in spec.env.items():
+    for key, val in {**zenv, **spec.env}.items():
         if val is None:
             env.pop(key, None)
         else:
             env[key] = val
-    conc = int(POINT_NAME.match(name).group(1))  # type: ignore[union-attr]
-    return Point(name=name, conc=conc, args=args, env=env, extends_chain=chain)
+    if spec.kv_offload is not None:
+        change = spec.kv_offload.model_dump(exclude_unset=True)
+        merged = {**kv.model_dump(), **change}
+        if change.get("kind") == "none":
+            merged.update(hicache_size_gb=None, write_policy=None)
+        try:
+            kv = KvOffload.model_validate(merged)
+        except ValidationError as exc:
+            msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise where.error(("points", name, "kv_offload"), msg) from None
+    conc = int(name[1:])
+    return Point(name=name, conc=conc, args=args, env=env, kv_offload=kv, extends_chain=chain)
 
 
-def expand_points(recipe: Recipe, source: str = "<recipe>") -> list[Point]:
-    """All points of the recipe, sorted by concurrency, with `extends` chains resolved."""
-    points = [_resolve(name, recipe, source, ()) for name in recipe.points]
-    return sorted(points, key=lambda p: p.conc)
+def _order(specs: dict[str, Any]) -> list[str]:
+    return sorted(specs, key=lambda n: int(n[1:]))
+
+
+def expand_points(recipe: Recipe, source: str = "<recipe>", where: Where | None = None) -> list[Point]:
+    """All points of the recipe, sorted by concurrency, with zip values and `extends` chains resolved."""
+    where = where or Where(source)
+    specs = _specs(recipe)
+    return [_resolve(name, specs, recipe, where, ()) for name in _order(specs)]
 
 
 def select_points(points: list[Point], names: list[str] | None, source: str = "<recipe>") -> list[Point]:
-    """Keep the named points (`c4` or `4`), in recipe order; unknown names are an error."""
+    """Keep the named points (`c4` or `4`), in concurrency order; unknown names are an error."""
     if not names:
         return points
-    wanted = [n if n.startswith("c") else f"c{n}" for n in names]
+    wanted = [normalize_point_name(n) for n in names]
     by_name = {p.name: p for p in points}
     missing = [n for n in wanted if n not in by_name]
     if missing:
