@@ -1,0 +1,25 @@
+"""The shape of a review rule: an id, a one-line rationale and `check(recipe, plans) -> list[Finding]`."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from harness.check.model import CheckedRecipe, Finding, PlannedPoint
+
+
+class Rule:
+    """A review rule. Subclasses set `id` and `rationale` and implement `check`.
+
+    `load_markers` are substrings of a recipe-loading error that show the recipe breaks this rule (a recipe
+    that breaks a rule may be rejected before it can be checked point by point).
+    """
+
+    id: ClassVar[str]
+    rationale: ClassVar[str]
+    load_markers: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        raise NotImplementedError
+
+    def claims_load_error(self, message: str) -> bool:
+        return any(marker in message for marker in self.load_markers)

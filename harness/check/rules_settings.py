@@ -1,0 +1,101 @@
+"""Review rules about the engine image, forbidden settings, SGLang flags and the shape of the curve."""
+
+from __future__ import annotations
+
+import re
+
+from harness import flags
+from harness.check.evidence import forbidden_settings, grouped, point_names
+from harness.check.model import CheckedRecipe, Finding, PlannedPoint, short_error
+from harness.check.rule import Rule
+from harness.errors import UserError
+from harness.plan import effective_args
+
+# Upstream SGLang images: lmsysorg/sglang (and its ROCm build), optionally with the Docker Hub registry
+# spelled out, pinned by a tag other than `latest` and/or a sha256 digest.
+_UPSTREAM_IMAGE = re.compile(
+    r"^(?:(?:docker\.io|registry-1\.docker\.io|index\.docker\.io)/)?lmsysorg/sglang(?:-rocm)?"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?(?:@(?P<digest>sha256:[0-9a-f]{64}))?$"
+)
+FORBIDDEN_ENV: tuple[str, ...] = ("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE",)
+FORBIDDEN_ARGS: tuple[str, ...] = ("--hf-overrides", "--json-model-override-args")
+MIN_POINTS = 5
+
+
+class UpstreamImage(Rule):
+    id = "upstream-image"
+    rationale = "results must come from the upstream engine image (lmsysorg/sglang), pinned by tag or digest"
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        r = recipe.recipe
+        if r.engine != "sglang":
+            return [Finding("N/A", f"engine {r.engine}: the image {r.image} is recorded for identity only")]
+        match = _UPSTREAM_IMAGE.match(r.image)
+        if match is None:
+            return [Finding("FAIL", f"image: {r.image} is not the upstream lmsysorg/sglang image "
+                                    "(forks and private builds are not accepted)")]
+        if match["digest"] is None and match["tag"] in (None, "latest"):
+            return [Finding("FAIL", f"image: {r.image} is not pinned (give a version tag or a sha256 digest)")]
+        return [Finding("PASS", f"image: {r.image}")]
+
+
+class ForbiddenEnv(Rule):
+    id = "forbidden-env"
+    rationale = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE changes the checkpoint's numerics; it may not be set at any level"
+    load_markers = FORBIDDEN_ENV
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        findings = forbidden_settings(recipe, plans, "env", lambda key: "" if key in FORBIDDEN_ENV else None)
+        return findings or [Finding("PASS", f"none of {', '.join(FORBIDDEN_ENV)} in base or any point")]
+
+
+class ForbiddenArgs(Rule):
+    id = "forbidden-args"
+    rationale = "--hf-overrides and --json-model-override-args change the model's architecture or FLOPs"
+    load_markers = ("hf-overrides", "json-model-override-args")
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        findings = forbidden_settings(recipe, plans, "args", lambda key: "" if key in FORBIDDEN_ARGS else None)
+        return findings or [Finding("PASS", f"none of {', '.join(FORBIDDEN_ARGS)} in base or any point")]
+
+
+class KnownFlags(Rule):
+    id = "sglang-flags"
+    rationale = "every server flag and value must be accepted by the pinned SGLang version's parser"
+    load_markers = ("not a server flag", "ambiguous in SGLang")
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        version = recipe.recipe.server.sglang_version
+        if recipe.table is None:
+            return [Finding("FAIL", f"server.sglang_version: {recipe.table_error or f'no flag table for {version}'}")]
+        bad: dict[str, str] = {}
+        for pp in plans:
+            try:
+                flags.validate_args(recipe.table, effective_args(recipe.recipe, pp.point), "args")
+            except UserError as exc:
+                bad[pp.name] = str(exc)
+        if bad:
+            return grouped("FAIL", bad)
+        return [Finding("PASS", f"all flags of {len(plans)} points are known to SGLang {version}")]
+
+
+class Plannable(Rule):
+    id = "plannable"
+    rationale = "every point must turn into an exact, validated server command before any GPU is touched"
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        failed = {pp.name: short_error(pp.error, recipe.source) for pp in plans if pp.error}
+        if failed:
+            return [Finding("FAIL", f"{name}: {message}", name) for name, message in failed.items()]
+        return [Finding("PASS", f"all {len(plans)} points plan")]
+
+
+class MinPoints(Rule):
+    id = "min-points"
+    rationale = f"a curve needs at least {MIN_POINTS} points to show its shape and a meaningful Pareto frontier"
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        text = f"{len(plans)} points ({point_names(plans)})"
+        if len(plans) < MIN_POINTS:
+            return [Finding("WARN", f"{text}; at least {MIN_POINTS} recommended")]
+        return [Finding("PASS", text)]
