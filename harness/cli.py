@@ -20,6 +20,8 @@ import sys
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("harness.commands.sweep", "run every point of a recipe, one fresh server each, then report"),
     "run": ("harness.commands.run", "run one point of a recipe on one fresh server"),
+    "plan": ("harness.commands.plan", "the exact server command, env, client and resources of every point"),
+    "diff": ("harness.commands.diff", "per-point changes between two versions of a recipe (paths or REV:path)"),
     "run-point": ("harness.commands.run_point", "run one point of a planned sweep (a Slurm array task)"),
     "fingerprint": ("harness.commands.fingerprint", "compare two worker fingerprints: harness fingerprint diff A B"),
     "report": ("harness.commands.report", "curve tables, Pareto frontiers, plots and HTML from result files"),

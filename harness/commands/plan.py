@@ -1,0 +1,118 @@
+"""`harness plan RECIPE [--point cN] [--json]`: the exact server command, env, client and resources of
+every point, validated, without launching anything. `harness plan --schema` prints the recipe field
+reference (the README's recipe section is generated from it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recipe", nargs="?", help="recipe YAML file")
+    parser.add_argument("--point", dest="points", action="append", metavar="cN",
+                        help="only this point (c28 or 28; repeatable; default: all)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting first, e.g. engine=sim or args.max-running-requests=64")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--schema", action="store_true", help="print the recipe field reference (markdown)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.errors import UserError
+
+    if args.schema:
+        sys.stdout.write(schema_markdown())
+        return 0
+    if not args.recipe:
+        raise UserError("plan: give a recipe file (or --schema)")
+    from harness.points import load_plans
+
+    recipe, plans = load_plans(args.recipe, args.points, args.overrides)
+    if args.json:
+        doc = {"config_key": recipe.config_key, "image": recipe.image, "points": [p.public() for p in plans]}
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{recipe.config_key}  image {recipe.image}  engine {recipe.engine}  "
+          f"SGLang flags {recipe.server.sglang_version}  {len(plans)} point(s)")
+    for plan in plans:
+        print()
+        print(render_point(plan))
+    return 0
+
+
+def render_point(plan: Any) -> str:
+    """One point as a human reads it: header, env, the server command one flag per line, client, resources."""
+    chain = f", starting from {' -> '.join(plan.extends_chain)}" if plan.extends_chain else ""
+    r, c = plan.resources, plan.client
+    lines = [f"== {plan.name} (concurrency {plan.conc}{chain})  fingerprint {plan.fingerprint[:16]}",
+             f"resources: {r.num_gpus} x {r.gpu} on {r.nodes} node(s) of {r.gpus_per_node}"]
+    lines += [f"  {k}={shlex.quote(v)}" for k, v in plan.server.env.items()]
+    lines.append("  " + " \\\n    ".join(_argv_lines(plan.server.argv)))
+    lines.append(f"client: {c.concurrency} sessions of {c.traces}, {c.warmup_s:g} s warmup, "
+                 f"{c.duration_s:g} s window, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}")
+    return "\n".join(lines)
+
+
+def _argv_lines(argv: list[str]) -> list[str]:
+    """The command split so that each flag starts a line with its values."""
+    head_end = next((i for i, tok in enumerate(argv) if tok.startswith("--")), len(argv))
+    out = [shlex.join(argv[:head_end])]
+    for tok in argv[head_end:]:
+        if tok.startswith("--"):
+            out.append(shlex.quote(tok))
+        else:
+            out[-1] += " " + shlex.quote(tok)
+    return out
+
+
+def schema_markdown() -> str:
+    """The recipe field reference as a markdown table, generated from the recipe models."""
+    from harness.recipe import PointSpec, Recipe
+
+    rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    _rows(Recipe, "", rows)
+    _rows(PointSpec, "points.cN.", rows)
+    return "\n".join(rows) + "\n"
+
+
+def _rows(model: Any, prefix: str, rows: list[str]) -> None:
+    import typing
+
+    from pydantic import BaseModel
+    from pydantic_core import PydanticUndefined
+
+    for name, field in model.model_fields.items():
+        if prefix == "" and name == "points":
+            rows.append(f"| `points` | mapping | `{{}}` | {field.description} |")
+            continue
+        ann = field.annotation
+        nested = [a for a in (typing.get_args(ann) or (ann,)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if nested:
+            _rows(nested[0], f"{prefix}{name}.", rows)
+            continue
+        if field.is_required():
+            default = "required"
+        elif field.default_factory is not None:
+            default = f"`{field.default_factory()}`"
+        elif field.default is PydanticUndefined:
+            default = ""
+        else:
+            default = f"`{'null' if field.default is None else field.default}`"
+        meaning = (field.description or "").replace("|", "\\|")
+        rows.append(f"| `{prefix}{name}` | {_type_name(ann)} | {default} | {meaning} |")
+
+
+def _type_name(ann: Any) -> str:
+    import typing
+
+    text = str(ann).replace("typing.", "").replace("NoneType", "null")
+    if typing.get_origin(ann) is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in typing.get_args(ann))
+    for word, short in (("<class '", ""), ("'>", ""), ("Annotated[", ""), ("harness.recipe.", "")):
+        text = text.replace(word, short)
+    return text.replace("|", "\\|")
