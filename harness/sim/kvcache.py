@@ -108,11 +108,15 @@ class KVCache:
                 host += self.block_tokens
         return Match(out, dev, host)
 
-    def _touch(self, b: Block) -> None:
+    def _tick(self) -> int:
+        """One access time for all blocks touched by one operation (so depth breaks the tie)."""
         if len(self._gpu_heap) + len(self._host_heap) > 8 * len(self.blocks) + 4096:
             self._compact()
         self._clock += 1
-        b.stamp = self._clock
+        return self._clock
+
+    def _touch(self, b: Block, stamp: int) -> None:
+        b.stamp = stamp
         if b.on_gpu:
             heapq.heappush(self._gpu_heap, (b.stamp, -b.depth, b.key))
         if b.on_host:
@@ -130,6 +134,7 @@ class KVCache:
         Returns the tokens loaded from host memory.
         """
         loaded = 0
+        stamp = self._tick()
         for b in match.blocks:
             b.hits += 1
             if not b.on_gpu:
@@ -138,15 +143,16 @@ class KVCache:
                 loaded += self.block_tokens
             if self.hicache and not b.on_host and self.write_policy == "write_through_selective" and b.hits >= 2:
                 self._backup(b)
-            self._touch(b)
+            self._touch(b, stamp)
         self.traffic.load_back_tokens += loaded
         self.traffic.pending_load_tokens += loaded
         return loaded
 
     def unlock(self, blocks: list[Block]) -> None:
+        stamp = self._tick()
         for b in blocks:
             b.locks -= 1
-            self._touch(b)
+            self._touch(b, stamp)
 
     def insert(self, hashes: tuple[bytes, ...], start: int, locked: list[Block]) -> int:
         """Move a request's computed full blocks hashes[start:] from private tokens into the cache.
@@ -155,6 +161,7 @@ class KVCache:
         number of tokens that moved out of the private pool.
         """
         moved = 0
+        stamp = self._tick()
         for i in range(start, len(hashes)):
             h = hashes[i]
             b = self.blocks.get(h)
@@ -172,7 +179,7 @@ class KVCache:
                     self._backup(b)
             moved += self.block_tokens
             b.locks += 1
-            self._touch(b)
+            self._touch(b, stamp)
             locked.append(b)
         return moved
 
@@ -256,5 +263,6 @@ class KVCache:
                 self.host_block_count -= 1
         self._gpu_heap.clear()
         self._host_heap.clear()
+        stamp = self._tick()
         for b in self.blocks.values():
-            self._touch(b)
+            self._touch(b, stamp)

@@ -1,0 +1,100 @@
+"""Radix prefix cache over content blocks, GPU pool accounting, HiCache write policies."""
+
+from __future__ import annotations
+
+from harness.sim.kvcache import KVCache
+
+
+def hashes(prefix: str, n: int) -> tuple[bytes, ...]:
+    return tuple(f"{prefix}{i}".encode() for i in range(n))
+
+
+def fill(kv: KVCache, hs: tuple[bytes, ...]) -> list:
+    """Compute and cache a prompt of len(hs) full blocks, then release it (a finished request)."""
+    m = kv.match(hs, len(hs) * kv.block_tokens)
+    kv.pin(m)
+    new = len(hs) * kv.block_tokens - m.tokens
+    assert kv.ensure_free(m.host_tokens + new)
+    kv.load(m)
+    locked = list(m.blocks)
+    kv.alloc_private(new)
+    kv.insert(hs, len(m.blocks), locked)
+    kv.unlock(locked)
+    return locked
+
+
+def test_prefix_match_is_longest_shared_prefix() -> None:
+    kv = KVCache(capacity=10_000, block_tokens=64)
+    fill(kv, hashes("a", 4))
+    assert kv.used == 4 * 64 and kv.private_tokens == 0
+    m = kv.match(hashes("a", 6), 10_000)
+    assert (len(m.blocks), m.device_tokens, m.host_tokens) == (4, 256, 0)
+    assert kv.match(hashes("a", 6), 3 * 64 + 10).tokens == 192  # capped by max_tokens
+    assert kv.match(hashes("b", 3), 10_000).tokens == 0
+
+
+def test_eviction_is_lru_leaf_first_and_spares_locked_blocks() -> None:
+    kv = KVCache(capacity=6 * 64, block_tokens=64)
+    fill(kv, hashes("a", 3))
+    fill(kv, hashes("b", 3))
+    m = kv.match(hashes("b", 3), 1000)
+    kv.pin(m)  # b is in use
+    assert kv.ensure_free(2 * 64)
+    # the two deepest blocks of the least recently used prefix went first
+    assert kv.match(hashes("a", 3), 1000).tokens == 64
+    assert kv.match(hashes("b", 3), 1000).tokens == 192
+    assert not kv.ensure_free(6 * 64)  # b's blocks are locked
+    assert kv.traffic.evicted_tokens == 3 * 64
+
+
+def _churn(policy: str) -> KVCache:
+    """Three 4-block sessions through an 8-block GPU pool, then the first session comes back."""
+    kv = KVCache(capacity=8 * 64, block_tokens=64, hicache=True, host_capacity=64 * 64, write_policy=policy)
+    for s in "abc":
+        fill(kv, hashes(s, 4))  # c evicts a
+    fill(kv, hashes("a", 4))  # a is loaded back from host, evicting b
+    return kv
+
+
+def test_write_back_and_write_through_move_different_traffic() -> None:
+    wt = _churn("write_through")
+    wb = _churn("write_back")
+    # write-through copies every block to host as it is cached: 3 sessions x 4 blocks
+    assert wt.traffic.backup_tokens == 12 * 64
+    # write-back copies only what leaves the GPU: a, then b
+    assert wb.traffic.backup_tokens == 8 * 64
+    assert wt.traffic.evicted_tokens == wb.traffic.evicted_tokens == 8 * 64
+    # both serve the returning session from host memory
+    assert wt.traffic.load_back_tokens == wb.traffic.load_back_tokens == 4 * 64
+    assert wt.match(hashes("a", 4), 1000).device_tokens == 4 * 64
+
+
+def test_write_through_selective_backs_up_after_second_hit() -> None:
+    kv = KVCache(capacity=100 * 64, block_tokens=64, hicache=True, host_capacity=100 * 64,
+                 write_policy="write_through_selective")
+    fill(kv, hashes("a", 2))
+    assert kv.traffic.backup_tokens == 0
+    fill(kv, hashes("a", 2))  # first hit
+    assert kv.traffic.backup_tokens == 0
+    fill(kv, hashes("a", 2))  # second hit reaches the threshold
+    assert kv.traffic.backup_tokens == 2 * 64
+
+
+def test_without_hicache_evicted_blocks_are_gone() -> None:
+    kv = KVCache(capacity=4 * 64, block_tokens=64)
+    fill(kv, hashes("a", 4))
+    fill(kv, hashes("b", 4))
+    assert kv.match(hashes("a", 4), 1000).tokens == 0
+    assert kv.traffic.backup_tokens == 0 and kv.traffic.load_back_tokens == 0
+
+
+def test_flush_drops_unlocked_blocks_only() -> None:
+    kv = KVCache(capacity=100 * 64, block_tokens=64)
+    fill(kv, hashes("a", 3))
+    fill(kv, hashes("b", 2))
+    m = kv.match(hashes("b", 2), 1000)
+    kv.pin(m)
+    kv.flush()
+    assert kv.match(hashes("a", 3), 1000).tokens == 0
+    assert kv.match(hashes("b", 2), 1000).tokens == 128
+    assert kv.used == 128
