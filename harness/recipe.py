@@ -408,7 +408,7 @@ def _resolve(name: str, specs: dict[str, tuple[dict[str, Any], dict[str, Any], P
         else:
             env[key] = val
     if spec.kv_offload is not None:
-        change = spec.kv_offload.model_dump(exclude_unset=True)
+        change = spec.kv_offload.model_dump(exclude_none=True)
         merged = {**kv.model_dump(), **change}
         if change.get("kind") == "none":
             merged.update(hicache_size_gb=None, write_policy=None)
