@@ -32,6 +32,7 @@ class RequestRecord:
     input_tokens: int | None
     output_tokens: int | None
     request_id: str | None = None
+    tree_id: str | None = None
 
 
 def _metric(metrics: dict[str, Any], tag: str) -> float | None:
@@ -67,6 +68,7 @@ def parse_record(raw: dict[str, Any]) -> RequestRecord:
         input_tokens=None if isl is None else int(isl),
         output_tokens=None if osl is None else int(osl),
         request_id=meta.get("x_request_id"),
+        tree_id=meta.get("root_correlation_id") or meta.get("x_correlation_id"),
     )
 
 
@@ -130,6 +132,31 @@ def throughput_block(ok: list[RequestRecord], num_gpus: int) -> dict[str, Any] |
                     "output_tput_tps": tout / duration / num_gpus,
                     "input_tput_tps": tin / duration / num_gpus},
     }
+
+
+def achieved_concurrency(records: list[RequestRecord]) -> dict[str, float] | None:
+    """Mean concurrency over the throughput window, two ways.
+
+    `sessions`: live session trees (a tree is live from its first to its last profiled request; think time
+    between its requests counts, as it holds its lane) — comparable to the target concurrency.
+    `requests`: requests in flight (sum of request durations / window) — lower, by the think time.
+    """
+    ok = [r for r in records if r.phase == "profiling" and r.ok]
+    if not ok:
+        return None
+    start, end = min(r.start_ns for r in ok), max(r.end_ns for r in ok)
+    window = end - start
+    if window <= 0:
+        return None
+    profiled = [r for r in records if r.phase == "profiling" and r.end_ns > 0]
+    spans: dict[str, list[int]] = {}
+    for r in profiled:
+        key = r.tree_id or r.request_id or str(id(r))
+        lo, hi = spans.get(key, [r.start_ns, r.end_ns])
+        spans[key] = [min(lo, r.start_ns), max(hi, r.end_ns)]
+    live = sum(max(0, min(hi, end) - max(lo, start)) for lo, hi in spans.values())
+    busy = sum(max(0, min(r.end_ns, end) - max(r.start_ns, start)) for r in profiled)
+    return {"sessions": live / window, "requests": busy / window}
 
 
 def request_accounting(records: list[RequestRecord], cancelled_at_cutoff: int | None) -> dict[str, Any]:

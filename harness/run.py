@@ -296,8 +296,6 @@ def _collect(plan: PointPlan, options: PointOptions, pdir: Path, artifact_dir: P
     args = settings["args"]
     target = _target_accept_length(plan)
     achieved, al_reason = achieved_accept_length(metrics_before, metrics_after) if target else (None, None)
-    profiled_ok = [r for r in records if r.phase == "profiling" and r.ok]
-    window = metrics.get("throughput", {}).get("duration_seconds")
     result: dict[str, Any] = {
         "config_key": plan.config_key,
         "name": result_name(plan),
@@ -325,7 +323,7 @@ def _collect(plan: PointPlan, options: PointOptions, pdir: Path, artifact_dir: P
         "num_requests_successful": accounting["successful"],
         "request_accounting": accounting,
         "request_metrics": metrics,
-        "achieved_concurrency": (sum(r.e2el_s or 0 for r in profiled_ok) / window) if window else None,
+        "achieved_concurrency": results.achieved_concurrency(records),
         "context_overflow_count": int((summary or {}).get("context_overflow_count", {}).get("avg", 0) or 0)
         if isinstance((summary or {}).get("context_overflow_count"), dict) else 0,
         "speculative_acceptance": {"target": target, "achieved": achieved, "reason": al_reason}

@@ -19,8 +19,7 @@ class Thresholds(BaseModel):
     max_error_ratio: float = Field(0.10, ge=0, le=1)
     max_cancelled_ratio: float = Field(0.20, ge=0, le=1, description="cancelled at cutoff / requests sent")
     min_concurrency_ratio: float = Field(
-        0.25, ge=0, le=1,
-        description="achieved request concurrency / target; low because think time keeps lanes idle")
+        0.5, ge=0, le=1, description="achieved session-tree concurrency / target concurrency")
     max_accept_length_error: float = Field(0.02, ge=0, description="|achieved - target| / target")
     require_power: bool = False
 
@@ -52,11 +51,11 @@ def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thr
     elif sent and cancelled / sent > thresholds.max_cancelled_ratio:
         reasons.append(_reason("cancelled_ratio", f"{cancelled}/{sent} requests cancelled at the cutoff "
                                f"({cancelled / sent:.1%} > {thresholds.max_cancelled_ratio:.0%})"))
-    achieved = result.get("achieved_concurrency")
+    achieved = (result.get("achieved_concurrency") or {}).get("sessions")
     target = result.get("conc")
     if achieved is not None and target and achieved < thresholds.min_concurrency_ratio * target:
-        reasons.append(_reason("concurrency_below_target", f"achieved request concurrency {achieved:.2f} < "
-                               f"{thresholds.min_concurrency_ratio:.0%} of target {target}"))
+        reasons.append(_reason("concurrency_below_target", f"achieved concurrency {achieved:.2f} live sessions "
+                               f"< {thresholds.min_concurrency_ratio:.0%} of target {target}"))
     overflows = int(result.get("context_overflow_count") or 0)
     if overflows:
         reasons.append(_reason("context_overflow", f"{overflows} requests exceeded the context length"))

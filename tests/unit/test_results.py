@@ -63,3 +63,17 @@ def test_accounting_counts_cancelled_and_error_categories():
     assert a["successful"] == 1 and a["errors"] == 3 and a["cancelled_at_cutoff"] == 4
     assert a["error_categories"] == {"Internal Server Error": 1, "Timeout": 2}
     assert request_accounting(records, None)["cancelled_at_cutoff_source"].startswith("unavailable")
+
+
+def test_achieved_concurrency_counts_live_session_trees_including_think_time():
+    from dataclasses import replace
+
+    from harness.results import achieved_concurrency
+
+    a1 = replace(rec(0, 1), tree_id="a")
+    a2 = replace(rec(3, 4), tree_id="a")      # tree a lives 0..4 (think time 1..3 counts)
+    b1 = replace(rec(2, 4), tree_id="b")      # tree b lives 2..4
+    c = achieved_concurrency([a1, a2, b1])
+    assert c["sessions"] == pytest.approx((4 + 2) / 4)
+    assert c["requests"] == pytest.approx((1 + 1 + 2) / 4)
+    assert achieved_concurrency([]) is None

@@ -4,7 +4,7 @@ from harness.validity import Thresholds, verdict
 
 
 def good(**over):
-    r = {"conc": 4, "achieved_concurrency": 3.0, "context_overflow_count": 0,
+    r = {"conc": 4, "achieved_concurrency": {"sessions": 3.0, "requests": 1.0}, "context_overflow_count": 0,
          "request_accounting": {"successful": 100, "errors": 0, "cancelled_at_cutoff": 0},
          "request_metrics": {"throughput": {"duration_seconds": 60.0}},
          "speculative_acceptance": None, "power_valid": False, "power_invalid_reasons": ["nvml_unavailable"]}
@@ -45,7 +45,7 @@ def test_cancelled_ratio_and_unknown():
 
 
 def test_concurrency_below_target():
-    assert codes(good(achieved_concurrency=0.5)) == ["concurrency_below_target"]
+    assert codes(good(achieved_concurrency={"sessions": 1.5, "requests": 1.0})) == ["concurrency_below_target"]
 
 
 def test_context_overflow():
