@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,7 +117,7 @@ class PowerReport:
         return list(dict.fromkeys(r.code for r in self.reasons))
 
     def result_fields(
-        self, output_tokens: int | None, total_tokens: int | None, successful_requests: int | None
+        self, output_tokens: float | None, total_tokens: float | None, successful_requests: float | None
     ) -> dict[str, Any]:
         """Power fields of a benchmark result: metrics only when valid, reasons otherwise."""
         extra: list[Reason] = []
@@ -178,11 +179,14 @@ class PowerReport:
         }
 
 
-def _positive(value: int | None) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _positive(value: float | None) -> bool:
+    """A usable count: a finite number above zero (token counts may be derived, hence floats)."""
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    )
 
 
-def _ratio(energy: float, count: int) -> float:
+def _ratio(energy: float, count: float) -> float:
     return round(energy / count, 9)
 
 

@@ -136,6 +136,13 @@ def test_two_gpus_sum_and_result_fields() -> None:
     }
 
 
+def test_token_counts_may_be_floats() -> None:
+    report = integrate_samples(constant(100.0, 10), at(1), at(6), 1)
+    fields = report.result_fields(output_tokens=250.0, total_tokens=1000.0, successful_requests=4)
+    assert fields["joules_per_output_token"] == 2.0 and fields["joules_per_total_token"] == 0.5
+    assert report.result_fields(float("nan"), 10.0, 1)["power_invalid_reasons"] == ["invalid_token_count"]
+
+
 def test_gpu_without_uuid_is_keyed_by_index() -> None:
     samples = constant(50.0, 3, uuid="", index=5)
     fields = integrate_samples(samples, at(1), at(2), 1).result_fields(10, 20, 1)
