@@ -17,6 +17,7 @@ class Rule:
     id: ClassVar[str]
     rationale: ClassVar[str]
     load_markers: ClassVar[tuple[str, ...]] = ()
+    fails_when_unloadable: ClassVar[bool] = False  # also FAIL when another rule's breach stops the loading
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
         raise NotImplementedError

@@ -82,6 +82,7 @@ class KnownFlags(Rule):
 class Plannable(Rule):
     id = "plannable"
     rationale = "every point must turn into an exact, validated server command before any GPU is touched"
+    fails_when_unloadable = True
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
         failed = {pp.name: short_error(pp.error, recipe.source) for pp in plans if pp.error}

@@ -93,7 +93,7 @@ def check_recipe(path: str | Path, rules: tuple[Rule, ...] = RULES) -> RecipeRep
         if not claimed:
             raise
         return RecipeReport(source, None, [
-            RuleResult(rule, [Finding("FAIL", message)] if rule in claimed else
+            RuleResult(rule, [Finding("FAIL", message)] if rule in claimed or rule.fails_when_unloadable else
                        [Finding("N/A", "not checked: the recipe does not load")]) for rule in rules])
     checked, plans = prepare(recipe, source, Path(path).resolve().parent)
     return RecipeReport(source, recipe.config_key, run_rules(checked, plans, rules))
