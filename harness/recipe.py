@@ -235,7 +235,7 @@ def _line_map(text: str, where: Where) -> dict[tuple[str, ...], int]:
                     key = normalize_point_name(key)
                 if key in seen:
                     where.lines = lines
-                    raise where.error((*path, key), f"given twice (line {key_node.start_mark.line + 1})")
+                    raise where.error((*path, key), f"given twice (again on line {key_node.start_mark.line + 1})")
                 seen.add(key)
                 lines[(*path, key)] = key_node.start_mark.line + 1
                 walk(value, (*path, key))
@@ -316,27 +316,26 @@ def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
         raise where.error(("server", "sglang_version"), f"no flag table for SGLang "
                           f"{recipe.server.sglang_version} (have {known}; `harness flags dump` makes one)") from None
 
-    def canon(path: tuple[str, ...], key: str, values: list[Any]) -> str:
+    def canon(path: tuple[str, ...], key: str, values: list[Any]) -> tuple[str, list[Any]]:
+        """Canonical dashless name and the values as SGLang's parser stores them (`no-X: true` -> `X: false`)."""
         if key.startswith("-"):
             raise where.error((*path, key), f"write flag names without dashes: {key.lstrip('-')}")
-        for value in values:
-            try:
-                checked = flags.validate_args(table, {key: value}, "")
-            except UserError as exc:
-                raise where.error((*path, key), str(exc).split(": ", 1)[1]) from None
-        name = next(iter(checked))[2:] if values else table.resolve(table.match(key)).name[2:]
+        try:
+            name = table.resolve(table.match(key)).name[2:]
+            converted = [next(iter(flags.validate_args(table, {key: v}, "").values())) for v in values]
+        except UserError as exc:
+            raise where.error((*path, key), str(exc).split(": ", 1)[1]) from None
         if name in OWNED_FLAGS:
             raise where.error((*path, key), f"--{name} comes from {OWNED_FLAGS[name]}; set it there")
-        return name
+        return name, converted
 
     def canon_args(path: tuple[str, ...], args: dict[str, Any], listed: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in args.items():
-            values = value if listed else ([] if value is None else [value])
-            name = canon(path, key, values)
+            name, converted = canon(path, key, value if listed else ([] if value is None else [value]))
             if name in out:
                 raise where.error((*path, key), f"--{name} is already given under another spelling")
-            out[name] = value
+            out[name] = converted if listed else (converted[0] if converted else None)
         return out
 
     for path, env in [(("server", "env"), recipe.server.env), *(
