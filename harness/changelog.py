@@ -173,7 +173,7 @@ def validate(data: bytes, source: str, base: bytes | None = None, base_name: str
     """Every problem of a changelog: bytes, schema, append-only against `base` (None: no earlier version),
     and config keys of the entries added since `base` that match no recipe (when `known_keys` is given)."""
     problems = hygiene_problems(data, source)
-    if problems and problems[0].endswith(")") and "not UTF-8" in problems[0]:
+    if any("not UTF-8" in problem for problem in problems):
         return [], problems
     text = data.decode("utf-8")
     try:
