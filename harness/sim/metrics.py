@@ -70,8 +70,9 @@ def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: in
 
     def counter(name: str, helptext: str, value: float, extra: dict[str, str] | None = None) -> None:
         labels = _labels({**base, **(extra or {})})
-        out.append(f"# HELP {name} {helptext}")
-        out.append(f"# TYPE {name} counter")
+        family = name.removesuffix("_total")  # prometheus_client names the family without _total
+        out.append(f"# HELP {family} {helptext}")
+        out.append(f"# TYPE {family} counter")
         out.append(f"{name}{labels} {float(value)}")
 
     used = kv.used
@@ -114,8 +115,8 @@ def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: in
     counter("sglang:generation_tokens_total", "Number of generation tokens processed.", st.generation_tokens_total)
     counter("sglang:num_requests_total", "Number of requests processed.", st.requests_total)
     counter("sglang:num_aborted_requests_total", "Number of requests aborted.", st.aborted_total)
-    out.append("# HELP sglang:cached_tokens_total Number of cached prompt tokens by source.")
-    out.append("# TYPE sglang:cached_tokens_total counter")
+    out.append("# HELP sglang:cached_tokens Number of cached prompt tokens by source.")
+    out.append("# TYPE sglang:cached_tokens counter")
     for source, value in (("device", st.cached_tokens_device), ("host", st.cached_tokens_host), ("storage", 0)):
         out.append(f"sglang:cached_tokens_total{_labels({**base, 'cache_source': source})} {float(value)}")
     for name, helptext, h in (

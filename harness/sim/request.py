@@ -47,6 +47,7 @@ class SimRequest:
     first_token_mono: int = 0
     finished: bool = False
     aborted: bool = False
+    logged: bool = False  # truth log / latency metrics written
     hold_until_finish: bool = False  # `fixed` token mode: nothing decodes to text until the end
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)

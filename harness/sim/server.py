@@ -197,17 +197,16 @@ class Handlers:
             status = "client_disconnected"
             raise
         except ConnectionResetError:
+            # The client went away; there is nobody left to answer.
             status = "client_disconnected"
-            return web.Response(status=499)
-        except _Dropped:
-            status = "dropped"
-            return web.Response(status=499)
+            return web.StreamResponse(status=499)
         finally:
             if not req.finished:
                 eng.abort(req)
                 if status == "ok":
                     status = "aborted"
-            self._observe(req, status)
+            if not req.logged:
+                self._observe(req, status)
 
     def _usage(self, req: SimRequest) -> dict[str, Any]:
         usage: dict[str, Any] = {
@@ -278,13 +277,17 @@ class Handlers:
                         req.first_token_sent_ns = now
                     req.last_token_sent_ns = now
             if done:
+                # Record the request before the stream ends, so the truth is on disk by the time the
+                # client has seen [DONE].
+                self._observe(req, "ok" if req.finished else "aborted")
                 await resp.write_eof()
                 return resp
             if drop_at is not None and req.emitted >= drop_at:
+                self._observe(req, "dropped")
                 self.st.engine.abort(req)
                 if request.transport is not None:
                     request.transport.close()
-                raise _Dropped()
+                return resp
 
     async def _complete(self, req: SimRequest) -> web.Response:
         while not req.finished and not req.aborted:
@@ -298,6 +301,7 @@ class Handlers:
         now = time.time_ns()
         req.first_token_sent_ns = now
         req.last_token_sent_ns = now
+        self._observe(req, "ok" if finish != "abort" else "aborted")
         body = {
             "id": req.rid,
             "object": "chat.completion",
@@ -323,6 +327,7 @@ class Handlers:
 
     # ---- bookkeeping --------------------------------------------------------------------------
     def _observe(self, req: SimRequest, status: str) -> None:
+        req.logged = True
         lat = self.st.latency
         if status == "ok" and req.first_token_sent_ns is not None and req.last_token_sent_ns is not None:
             ttft = (req.first_token_sent_ns - req.arrival_ns) / 1e9
@@ -341,10 +346,6 @@ class Handlers:
     def _log_truth_error(self, rid: str, arrival_ns: int, status: str) -> None:
         if self.st.truth is not None:
             self.st.truth.write_error(rid, arrival_ns, status)
-
-
-class _Dropped(Exception):
-    """The stream was closed on purpose (--sim-drop-rate)."""
 
 
 def _gen_throughput(eng: Engine) -> float:
