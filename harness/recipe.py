@@ -127,9 +127,9 @@ class KvOffloadChange(Strict):
 
 class Client(Strict):
     traces: str = Field(description="trace corpus: a directory of Weka v1 JSON files (relative to the recipe)")
-    duration_s: float = Field(60, gt=0, description="profiling window length")
-    grace_s: float = Field(30, ge=0, description="wait for in-flight requests after the window")
-    warmup_s: float = Field(0, ge=0, description="agentic cache warmup before profiling")
+    duration_s: float = Field(60.0, gt=0, description="profiling window length")
+    grace_s: float = Field(30.0, ge=0, description="wait for in-flight requests after the window")
+    warmup_s: float = Field(0.0, ge=0, description="agentic cache warmup before profiling")
     tokenizer: str | None = Field(None, description="tokenizer directory; default: the demo one")
     seed: int = Field(42, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(None, ge=1, description="stop after this many sessions (default: time-boxed)")
@@ -139,7 +139,7 @@ class Server(Strict):
     args: dict[str, ArgValue] = Field(default_factory=dict, description="base SGLang flags, dashless names")
     env: dict[str, EnvValue] = Field(default_factory=dict, description="base server environment")
     sglang_version: str = Field("0.5.23", description="pinned SGLang version whose flag table validates args")
-    ready_timeout_s: float = Field(1800, gt=0, description="seconds to wait for the server to become ready")
+    ready_timeout_s: float = Field(1800.0, gt=0, description="seconds to wait for the server to become ready")
 
 
 class Zip(Strict):

@@ -87,6 +87,8 @@ def _show(value: Any) -> str:
         return "on"
     if value is False:
         return "off"
+    if isinstance(value, float):
+        return f"{value:g}"
     if isinstance(value, list):
         return " ".join(str(v) for v in value)
     return str(value)
@@ -138,7 +140,7 @@ def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     out = []
     for key in keys:
         a, b = old.get(key, UNSET), new.get(key, UNSET)
-        if a != b or type(a) is not type(b):
+        if a != b or isinstance(a, bool) != isinstance(b, bool):
             out.append(Change(key=key, old=None if a is UNSET else a, new=None if b is UNSET else b,
                               old_set=a is not UNSET, new_set=b is not UNSET))
     return out

@@ -1,0 +1,238 @@
+"""Plans: argv rendering, golden injection, fingerprints, `--set` overrides and `harness plan` output."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import main as cli
+from harness.errors import UserError
+from harness.plan import build_plan, fingerprint
+from harness.points import apply_overrides, load_plans, parse_override
+from harness.recipe import expand_points, parse_recipe
+
+ROOT = Path(__file__).resolve().parents[2]
+GB300 = ROOT / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml"
+H200 = ROOT / "recipes" / "musespark-fp4-h200-sglang-agentic-dflash.yaml"
+
+SPEC: dict[str, Any] = {
+    "config_key": "t",
+    "image": "lmsysorg/sglang:v0.5.23",
+    "model": {"path": "org/m", "served_name": "m", "golden_key": "qwen3.5-397b-a17b-nvfp4",
+              "chat_template": "checkpoint", "precision": "fp4"},
+    "hardware": {"gpu": "h200", "gpus_per_node": 8},
+    "parallelism": {"tp": 8, "ep": 8},
+    "server": {"args": {"max-running-requests": 8}},
+    "speculative": {"algorithm": "EAGLE", "num_steps": 3, "topk": 1, "num_draft_tokens": 4,
+                    "golden": {"curve": "qwen3.5_mtp", "thinking": "thinking_off"}},
+    "client": {"traces": "traces/x"},
+    "points": {"c4": {}, "c8": {"args": {"max-running-requests": 16}}},
+}
+
+
+def plans(raw: dict[str, Any]) -> dict[str, Any]:
+    recipe = parse_recipe(raw, "r.yaml")
+    return {p.name: build_plan(recipe, p, "r.yaml") for p in expand_points(recipe)}
+
+
+def spec(**changes: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(SPEC)
+    for key, value in changes.items():
+        raw["speculative"][key] = value
+    return raw
+
+
+def arg(argv: list[str], flag: str) -> str | None:
+    return argv[argv.index(flag) + 1] if flag in argv else None
+
+
+def test_argv_is_the_exact_sglang_command() -> None:
+    p = plans(SPEC)["c8"]
+    assert p.server.argv == [
+        "python3", "-m", "sglang.launch_server", "--model-path", "org/m", "--served-model-name", "m",
+        "--tp-size", "8", "--ep-size", "8", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4", "--max-running-requests", "16",
+        "--host", "127.0.0.1", "--port", "30000"]
+    assert p.resources.model_dump() == {"gpu": "h200", "gpus_per_node": 8, "num_gpus": 8, "nodes": 1}
+    assert p.settings["precision"] == "fp4"
+    assert p.settings["args"]["tp-size"] == 8
+
+
+def test_eagle_golden_injection_uses_num_steps() -> None:
+    assert plans(SPEC)["c4"].server.env == {"SGLANG_SIMULATE_ACC_LEN": "3.33",
+                                            "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
+                                            "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token"}
+
+
+def test_eval_mode_injects_nothing() -> None:
+    assert plans(spec(mode="eval"))["c4"].server.env == {}
+
+
+def test_real_draft_token_needs_topk_1_for_eagle() -> None:
+    with pytest.raises(UserError, match=r"r.yaml: points.c4: speculative.golden: --speculative-eagle-topk"):
+        plans(spec(topk=4))
+
+
+def test_unknown_golden_k_is_an_error_not_a_guess() -> None:
+    with pytest.raises(UserError, match="no golden AL for qwen3.5-397b-a17b-nvfp4/thinking_off/k=6"):
+        plans(spec(num_steps=6))
+
+
+def test_unknown_curve() -> None:
+    with pytest.raises(UserError, match="unknown golden curve 'nope'"):
+        plans(spec(golden={"curve": "nope", "thinking": "thinking_on"}))
+
+
+def test_eagle_without_num_steps_is_refused() -> None:
+    with pytest.raises(UserError, match="needs an explicit value"):
+        plans(spec(num_steps=None))
+
+
+def test_fingerprint_excludes_concurrency_and_is_stable() -> None:
+    raw = copy.deepcopy(SPEC)
+    raw["points"] = {"c4": {}, "c16": {}}
+    p = plans(raw)
+    assert p["c4"].fingerprint == p["c16"].fingerprint
+    assert p["c4"].fingerprint == fingerprint(p["c4"].settings)
+    assert len(p["c4"].fingerprint) == 64
+    assert plans(SPEC)["c8"].fingerprint != p["c4"].fingerprint
+
+
+def test_fingerprint_is_canonical_json_sha256() -> None:
+    import hashlib
+
+    assert fingerprint({"b": 1, "a": [1.5, "x"]}) == hashlib.sha256(b'{"a":[1.5,"x"],"b":1}').hexdigest()
+
+
+def test_fingerprint_follows_image_and_settings() -> None:
+    base = plans(SPEC)["c4"].fingerprint
+    other = copy.deepcopy(SPEC)
+    other["image"] = "lmsysorg/sglang:v0.5.22"
+    assert plans(other)["c4"].fingerprint != base
+    other = copy.deepcopy(SPEC)
+    other["server"]["env"] = {"X": "1"}
+    assert plans(other)["c4"].fingerprint != base
+
+
+def test_chat_template_checkpoint_renders_no_flag_and_others_do() -> None:
+    assert "--chat-template" not in plans(SPEC)["c4"].server.argv
+    raw = copy.deepcopy(SPEC)
+    raw["model"]["chat_template"] = "tmpl.jinja"
+    assert arg(plans(raw)["c4"].server.argv, "--chat-template") == "tmpl.jinja"
+
+
+def test_sim_engine_swaps_the_module_only() -> None:
+    raw = copy.deepcopy(SPEC)
+    raw["engine"] = "sim"
+    real, sim = plans(SPEC)["c8"], plans(raw)["c8"]
+    assert sim.server.argv[:3] == ["python3", "-m", "harness.sim"]
+    assert sim.server.argv[3:-2] == real.server.argv[3:]
+    assert sim.server.argv[-2:] == ["--sim-profile", "demo"]
+    assert sim.server.env["HARNESS_SIM_SGLANG_VERSION"] == "0.5.23"
+
+
+def test_parse_override() -> None:
+    assert parse_override("args.hicache-size=160") == (["args", "hicache-size"], 160)
+    assert parse_override("env.X=007") == (["env", "X"], "007")
+    assert parse_override("server.args.speculative-eagle-topk=1") == (["server", "args", "speculative-eagle-topk"], 1)
+    with pytest.raises(UserError, match="expected KEY=VALUE"):
+        parse_override("engine")
+
+
+def test_set_routes_owned_flags_to_their_block() -> None:
+    recipe = parse_recipe(copy.deepcopy(SPEC), "r.yaml")
+    recipe2, points = apply_overrides(recipe, ["c4"], ["args.tp-size=4", "args.hicache-size=160",
+                                                       "args.enable-hicache=true", "args.max-running=32"], "r.yaml")
+    assert recipe2.parallelism.tp == 4
+    assert [p.name for p in points] == ["c4"]
+    assert points[0].kv_offload.model_dump() == {"kind": "dram", "hicache_size_gb": 160, "write_policy": None}
+    assert points[0].args == {"max-running-requests": 32}
+
+
+def test_set_unknown_recipe_key() -> None:
+    recipe = parse_recipe(copy.deepcopy(SPEC), "r.yaml")
+    with pytest.raises(UserError, match="clinet.duration_s is not a recipe setting"):
+        apply_overrides(recipe, None, ["clinet.duration_s=3"], "r.yaml")
+    with pytest.raises(UserError, match="--port is set by the harness per launch"):
+        apply_overrides(recipe, None, ["args.port=1"], "r.yaml")
+
+
+def test_gb300_recipe_reproduces_the_curve() -> None:
+    _, ps = load_plans(GB300)
+    assert [p.conc for p in ps] == [1, 5, 8, 10, 15, 24, 28, 30, 34, 44, 48]
+    by = {p.name: p.server.argv for p in ps}
+    for p in ps:
+        assert p.image == "lmsysorg/sglang:nightly-dev-20261021-c1c287a4"
+        assert arg(p.server.argv, "--stream-interval") == "20"
+        assert p.server.env["SGLANG_SIMULATE_ACC_LEN"] == "4.05"
+        assert p.server.env["SGLANG_SIMULATE_ACC_METHOD"] == "match-expected"
+        assert p.server.env["SGLANG_SIMULATE_ACC_TOKEN_MODE"] == "real-draft-token"
+        assert p.server.env["SGLANG_TIMEOUT_KEEP_ALIVE"] == "900"
+        assert arg(p.server.argv, "--tp-size") == "4" and arg(p.server.argv, "--ep-size") == "4"
+        assert arg(p.server.argv, "--speculative-num-draft-tokens") == "8"
+        assert arg(p.server.argv, "--speculative-draft-model-revision") == "46c90f41"
+        hicache = "--enable-hierarchical-cache" in p.server.argv
+        assert hicache == (p.conc >= 24)
+    assert arg(by["c10"], "--max-running-requests") == "3" and arg(by["c10"], "--cuda-graph-max-bs-decode") == "3"
+    assert arg(by["c24"], "--prefill-decode-interval") == "96"
+    assert arg(by["c28"], "--prefill-decode-interval") == "32"
+    assert arg(by["c30"], "--prefill-decode-interval") == "64"
+    for name in ("c28", "c30", "c34"):
+        assert arg(by[name], "--hicache-write-policy") == "write_back" and arg(by[name], "--hicache-size") == "160"
+    assert arg(by["c24"], "--hicache-write-policy") == "write_through" and arg(by["c24"], "--hicache-size") == "120"
+    for name in ("c5", "c10", "c15"):
+        assert arg(by[name], "--speculative-draft-attention-backend") == "fa4"
+    for name in ("c44", "c48"):
+        assert arg(by[name], "--speculative-draft-attention-backend") == "trtllm_mha"
+        assert arg(by[name], "--speculative-draft-kv-cache-dtype") == "fp8_e4m3"
+        assert arg(by[name], "--hicache-write-policy") == "write_back"
+
+
+def test_h200_recipe_is_a_nine_point_zip_with_marlin() -> None:
+    _, ps = load_plans(H200)
+    assert len(ps) == 9 and {1, 2, 4, 24, 48} <= {p.conc for p in ps}
+    for p in ps:
+        assert arg(p.server.argv, "--moe-runner-backend") == "marlin"
+        assert arg(p.server.argv, "--tp-size") == "8" and arg(p.server.argv, "--ep-size") == "8"
+        assert p.server.env["SGLANG_SIMULATE_ACC_LEN"] == "4.05"
+        assert p.resources.num_gpus == 8
+
+
+@pytest.mark.parametrize("path", [GB300, H200])
+def test_shipped_recipes_plan_on_the_simulator(path: Path) -> None:
+    _, ps = load_plans(path, ["c1"], ["engine=sim"])
+    assert ps[0].server.argv[2] == "harness.sim"
+    assert ps[0].client.traces.endswith("traces/quickstart")
+    assert Path(ps[0].client.traces).is_dir()
+
+
+def test_cli_plan_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["plan", str(GB300), "--point", "c28", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc) == ["config_key", "image", "points"]
+    (point,) = doc["points"]
+    assert list(point) == ["conc", "name", "fingerprint", "server", "client", "resources"]
+    assert list(point["server"]) == ["argv", "env"]
+    assert point["conc"] == 28 and point["name"] == "c28"
+
+
+def test_cli_plan_text_and_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["plan", str(GB300), "--point", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "== c10 (concurrency 10)" in out and "--max-running-requests 3" in out
+    assert cli(["plan", "--schema"]) == 0
+    schema = capsys.readouterr().out
+    assert "| `speculative.golden.curve` |" in schema and "| `points.cN.extends` |" in schema
+
+
+def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GB300.read_text().replace("stream-interval: 20", "stream-interval: twenty"))
+    assert cli(["plan", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: {bad}:") and "server.args.stream-interval: expected an integer" in err
+    assert len(err.splitlines()) == 1
