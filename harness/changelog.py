@@ -52,6 +52,10 @@ class ChangelogEntry(BaseModel):
         return v
 
 
+class ChangelogError(Exception):
+    """A changelog text that is not valid YAML or not a list of valid entries (one line: file, entry, key)."""
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
     """A safe loader that rejects a mapping key given twice."""
 
@@ -59,7 +63,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: dict[Any, int] = {}
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None, f"key {key!r} given twice (first on line {seen[key]})", key_node.start_mark)
@@ -75,8 +79,8 @@ def hygiene_problems(data: bytes, source: str) -> list[str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        return [f"{source}:{line}: not UTF-8 (byte {data[exc.start]:#04x})"]
+        at = data[:exc.start].count(b"\n") + 1
+        return [f"{source}:{at}: not UTF-8 (byte {data[exc.start]:#04x})"]
     problems = []
     for number, line in enumerate(text.split("\n"), start=1):
         if "\r" in line:
@@ -95,17 +99,17 @@ def hygiene_problems(data: bytes, source: str) -> list[str]:
 
 
 def parse_entries(text: str, source: str) -> list[ChangelogEntry]:
-    """The entries of a changelog text; raises ValueError with `file[:line]: key.path: what` on a mistake."""
+    """The entries of a changelog text; raises ChangelogError with `file[:line]: key.path: what` on a mistake."""
     try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise ValueError(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+        raise ChangelogError(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise ValueError(f"{source}: <root>: expected a list of entries")
+        raise ChangelogError(f"{source}: <root>: expected a list of entries")
     entries = []
     for index, item in enumerate(raw):
         try:
@@ -114,7 +118,7 @@ def parse_entries(text: str, source: str) -> list[ChangelogEntry]:
             first = exc.errors()[0]
             loc = ".".join(str(p) for p in first["loc"])
             msg = str(first["msg"]).removeprefix("Value error, ")
-            raise ValueError(f"{source}: [{index}]{'.' + loc if loc else ''}: {msg}") from None
+            raise ChangelogError(f"{source}: [{index}]{'.' + loc if loc else ''}: {msg}") from None
     return entries
 
 
@@ -178,14 +182,14 @@ def validate(data: bytes, source: str, base: bytes | None = None, base_name: str
     text = data.decode("utf-8")
     try:
         entries = parse_entries(text, source)
-    except ValueError as exc:
+    except ChangelogError as exc:
         return [], [*problems, str(exc)]
     first_new = 0
     if base is not None:
         base_text = base.decode("utf-8", errors="replace")
         try:
             base_entries = parse_entries(base_text, f"{base_name}:{FILE_NAME}")
-        except ValueError:
+        except ChangelogError:
             base_entries = []
         problems += append_only_problems(base_entries, entries, base_text, text, source, base_name)
         first_new = len(base_entries)

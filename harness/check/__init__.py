@@ -8,7 +8,15 @@ from the base or through `extends` is named together with where it comes from
 
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status
 from harness.check.rule import Rule
-from harness.check.runner import RULES, RecipeReport, RuleResult, check_recipe, prepare, render_text, run_rules
+from harness.check.runner import (
+    RULES,
+    RecipeReport,
+    RuleResult,
+    check_recipe,
+    prepare,
+    render_text,
+    run_rules,
+)
 
 __all__ = [
     "RULES", "CheckedRecipe", "Finding", "PlannedPoint", "RecipeReport", "Rule", "RuleResult", "Status",

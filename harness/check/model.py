@@ -181,4 +181,4 @@ def fmt_value(value: Any) -> str:
 def short_error(message: str, source: str) -> str:
     """A planner message without the leading `file: ` (the report already names the file)."""
     prefix = f"{source}: "
-    return message[len(prefix):] if message.startswith(prefix) else message
+    return message.removeprefix(prefix)

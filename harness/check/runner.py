@@ -10,7 +10,14 @@ from typing import Any
 from harness import flags
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status, worst
 from harness.check.rule import Rule
-from harness.check.rules_settings import ForbiddenArgs, ForbiddenEnv, KnownFlags, MinPoints, Plannable, UpstreamImage
+from harness.check.rules_settings import (
+    ForbiddenArgs,
+    ForbiddenEnv,
+    KnownFlags,
+    MinPoints,
+    Plannable,
+    UpstreamImage,
+)
 from harness.check.rules_spec import (
     ChatTemplate,
     CudaGraphBatch,

@@ -65,8 +65,8 @@ def test_schema_mistakes_name_the_entry_and_key(text: str, expected: str) -> Non
 
 def test_unknown_config_key_is_named() -> None:
     assert problems(ENTRY.replace("quickstart-sim", "quickstart-sym")) == [
-        "perf-changelog.yaml: [0].config-keys: 'quickstart-sym' matches no recipe "
-        "(known: musespark-fp4-gb300-sglang-agentic-dflash, quickstart-sim)"]
+        ("perf-changelog.yaml: [0].config-keys: 'quickstart-sym' matches no recipe "
+        "(known: musespark-fp4-gb300-sglang-agentic-dflash, quickstart-sim)")]
 
 
 @pytest.mark.parametrize(("data", "expected"), [
@@ -89,8 +89,8 @@ def test_appending_is_allowed() -> None:
 
 def test_editing_an_earlier_entry_is_rejected() -> None:
     found = problems(ENTRY.replace("First entry.", "First entry, reworded.") + SECOND, base=ENTRY)
-    assert found == ["perf-changelog.yaml: [0]: entry for quickstart-sim was edited (description); "
-                     "append a new entry instead"]
+    assert found == [("perf-changelog.yaml: [0]: entry for quickstart-sim was edited (description); "
+                     "append a new entry instead")]
 
 
 def test_deleting_an_earlier_entry_is_rejected() -> None:
