@@ -176,11 +176,13 @@ class CudaGraphBatch(Rule):
                 size = _as_int(pp.args[flag])
                 if size is None or limit is None:
                     continue
-                where = recipe.where_arg(pp.name, flag)
+                chain = recipe.arg_origin(pp.name, flag)
                 if size > limit:
-                    findings.append(Finding("FAIL", f"{where}: {flag} {size} > {MAX_RUNNING} {limit} "
-                                                    f"(from {recipe.label(recipe.arg_origin(pp.name, MAX_RUNNING))})",
-                                            pp.name))
+                    limit_chain = recipe.arg_origin(pp.name, MAX_RUNNING)
+                    limit_from = "" if limit_chain == chain else \
+                        f" ({MAX_RUNNING} from {' ← '.join(limit_chain[1:]) or limit_chain[0]})"
+                    findings.append(Finding("FAIL", f"{recipe.label(chain)}: {flag} {size} > {MAX_RUNNING} "
+                                                    f"{limit}{limit_from}", pp.name))
                 else:
                     ok.append(f"{pp.name} {size} ≤ {limit}")
         if findings:

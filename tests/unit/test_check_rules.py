@@ -205,7 +205,7 @@ def test_cuda_graph_batch_above_max_running_requests_fails(tmp_path: Path) -> No
     got = variant(tmp_path, lambda r: r["points"]["c10"]["args"].update({"cuda-graph-max-bs-decode": 10}))
     finding = got["cuda-graph-bs"]
     assert finding.status == "FAIL"
-    assert evidence(finding) == "c10: --cuda-graph-max-bs-decode 10 > --max-running-requests 3 (from c10)"
+    assert evidence(finding) == "c10: --cuda-graph-max-bs-decode 10 > --max-running-requests 3"
 
 
 def test_cuda_graph_batch_inherited_from_base_names_its_origin(tmp_path: Path) -> None:
@@ -213,7 +213,20 @@ def test_cuda_graph_batch_inherited_from_base_names_its_origin(tmp_path: Path) -
     finding = got["cuda-graph-bs"]
     assert [f.point for f in finding.findings] == ["c5", "c24", "c28"]
     assert finding.findings[-1].evidence == ("c28 (inherits from c24 ← base): --cuda-graph-max-bs-decode 32 > "
-                                             "--max-running-requests 16 (from c28 (inherits from c24 ← base))")
+                                             "--max-running-requests 16")
+
+
+def test_cuda_graph_batch_from_a_zip_names_the_zip(tmp_path: Path) -> None:
+    def change(raw: dict[str, Any]) -> None:
+        raw["zip"] = {"conc": [2, 3], "args": {"cuda-graph-max-bs-decode": [2, 20]}}
+        raw["points"] = {**raw["points"], "c40": {"extends": "c24", "args": {"max-running-requests": 4}}}
+
+    finding = variant(tmp_path, change)["cuda-graph-bs"]
+    assert [f.evidence for f in finding.findings] == [
+        "c3 (from zip): --cuda-graph-max-bs-decode 20 > --max-running-requests 16 (--max-running-requests from base)",
+        ("c40 (inherits from c24 ← base): --cuda-graph-max-bs-decode 16 > --max-running-requests 4 "
+        "(--max-running-requests from c40)"),
+    ]
 
 
 # ------------------------------------------------------------------------------ flags, plans, points
