@@ -132,6 +132,7 @@ def _cap(args: argparse.Namespace) -> int:
     capped, summary = cap_corpus(corpus, args.max_context)
     out = write_corpus(capped, args.out)
     print(f"wrote {len(capped)} traces to {out}: dropped {summary.dropped_requests} of "
-          f"{summary.total_requests} requests and {summary.dropped_traces} empty trace(s) "
+          f"{summary.total_requests} requests, {summary.dropped_subagents} emptied subagent(s) and "
+          f"{summary.dropped_traces} emptied trace(s) "
           f"above {args.max_context} tokens")
     return 0
