@@ -232,6 +232,11 @@ class Engine:
             take = min(left, budget)
             if not kv.ensure_free(take):
                 take = 0
+                if not self.running:
+                    # Nothing else holds memory that could be freed: it can never fit.
+                    self.chunked = None
+                    self._release(r)
+                    self._reject(r)
             if take > 0:
                 kv.alloc_private(take)
                 r.private_tokens += take
