@@ -53,6 +53,7 @@ class SweepPlanFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    schema_version: int | None = None   # written by harness.artifacts.write_json
     out_dir: str
     launcher: str = "local"
     ready_timeout_s: float = 1800.0
@@ -106,6 +107,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+SLURM_ENV = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "SLURM_JOB_GPUS",
+             "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
+
+
+def slurm_env() -> dict[str, str]:
+    """Where a Slurm array task runs: its ids, node and the GPU indices Slurm gave it (need not start at 0)."""
+    import os
+
+    if "SLURM_JOB_ID" not in os.environ:
+        return {}
+    return {k: os.environ[k] for k in SLURM_ENV if k in os.environ}
+
+
 def with_port(argv: list[str], port: int) -> list[str]:
     out = list(argv)
     out[out.index("--port") + 1] = str(port)
@@ -156,9 +170,13 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     pdir.mkdir(parents=True, exist_ok=True)
     status = PointStatus(pdir, plan.conc, plan.config_key)
     status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides))
+    if slurm_env():
+        status.data["slurm"] = slurm_env()
     launcher = get_launcher(options.launcher)
-    port = free_port() if options.launcher == "local" else plan.server.port
-    host = plan.server.host if options.launcher == "local" else socket.gethostname()
+    # local and pyxis servers run on this node (a pyxis step shares the host network): a free local port
+    on_node = options.launcher in ("local", "pyxis")
+    port = free_port() if on_node else plan.server.port
+    host = plan.server.host if on_node else socket.gethostname()
     base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
     server_argv = with_port(plan.server.argv, port)
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=options.mounts,

@@ -101,6 +101,7 @@ def _enroot(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> 
 
 
 def _pyxis(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    server_argv = _local(server_argv, env, ctx)  # the simulator runs with the harness's own interpreter
     argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", "--export=ALL",
             f"--container-image={ctx.image_path or ctx.image}"]
     if ctx.mounts:

@@ -1,0 +1,25 @@
+"""`harness follow JOB`: live per-point phases and log tails until the job ends; then the final table.
+Exit status: 0 when every point completed with its result, else 1."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("job", help="job id printed by `harness submit`")
+    parser.add_argument("--out", type=Path, help="the sweep's out dir (if it was submitted from elsewhere)")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between polls")
+    parser.add_argument("--cancel-on-interrupt", action="store_true", help="Ctrl-C / SIGTERM cancels the job")
+
+
+def main(args: argparse.Namespace) -> int:
+    from slurm.follow import follow
+    from slurm.jobs import find_job
+    from slurm.progress import exit_status, render_table
+
+    record = find_job(args.job, args.out)
+    views = follow(record, interval_s=args.interval, cancel_on_interrupt=args.cancel_on_interrupt)
+    print(render_table(views))
+    return exit_status(views)

@@ -1,0 +1,34 @@
+"""`harness status JOB`: each point's state, phase, Slurm state and exit code (sacct, else scontrol,
+else the points' own status.json)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("job", help="job id printed by `harness submit`")
+    parser.add_argument("--out", type=Path, help="the sweep's out dir (if it was submitted from elsewhere)")
+    parser.add_argument("--json", action="store_true", help="print the job and its points as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    import json
+
+    from slurm import query
+    from slurm.jobs import find_job
+    from slurm.progress import finished, job_json, point_views, render_table
+
+    record = find_job(args.job, args.out)
+    tasks, source = query.task_states(record["job_id"])
+    views = point_views(record, tasks)
+    if args.json:
+        data = job_json(record, views)
+        data.update(source=source, finished=finished(record, tasks, source))
+        print(json.dumps(data, indent=2))
+    else:
+        where = source or "no Slurm record; status.json only"
+        print(f"job {record['job_id']} ({where}), out dir {record['out_dir']}")
+        print(render_table(views))
+    return 0

@@ -1,0 +1,82 @@
+"""`harness submit RECIPE --cluster PROFILE`: the recipe's points as one Slurm job array.
+
+Prints the job id (stdout, alone on its line). `--wait` follows the job to its end; `--json` prints
+`{"job_id", "out_dir", "points": [{"conc", "task_id", "state", "exit_code", "result", ...}]}` (with
+`--wait`, the final states). Exit status with `--wait`: 0 when every point completed with its result.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recipe", help="recipe YAML file")
+    parser.add_argument("--cluster", required=True, help="cluster profile YAML (clusters/*.yaml)")
+    parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 (default: all)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
+    parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
+    parser.add_argument("--out", type=Path, help="sweep output directory on shared storage "
+                                                 "(default: runs/slurm/<config_key>-<UTC time>)")
+    parser.add_argument("--throttle", type=int, help="at most N points at once (the array's %%N)")
+    parser.add_argument("--time", dest="time_limit", help="time limit per point (overrides the profile)")
+    parser.add_argument("--signal-margin", type=int, help="seconds before the time limit that USR1 arrives")
+    parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
+    parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
+    parser.add_argument("--python", help="interpreter the compute nodes run the harness with")
+    parser.add_argument("--dry-run", action="store_true", help="write the plan and script, print the sbatch "
+                                                               "command, submit nothing")
+    parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
+    parser.add_argument("--json", action="store_true", help="print the job and its points as JSON")
+    parser.add_argument("--interval", type=float, default=2.0, help="seconds between polls with --wait")
+    parser.add_argument("--cancel-on-interrupt", action="store_true",
+                        help="with --wait: Ctrl-C / SIGTERM cancels the job")
+
+
+def main(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+    import sys
+    import time
+
+    from harness.errors import UserError
+    from slurm import query
+    from slurm.follow import follow
+    from slurm.progress import exit_status, job_json, point_views, render_table
+    from slurm.submit import SubmitRequest, prepare, submit
+
+    if args.throttle is not None and args.throttle < 1:
+        raise UserError("--throttle: expected a positive number of points")
+    overrides = [*args.overrides, *([f"client.duration_s={args.duration}"] if args.duration else [])]
+    req = SubmitRequest(recipe=args.recipe, cluster=args.cluster, points=args.points, overrides=tuple(overrides),
+                        out_dir=args.out, throttle=args.throttle, time_limit=args.time_limit,
+                        signal_margin_s=args.signal_margin, ready_timeout_s=args.ready_timeout,
+                        require_power=args.require_power, python=args.python)
+    if args.dry_run:
+        prep = prepare(req, time.time_ns())
+        print(shlex.join(prep["sbatch"]))
+        print(f"script: {prep['script']}\nplan:   {prep['plan_file']}", file=sys.stderr)
+        return 0
+    try:
+        record = submit(req)
+    except query.SlurmError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not args.json:
+        print(record["job_id"], flush=True)
+    print(f"submitted job {record['job_id']}: {len(record['points'])} points -> {record['out_dir']}",
+          file=sys.stderr, flush=True)
+    if args.wait:
+        views = follow(record, interval_s=args.interval, out=sys.stderr if args.json else sys.stdout,
+                       cancel_on_interrupt=args.cancel_on_interrupt)
+        status = exit_status(views)
+    else:
+        views = point_views(record, query.task_states(record["job_id"])[0])
+        status = 0
+    if args.json:
+        print(json.dumps(job_json(record, views), indent=2))
+    elif args.wait:
+        print(render_table(views))
+    return status

@@ -1,0 +1,138 @@
+"""Cluster profiles (`clusters/*.yaml`): where and how a sweep's job array runs on one cluster.
+
+A profile is strict (unknown keys are errors) and holds only site facts: account, partition, QOS, time
+limit, GPUs per node, the hosts' CPU architecture, the container runtime and its image cache directory,
+where models are staged on the nodes, default container mounts and extra sbatch directives.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from harness.errors import UserError, pydantic_error_line
+
+TIME_LIMIT = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$")
+RUNTIME_LAUNCHER = {"pyxis": "pyxis", "enroot": "enroot", "apptainer": "apptainer", "docker": "docker",
+                    "none": "local"}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Container(Strict):
+    runtime: Literal["pyxis", "enroot", "apptainer", "docker", "none"] = Field(
+        description="how the server starts on the node; `none` runs it on the host (the simulator, or an "
+                    "engine installed there)")
+    image_cache_dir: str | None = Field(
+        None, description="shared directory of imported images (.sqsh for pyxis/enroot, .sif for apptainer); "
+                          "each array task imports the recipe's image there under a lock if it is missing. "
+                          "Unset: the image reference is handed to the runtime as is")
+
+
+class Driver(Strict):
+    python: str | None = Field(
+        None, description="Python interpreter with the harness installed, as the compute nodes see it (a venv "
+                          "on shared storage, e.g. /shared/venvs/harness-aarch64/bin/python); default: the "
+                          "interpreter that runs `harness submit`")
+
+
+class ClusterProfile(Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
+    description: str = ""
+    gpu: str = Field(description="GPU type label recipes name in hardware.gpu (gb300, h200, sim)")
+    gpus_per_node: int = Field(ge=1)
+    cpu_arch: Literal["aarch64", "x86_64"] = Field(description="CPU architecture of the compute hosts")
+    account: str | None = None
+    partition: str | None = None
+    qos: str | None = None
+    time_limit: str = Field("02:00:00", description="per array task: minutes, HH:MM:SS or D-HH:MM:SS")
+    signal_margin_s: int = Field(300, ge=10, description="USR1 this many seconds before the time limit")
+    exclusive: bool = Field(True, description="one point per node (off where tasks share a node)")
+    gpus_per_task: int | None = Field(None, ge=1, description="GPUs per array task (default: gpus_per_node)")
+    gpu_directive: Literal["gres", "gpus-per-node"] = Field("gres", description="--gres=gpu:N or --gpus-per-node=N")
+    max_parallel: int | None = Field(None, ge=1, description="default array throttle (%N)")
+    container: Container
+    model_staging: dict[str, str] = Field(default_factory=dict,
+                                          description="model path or HF id -> staged path on the nodes")
+    default_mounts: list[str] = Field(default_factory=list, description="container mounts HOST:CONTAINER[:FLAGS]")
+    sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, e.g. "
+                                                                           "--constraint=gb300")
+    driver: Driver = Driver()
+
+    @field_validator("time_limit")
+    @classmethod
+    def _time(cls, v: str) -> str:
+        if not TIME_LIMIT.match(v):
+            raise ValueError("expected minutes, MM:SS, HH:MM:SS or D-HH:MM:SS")
+        return v
+
+    @field_validator("sbatch_directives")
+    @classmethod
+    def _directives(cls, v: list[str]) -> list[str]:
+        for d in v:
+            if not d.startswith("--") or any(c in d for c in "\n\r\0"):
+                raise ValueError(f"{d!r}: write each directive as one --option[=value]")
+        return v
+
+    @field_validator("default_mounts")
+    @classmethod
+    def _mounts(cls, v: list[str]) -> list[str]:
+        for m in v:
+            if m.count(":") not in (1, 2) or "," in m:
+                raise ValueError(f"{m!r}: expected HOST:CONTAINER[:FLAGS]")
+        return v
+
+    @model_validator(mode="after")
+    def _gpus(self) -> ClusterProfile:
+        if self.gpus_per_task is not None and self.gpus_per_task > self.gpus_per_node:
+            raise ValueError(f"gpus_per_task {self.gpus_per_task} > gpus_per_node {self.gpus_per_node}")
+        return self
+
+    @property
+    def launcher(self) -> str:
+        return RUNTIME_LAUNCHER[self.container.runtime]
+
+    @property
+    def task_gpus(self) -> int:
+        return self.gpus_per_task or self.gpus_per_node
+
+
+def parse_profile(data: object, source: str) -> ClusterProfile:
+    try:
+        return ClusterProfile.model_validate(data)
+    except ValidationError as exc:
+        raise UserError(pydantic_error_line(source, exc)) from None
+
+
+def load_profile(path: str | Path) -> ClusterProfile:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such cluster profile (see clusters/*.yaml)") from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    return parse_profile(data, str(path))
+
+
+def time_limit_seconds(text: str) -> int:
+    """Slurm's --time formats: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S."""
+    days = 0
+    if "-" in text:
+        d, text = text.split("-", 1)
+        days = int(d)
+        parts = [int(p) for p in text.split(":")]
+        h, m, s = (parts + [0, 0])[:3]
+        return days * 86400 + h * 3600 + m * 60 + s
+    parts = [int(p) for p in text.split(":")]
+    if len(parts) == 1:
+        return parts[0] * 60
+    if len(parts) == 2:
+        return parts[0] * 60 + parts[1]
+    return parts[0] * 3600 + parts[1] * 60 + parts[2]

@@ -1,0 +1,61 @@
+"""What a submitted sweep looks like now: one view per point, from the submission record, Slurm's task
+states and each point's `status.json`; the JSON `harness submit --json` and `harness status --json` print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.status import read_status
+from slurm.state import TaskState, job_finished, point_state
+
+
+def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dict[str, Any]]:
+    views = []
+    for p in record["points"]:
+        tid = int(p["task_id"])
+        task = tasks.get(tid)
+        status = read_status(Path(p["point_dir"]))
+        state, reason = point_state(task, status)
+        if task is not None and not task.active:
+            exit_code = task.exit_code
+        else:
+            exit_code = status.get("exit_status") if status else None
+        result = Path(p["point_dir"]) / p["result"]
+        views.append({
+            "conc": p["conc"], "task_id": tid, "state": state, "exit_code": exit_code,
+            "result": str(result) if result.exists() else None,
+            "name": p["name"], "reason": reason, "phase": status.get("phase") if status else None,
+            "valid": status.get("valid") if status else None,
+            "slurm_state": task.state if task else None, "node": task.node if task else None,
+            "slurm_job_id": task.job_id if task else None, "point_dir": p["point_dir"],
+        })
+    return views
+
+
+def job_json(record: dict[str, Any], views: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"job_id": record["job_id"], "out_dir": record["out_dir"], "points": views}
+
+
+def finished(record: dict[str, Any], tasks: dict[int, TaskState], source: str | None) -> bool:
+    """The job has ended: Slurm shows every task ended, or Slurm has forgotten the job entirely."""
+    if source is None:
+        return True
+    return job_finished(tasks, len(record["points"]))
+
+
+def exit_status(views: list[dict[str, Any]]) -> int:
+    """0 when every point completed and left its result file, else 1."""
+    return 0 if views and all(v["state"] == "completed" and v["result"] for v in views) else 1
+
+
+def render_table(views: list[dict[str, Any]]) -> str:
+    rows = [("task", "point", "state", "phase", "slurm", "exit", "result / reason")]
+    for v in views:
+        tail = Path(v["result"]).name if v["result"] else ""
+        if v["reason"]:
+            tail = f"{tail}  ({v['reason']})" if tail else v["reason"]
+        rows.append((str(v["task_id"]), v["name"], v["state"], v["phase"] or "-", v["slurm_state"] or "-",
+                     "-" if v["exit_code"] is None else str(v["exit_code"]), tail))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows)

@@ -1,0 +1,81 @@
+"""Running the Slurm client commands: sbatch (`--parsable`, never scraping human text), sacct with a
+scontrol fallback, scancel. Errors become `SlurmError` with Slurm's own one-line message."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from slurm.state import SACCT_FORMAT, TaskState, parse_sacct, parse_scontrol
+
+TIMEOUT_S = 60.0
+
+
+class SlurmError(Exception):
+    """A Slurm command failed; the message is Slurm's last line of error output."""
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    if shutil.which(argv[0]) is None:
+        raise SlurmError(f"{argv[0]}: not found (is this a Slurm login node?)")
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise SlurmError(f"{argv[0]}: no answer within {TIMEOUT_S:.0f} s") from None
+
+
+def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = [ln for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"exit status {proc.returncode}"
+
+
+def parse_parsable(stdout: str) -> str:
+    """`sbatch --parsable` prints `JOBID` or `JOBID;CLUSTER`."""
+    first = stdout.strip().splitlines()[0] if stdout.strip() else ""
+    job_id = first.split(";", 1)[0].strip()
+    if not job_id.isdigit():
+        raise SlurmError(f"sbatch --parsable: unexpected output {stdout.strip()[:80]!r}")
+    return job_id
+
+
+def sbatch(argv: list[str]) -> str:
+    proc = _run(argv)
+    if proc.returncode != 0:
+        raise SlurmError(f"sbatch: {_last_line(proc)}")
+    return parse_parsable(proc.stdout)
+
+
+def task_states(job_id: str) -> tuple[dict[int, TaskState], str | None]:
+    """Per-task states and where they came from ("sacct", "scontrol", "sacct+scontrol"), or ({}, None)
+    when no source knows the job. Accounting lags the controller by a moment, so both are asked while the
+    controller still remembers the job, and a task either source shows ended counts as ended."""
+    from slurm.state import merge_states
+
+    acct: dict[int, TaskState] = {}
+    live: dict[int, TaskState] = {}
+    if shutil.which("sacct"):
+        proc = _run(["sacct", "-X", "-n", "-P", "-j", job_id, f"--format={SACCT_FORMAT}"])
+        if proc.returncode == 0:
+            acct = parse_sacct(proc.stdout, job_id)
+    if shutil.which("scontrol"):
+        proc = _run(["scontrol", "-o", "show", "job", job_id])
+        if proc.returncode == 0:
+            live = parse_scontrol(proc.stdout, job_id)
+    names = [n for n, d in (("sacct", acct), ("scontrol", live)) if d]
+    return merge_states(acct, live), ("+".join(names) or None)
+
+
+def scancel(job_id: str) -> None:
+    proc = _run(["scancel", job_id])
+    if proc.returncode != 0:
+        raise SlurmError(f"scancel {job_id}: {_last_line(proc)}")
+
+
+def slurm_available() -> bool:
+    """True when a controller answers (sinfo succeeds)."""
+    if shutil.which("sinfo") is None:
+        return False
+    try:
+        return subprocess.run(["sinfo", "-h"], capture_output=True, timeout=15, check=False).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False

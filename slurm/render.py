@@ -1,0 +1,129 @@
+"""Pure rendering of a sweep for Slurm: staged plans, the sweep plan file, the sbatch command line and the
+tiny batch script. Nothing here touches the cluster.
+
+The batch script only (optionally) makes sure the image is in the cache, then `exec`s `harness run-point`:
+the exec makes the harness the batch shell itself, so `--signal=B:USR1@<margin>` reaches it directly and
+the point flushes its artifacts and marks itself cancelled before the walltime kill.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UserError
+from harness.plan import PointPlan
+from harness.recipe import Recipe
+from harness.run import SweepPlanFile
+from slurm.profile import ClusterProfile
+
+STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")
+
+
+def stage_plans(plans: list[PointPlan], staging: dict[str, str]) -> tuple[list[PointPlan], dict[str, str]]:
+    """Point the server at staged local copies of its checkpoints; returns the plans and what was mapped."""
+    applied: dict[str, str] = {}
+    out = []
+    for plan in plans:
+        argv = list(plan.server.argv)
+        for i, token in enumerate(argv[:-1]):
+            if token in STAGED_FLAGS and argv[i + 1] in staging:
+                applied[argv[i + 1]] = staging[argv[i + 1]]
+                argv[i + 1] = staging[argv[i + 1]]
+        out.append(plan.model_copy(update={"server": plan.server.model_copy(update={"argv": argv})}))
+    return out, applied
+
+
+def check_fit(recipe: Recipe, plans: list[PointPlan], profile: ClusterProfile, source: str) -> None:
+    """A recipe runs on a cluster only if its GPU type matches and every point fits one array task."""
+    if recipe.engine != "sim":
+        if recipe.hardware.gpu != profile.gpu:
+            raise UserError(f"{source}: hardware.gpu: recipe is for {recipe.hardware.gpu!r} but cluster "
+                            f"{profile.name!r} has {profile.gpu!r}")
+        if recipe.hardware.gpus_per_node != profile.gpus_per_node:
+            raise UserError(f"{source}: hardware.gpus_per_node: {recipe.hardware.gpus_per_node} but cluster "
+                            f"{profile.name!r} has {profile.gpus_per_node} GPUs per node")
+    for plan in plans:
+        if plan.resources.num_gpus > profile.task_gpus:
+            raise UserError(f"{source}: points.{plan.name}: needs {plan.resources.num_gpus} GPUs, an array task "
+                            f"on {profile.name!r} gets {profile.task_gpus}")
+
+
+def image_file(profile: ClusterProfile, image: str) -> str | None:
+    """Where the cached image of `image` lives, or None when the runtime takes the reference as is."""
+    from slurm.images import cache_path
+
+    cache = profile.container.image_cache_dir
+    if cache is None or profile.container.runtime not in ("pyxis", "enroot", "apptainer"):
+        return None
+    return str(cache_path(Path(cache), image, profile.container.runtime))
+
+
+def sweep_plan(plans: list[PointPlan], profile: ClusterProfile, out_dir: Path, ready_timeout_s: float,
+               overrides: list[str], require_power: bool = False) -> SweepPlanFile:
+    images = {p.image for p in plans}
+    if len(images) != 1:
+        raise UserError(f"points use several images ({', '.join(sorted(images))}); one sweep runs one image")
+    return SweepPlanFile(out_dir=str(out_dir), launcher=profile.launcher, ready_timeout_s=ready_timeout_s,
+                         require_power=require_power, mounts=list(profile.default_mounts),
+                         image_path=image_file(profile, plans[0].image), gpus=None, overrides=overrides,
+                         points=plans)
+
+
+def sbatch_argv(profile: ClusterProfile, *, job_name: str, n_tasks: int, out_dir: Path, script: Path,
+                throttle: int | None = None, time_limit: str | None = None,
+                signal_margin_s: int | None = None, comment: str | None = None) -> list[str]:
+    """The exact sbatch command: one job array, one single-node task per point."""
+    if n_tasks < 1:
+        raise UserError("nothing to submit: no points selected")
+    throttle = throttle if throttle is not None else profile.max_parallel
+    array = f"0-{n_tasks - 1}" + (f"%{throttle}" if throttle else "")
+    gpus = profile.task_gpus
+    gpu_opt = f"--gres=gpu:{gpus}" if profile.gpu_directive == "gres" else f"--gpus-per-node={gpus}"
+    argv = ["sbatch", "--parsable", f"--job-name={job_name}", f"--array={array}", "--nodes=1", "--ntasks=1",
+            gpu_opt]
+    if profile.exclusive:
+        argv.append("--exclusive")
+    argv += [f"--time={time_limit or profile.time_limit}",
+             f"--signal=B:USR1@{signal_margin_s if signal_margin_s is not None else profile.signal_margin_s}",
+             f"--output={out_dir / 'slurm' / '%A_%a.out'}", f"--chdir={out_dir}"]
+    for key in ("account", "partition", "qos"):
+        value = getattr(profile, key)
+        if value:
+            argv.append(f"--{key}={value}")
+    if comment:
+        argv.append(f"--comment={comment}")
+    argv += list(profile.sbatch_directives)
+    argv.append(str(script))
+    for token in argv:
+        if any(c in token for c in "\n\r\0"):
+            raise UserError(f"sbatch option {token!r}: contains a line break")
+    return argv
+
+
+def batch_script(python: str, plan_file: Path, sbatch: list[str], profile: ClusterProfile, image: str) -> str:
+    """The batch script: every value shlex-quoted; the last line execs the point runner."""
+    lines = ["#!/bin/bash",
+             "# One array task = one point of the sweep; all logic is in `harness run-point`.",
+             "# Submitted as:",
+             "#   " + shlex.join(sbatch),
+             "set -eu"]
+    cached = image_file(profile, image)
+    if cached is not None:
+        ensure = [python, "-m", "slurm.images", "ensure", "--runtime", profile.container.runtime, image, cached]
+        lines.append(shlex.join(ensure))
+    lines.append("exec " + shlex.join([python, "-m", "harness", "run-point", str(plan_file)]))
+    return "\n".join(lines) + "\n"
+
+
+def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path, script: Path,
+                      sbatch: list[str], plans: list[PointPlan], out_dir: Path, staged: dict[str, str],
+                      submitted_ns: int) -> dict[str, Any]:
+    from harness.run import point_dir, result_name
+
+    return {"job_id": job_id, "cluster": cluster, "recipe": recipe, "out_dir": str(out_dir),
+            "plan_file": str(plan_file), "script": str(script), "sbatch": sbatch, "staged_models": staged,
+            "submitted_ns": submitted_ns,
+            "points": [{"task_id": i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p)),
+                        "result": f"{result_name(p)}.json"} for i, p in enumerate(plans)]}

@@ -1,0 +1,83 @@
+"""`harness submit`: a recipe's points as ONE Slurm job array on a cluster profile.
+
+Writes, under the sweep's out dir: `slurm/plan-<stamp>.json` (the sweep plan every task reads),
+`slurm/job-<stamp>.sh` (the tiny batch script), then runs one `sbatch --parsable` and records the job in
+`.harness-jobs.json` (and the per-user index) so later commands can find and cancel it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness.artifacts import write_json, write_text
+from slurm import jobs, query, render
+from slurm.profile import load_profile
+
+
+@dataclass(frozen=True)
+class SubmitRequest:
+    recipe: str
+    cluster: str
+    points: list[str] | None = None
+    overrides: tuple[str, ...] = ()
+    out_dir: Path | None = None
+    throttle: int | None = None
+    time_limit: str | None = None
+    signal_margin_s: int | None = None
+    ready_timeout_s: float | None = None
+    require_power: bool = False
+    python: str | None = None
+
+
+def default_out_dir(config_key: str, now_ns: int) -> Path:
+    stamp = datetime.fromtimestamp(now_ns / 1e9, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return Path("runs") / "slurm" / f"{config_key}-{stamp}"
+
+
+def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
+    """Validate everything and write the plan file and the batch script; nothing is submitted yet."""
+    from harness.errors import UserError
+    from harness.points import load_plans
+    from slurm.profile import TIME_LIMIT
+
+    profile = load_profile(req.cluster)
+    recipe, plans = load_plans(req.recipe, req.points, list(req.overrides))
+    render.check_fit(recipe, plans, profile, req.recipe)
+    if req.time_limit is not None and not TIME_LIMIT.match(req.time_limit):
+        raise UserError(f"--time {req.time_limit!r}: expected minutes, HH:MM:SS or D-HH:MM:SS")
+    plans, staged = render.stage_plans(plans, profile.model_staging)
+    out_dir = (req.out_dir or default_out_dir(recipe.config_key, now_ns)).resolve()
+    (out_dir / "slurm").mkdir(parents=True, exist_ok=True)
+    stamp = datetime.fromtimestamp(now_ns / 1e9, tz=timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    plan_file = out_dir / "slurm" / f"plan-{stamp}.json"
+    script = out_dir / "slurm" / f"job-{stamp}.sh"
+    sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
+                              list(req.overrides), req.require_power)
+    sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=len(plans),
+                                out_dir=out_dir, script=script, throttle=req.throttle, time_limit=req.time_limit,
+                                signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}")
+    python = req.python or profile.driver.python or sys.executable
+    write_json(plan_file, sweep.model_dump())
+    write_text(script, render.batch_script(python, plan_file, sbatch, profile, plans[0].image))
+    os.chmod(script, 0o755)
+    return {"profile": profile.name, "plans": plans, "staged": staged, "out_dir": out_dir,
+            "plan_file": plan_file, "script": script, "sbatch": sbatch}
+
+
+def submit(req: SubmitRequest) -> dict[str, Any]:
+    """Prepare, run sbatch once, record the job; returns the submission record."""
+    now = time.time_ns()
+    prep = prepare(req, now)
+    job_id = query.sbatch(prep["sbatch"])
+    record = render.submission_record(
+        job_id, cluster=prep["profile"], recipe=str(Path(req.recipe).resolve()), plan_file=prep["plan_file"],
+        script=prep["script"], sbatch=prep["sbatch"], plans=prep["plans"], out_dir=prep["out_dir"],
+        staged=prep["staged"], submitted_ns=now)
+    jobs.record_job(record)
+    return record
