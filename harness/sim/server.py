@@ -227,7 +227,7 @@ class Handlers:
         )
         await resp.prepare(request)
         head = (
-            f'data: {{"id":"{req.rid}","object":"chat.completion.chunk","created":{self.st.created},'
+            f'data: {{"id":"{req.rid}","object":"chat.completion.chunk","created":{req.arrival_ns // 1_000_000_000},'
             f'"model":{self._model_json},"choices":[{{"index":0,"delta":'
         )
         tail_open = ',"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}\n\n'
@@ -261,7 +261,7 @@ class Handlers:
                         chunk = {
                             "id": req.rid,
                             "object": "chat.completion.chunk",
-                            "created": self.st.created,
+                            "created": req.arrival_ns // 1_000_000_000,
                             "model": self.st.model_name,
                             "choices": [],
                             "usage": self._usage(req),
@@ -305,7 +305,7 @@ class Handlers:
         body = {
             "id": req.rid,
             "object": "chat.completion",
-            "created": self.st.created,
+            "created": req.arrival_ns // 1_000_000_000,
             "model": self.st.model_name,
             "choices": [
                 {
