@@ -120,9 +120,10 @@ class KvOffload(Strict):
 class KvOffloadChange(Strict):
     """A point's change to the inherited KV offload; unset fields keep the inherited value."""
 
-    kind: Literal["none", "dram"] | None = None
-    hicache_size_gb: int | None = Field(None, ge=1)
-    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = None
+    kind: Literal["none", "dram"] | None = Field(None, description="`none` also drops the inherited size and policy")
+    hicache_size_gb: int | None = Field(None, ge=1, description="`--hicache-size` for this point")
+    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(
+        None, description="`--hicache-write-policy` for this point")
 
 
 class Client(Strict):

@@ -108,11 +108,28 @@ def _rows(model: Any, prefix: str, rows: list[str]) -> None:
 
 
 def _type_name(ann: Any) -> str:
+    """A short, readable spelling of a field's type (`a` \\| `b` for choices, `value` for a flag value)."""
+    import types
     import typing
 
-    text = str(ann).replace("typing.", "").replace("NoneType", "null")
-    if typing.get_origin(ann) is typing.Literal:
-        return " \\| ".join(f"`{a}`" for a in typing.get_args(ann))
-    for word, short in (("<class '", ""), ("'>", ""), ("Annotated[", ""), ("harness.recipe.", "")):
-        text = text.replace(word, short)
-    return text.replace("|", "\\|")
+    from harness.recipe import ArgValue
+
+    if ann == ArgValue:
+        return "value"
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in args)
+    if origin in (typing.Union, types.UnionType):
+        if set(args) >= set(typing.get_args(ArgValue)):
+            rest = [a for a in args if a not in typing.get_args(ArgValue)]
+            return " \\| ".join(["value", *(_type_name(a) for a in rest)])
+        return " \\| ".join(_type_name(a) for a in args)
+    if origin is dict:
+        return f"mapping of {_type_name(args[0])} to {_type_name(args[1])}"
+    if origin is list:
+        return f"list of {_type_name(args[0])}"
+    if ann is type(None):
+        return "null"
+    return getattr(ann, "__name__", str(ann))
