@@ -30,15 +30,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     p = sub.add_parser("validate", help="check a corpus: schema, hash blocks, timing, AIPerf compatibility")
     p.add_argument("path", help="corpus path")
+    p.add_argument("--hf-cache-dir", type=Path, default=None,
+                   help="Hugging Face hub cache for hf: paths (default HF_HUB_CACHE, HF_HOME/hub)")
     p.add_argument("--strict", action="store_true",
                    help="treat warnings (AIPerf 0.13 incompatibilities) as errors")
 
     p = sub.add_parser("stats", help="corpus statistics: counts, ISL/OSL/think-time percentiles, cache hits")
     p.add_argument("path", help="corpus path")
+    p.add_argument("--hf-cache-dir", type=Path, default=None,
+                   help="Hugging Face hub cache for hf: paths (default HF_HUB_CACHE, HF_HOME/hub)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     p = sub.add_parser("cap", help="drop requests with in + out above a cap, keeping relative timing")
     p.add_argument("path", help="corpus path")
+    p.add_argument("--hf-cache-dir", type=Path, default=None,
+                   help="Hugging Face hub cache for hf: paths (default HF_HUB_CACHE, HF_HOME/hub)")
     p.add_argument("--max-context", type=int, required=True, metavar="TOKENS", help="cap on in + out")
     p.add_argument("--out", type=Path, required=True,
                    help="output directory of per-trace JSON files (or a .jsonl file)")
@@ -92,7 +98,7 @@ def _validate(args: argparse.Namespace) -> int:
     from harness.traces import load_corpus
     from harness.traces.validate import check_corpus
 
-    corpus = load_corpus(args.path)
+    corpus = load_corpus(args.path, cache_dir=args.hf_cache_dir)
     report = check_corpus(corpus)
     for line in report.warnings:
         print(f"warning: {line}", file=sys.stderr)
@@ -112,7 +118,7 @@ def _stats(args: argparse.Namespace) -> int:
     from harness.traces import corpus_stats, load_corpus
     from harness.traces.stats import render_table
 
-    stats = corpus_stats(load_corpus(args.path))
+    stats = corpus_stats(load_corpus(args.path, cache_dir=args.hf_cache_dir))
     if args.json:
         print(json.dumps(stats, indent=2))
     else:
@@ -128,7 +134,7 @@ def _cap(args: argparse.Namespace) -> int:
 
     if args.max_context <= 0:
         raise UserError(f"harness traces cap: --max-context: expected a positive token count, got {args.max_context}")
-    corpus = load_corpus(args.path)
+    corpus = load_corpus(args.path, cache_dir=args.hf_cache_dir)
     capped, summary = cap_corpus(corpus, args.max_context)
     out = write_corpus(capped, args.out)
     print(f"wrote {len(capped)} traces to {out}: dropped {summary.dropped_requests} of "

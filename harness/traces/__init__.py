@@ -15,13 +15,16 @@ from typing import Any
 from harness.traces.schema import Corpus, Trace
 
 
-def load_corpus(path: str | Path) -> Corpus:
-    """Load and validate a corpus; a mistake raises `UserError` naming file, trace, request and field."""
+def load_corpus(path: str | Path, *, cache_dir: str | Path | None = None) -> Corpus:
+    """Load and validate a corpus; a mistake raises `UserError` naming file, trace, request and field.
+
+    `cache_dir` is the Hugging Face hub cache for `hf:` specs (see `harness.traces.hub`).
+    """
     text = str(path)
     if text.startswith("hf:"):
         from harness.traces.hub import load_hub_corpus
 
-        return load_hub_corpus(text)
+        return load_hub_corpus(text, cache_dir)
     from harness.traces.files import read_local
 
     return read_local(Path(path))
