@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeAlias, Union
+from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, ValidationError
 
@@ -75,7 +75,7 @@ class Subagent(_Strict):
     requests: list[Request]
 
 
-Request: TypeAlias = Annotated[Union[NormalRequest, StreamingRequest, Subagent], Field(discriminator="type")]
+Request: TypeAlias = Annotated[NormalRequest | StreamingRequest | Subagent, Field(discriminator="type")]
 Subagent.model_rebuild()
 
 

@@ -131,8 +131,9 @@ def render_table(stats: dict[str, Any]) -> str:
     lines = [
         f"corpus        {stats['source']}",
         f"traces        {stats['traces']}",
-        f"requests      {stats['requests']} ({stats['root_requests']} root, "
-        f"{stats['subagent_requests']} in {stats['subagents']} subagents, max depth {stats['max_subagent_depth']})",
+        (f"requests      {stats['requests']} ({stats['root_requests']} root, "
+         f"{stats['subagent_requests']} in {stats['subagents']} subagents, "
+         f"max depth {stats['max_subagent_depth']})"),
         f"prefix cache  {rate} theoretical hit ({hit['hit_blocks']:,} of {hit['total_blocks']:,} blocks)",
         "",
         f"{'':<20}" + "".join(f"{c:>10}" for c in ("mean", "min", "p50", "p75", "p90", "p95", "p99", "max")),

@@ -85,9 +85,9 @@ class SynthConfig(BaseModel):
     @model_validator(mode="after")
     def _ranges_ordered(self) -> SynthConfig:
         for name, value in self:
-            if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
-                if value[0] > value[1] or value[0] < 0:
-                    raise ValueError(f"{name}: expected 0 <= low <= high, got {list(value)}")
+            pair = isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, int | float) for v in value)
+            if pair and (value[0] > value[1] or value[0] < 0):
+                raise ValueError(f"{name}: expected 0 <= low <= high, got {list(value)}")
         return self
 
 

@@ -1,5 +1,6 @@
 """The synthetic generator: deterministic, shaped like agentic coding, accepted by AIPerf's schema."""
 
+import itertools
 import math
 from pathlib import Path
 
@@ -39,7 +40,7 @@ def test_hash_blocks_cover_each_prompt_and_context_grows(corpus) -> None:
             assert (len(r.hash_ids) - 1) * bs < r.input_tokens <= len(r.hash_ids) * bs
             assert r.input_tokens + r.output_tokens <= 12288
             assert 50 <= r.output_tokens <= 400
-        for prev, cur in zip(root, root[1:]):
+        for prev, cur in itertools.pairwise(root):
             full = prev.input_tokens // bs
             assert cur.hash_ids[:full] == prev.hash_ids[:full]  # every full block is reused
             assert cur.input_tokens > prev.input_tokens + prev.output_tokens
