@@ -15,11 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from harness.errors import UserError
 from harness.plan import PointPlan, build_plans
-from harness.recipe import (OWNED_FLAGS, KvOffload, Point, Recipe, expand_points, load_recipe, parse_recipe,
-                            select_points)
+from harness.recipe import (
+    OWNED_FLAGS,
+    KvOffload,
+    Point,
+    Recipe,
+    expand_points,
+    load_recipe,
+    parse_recipe,
+    select_points,
+)
 
 _FREE_MAPPINGS = {("server", "args"), ("server", "env")}  # recipe mappings that take new keys
 
@@ -145,8 +154,8 @@ def apply_overrides(recipe: Recipe, names: list[str] | None, overrides: list[str
                 target[name] = value
         try:
             kv_offload = KvOffload.model_validate(kv)
-        except Exception as exc:  # pydantic ValidationError: one line for the user
-            msg = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+        except ValidationError as exc:
+            msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
             raise UserError(f"--set: points.{p.name}.kv_offload: {msg}") from None
         out.append(p.model_copy(update={"args": args, "env": env, "kv_offload": kv_offload}))
     return recipe, out

@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from harness.errors import UserError
 
@@ -47,7 +55,7 @@ OWNED_FLAGS: dict[str, str] = {
 def _env_value(value: Any) -> Any:
     """Environment values are strings; YAML numbers are accepted and written as given."""
     if isinstance(value, bool):
-        raise ValueError(f"environment values are strings: quote {str(value).lower()!r}")
+        raise TypeError(f"environment values are strings: quote {str(value).lower()!r}")
     if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
         return str(value)
     return value
@@ -63,13 +71,13 @@ class Strict(BaseModel):
 
 class ModelSpec(Strict):
     path: str = Field(description="HF id or local path of the checkpoint (`--model-path`); clusters may map it to a staged copy")
-    revision: str | None = Field(None, description="checkpoint revision (`--revision`)")
+    revision: str | None = Field(default=None, description="checkpoint revision (`--revision`)")
     served_name: str = Field(description="name clients use in requests (`--served-model-name`)")
-    chat_template: str | None = Field(
+    chat_template: str | None = Field(default=
         None, description="`checkpoint` = the checkpoint's own Jinja template (no flag); else a path or builtin "
                           "name rendered as `--chat-template`")
-    golden_key: str | None = Field(None, description="model key in the golden acceptance curves")
-    precision: str = Field("bf16", pattern=r"^[a-z0-9_]+$",
+    golden_key: str | None = Field(default=None, description="model key in the golden acceptance curves")
+    precision: str = Field(default="bf16", pattern=r"^[a-z0-9_]+$",
                            description="checkpoint precision label for results (fp4, fp8, bf16)")
 
 
@@ -79,35 +87,35 @@ class Hardware(Strict):
 
 
 class Parallelism(Strict):
-    tp: int = Field(1, ge=1, description="tensor parallel size (`--tp-size`)")
-    ep: int = Field(1, ge=1, description="expert parallel size (`--ep-size`, rendered when > 1)")
-    pp: int = Field(1, ge=1, description="pipeline parallel size (`--pp-size`, rendered when > 1)")
+    tp: int = Field(default=1, ge=1, description="tensor parallel size (`--tp-size`)")
+    ep: int = Field(default=1, ge=1, description="expert parallel size (`--ep-size`, rendered when > 1)")
+    pp: int = Field(default=1, ge=1, description="pipeline parallel size (`--pp-size`, rendered when > 1)")
 
 
 class GoldenRef(Strict):
     curve: str = Field(description="golden curve name (a file stem of golden_al_distribution/)")
     thinking: Literal["thinking_on", "thinking_off"] = Field(description="thinking mode of the golden values")
-    method: Literal["match-expected", "multinomial"] = Field("match-expected", description="SGLANG_SIMULATE_ACC_METHOD")
-    token_mode: Literal["fixed", "real-draft-token"] = Field(
+    method: Literal["match-expected", "multinomial"] = Field(default="match-expected", description="SGLANG_SIMULATE_ACC_METHOD")
+    token_mode: Literal["fixed", "real-draft-token"] = Field(default=
         "real-draft-token", description="SGLANG_SIMULATE_ACC_TOKEN_MODE (`fixed` breaks streaming)")
 
 
 class Speculative(Strict):
     algorithm: Literal["EAGLE", "EAGLE3", "NEXTN", "DFLASH"] = Field(description="`--speculative-algorithm`")
-    draft_model: str | None = Field(None, description="`--speculative-draft-model-path`")
-    draft_revision: str | None = Field(None, description="`--speculative-draft-model-revision` (pins the shipped draft)")
-    num_steps: int | None = Field(None, ge=1, description="`--speculative-num-steps` (draft length of the EAGLE family)")
-    num_draft_tokens: int | None = Field(None, ge=1, description="`--speculative-num-draft-tokens` (DFLASH block size)")
-    topk: int | None = Field(None, ge=1, description="`--speculative-eagle-topk`")
-    golden: GoldenRef | None = Field(None, description="golden curve giving the synthetic acceptance length")
-    mode: Literal["perf", "eval"] = Field(
+    draft_model: str | None = Field(default=None, description="`--speculative-draft-model-path`")
+    draft_revision: str | None = Field(default=None, description="`--speculative-draft-model-revision` (pins the shipped draft)")
+    num_steps: int | None = Field(default=None, ge=1, description="`--speculative-num-steps` (draft length of the EAGLE family)")
+    num_draft_tokens: int | None = Field(default=None, ge=1, description="`--speculative-num-draft-tokens` (DFLASH block size)")
+    topk: int | None = Field(default=None, ge=1, description="`--speculative-eagle-topk`")
+    golden: GoldenRef | None = Field(default=None, description="golden curve giving the synthetic acceptance length")
+    mode: Literal["perf", "eval"] = Field(default=
         "perf", description="perf injects synthetic acceptance from the golden curve; eval (accuracy) injects none")
 
 
 class KvOffload(Strict):
-    kind: Literal["none", "dram"] = Field("none", description="`dram` = HiCache in host memory (`--enable-hierarchical-cache`)")
-    hicache_size_gb: int | None = Field(None, ge=1, description="`--hicache-size` (GB of host pool per rank)")
-    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(
+    kind: Literal["none", "dram"] = Field(default="none", description="`dram` = HiCache in host memory (`--enable-hierarchical-cache`)")
+    hicache_size_gb: int | None = Field(default=None, ge=1, description="`--hicache-size` (GB of host pool per rank)")
+    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(default=
         None, description="`--hicache-write-policy`")
 
     @model_validator(mode="after")
@@ -120,27 +128,27 @@ class KvOffload(Strict):
 class KvOffloadChange(Strict):
     """A point's change to the inherited KV offload; unset fields keep the inherited value."""
 
-    kind: Literal["none", "dram"] | None = Field(None, description="`none` also drops the inherited size and policy")
-    hicache_size_gb: int | None = Field(None, ge=1, description="`--hicache-size` for this point")
-    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(
+    kind: Literal["none", "dram"] | None = Field(default=None, description="`none` also drops the inherited size and policy")
+    hicache_size_gb: int | None = Field(default=None, ge=1, description="`--hicache-size` for this point")
+    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(default=
         None, description="`--hicache-write-policy` for this point")
 
 
 class Client(Strict):
     traces: str = Field(description="trace corpus: a directory of Weka v1 JSON files (relative to the recipe)")
-    duration_s: float = Field(60.0, gt=0, description="profiling window length")
-    grace_s: float = Field(30.0, ge=0, description="wait for in-flight requests after the window")
-    warmup_s: float = Field(0.0, ge=0, description="agentic cache warmup before profiling")
-    tokenizer: str | None = Field(None, description="tokenizer directory; default: the demo one")
-    seed: int = Field(42, description="seed of trajectory starts and sampling")
-    max_sessions: int | None = Field(None, ge=1, description="stop after this many sessions (default: time-boxed)")
+    duration_s: float = Field(default=60.0, gt=0, description="profiling window length")
+    grace_s: float = Field(default=30.0, ge=0, description="wait for in-flight requests after the window")
+    warmup_s: float = Field(default=0.0, ge=0, description="agentic cache warmup before profiling")
+    tokenizer: str | None = Field(default=None, description="tokenizer directory; default: the demo one")
+    seed: int = Field(default=42, description="seed of trajectory starts and sampling")
+    max_sessions: int | None = Field(default=None, ge=1, description="stop after this many sessions (default: time-boxed)")
 
 
 class Server(Strict):
     args: dict[str, ArgValue] = Field(default_factory=dict, description="base SGLang flags, dashless names")
     env: dict[str, EnvValue] = Field(default_factory=dict, description="base server environment")
-    sglang_version: str = Field("0.5.23", description="pinned SGLang version whose flag table validates args")
-    ready_timeout_s: float = Field(1800.0, gt=0, description="seconds to wait for the server to become ready")
+    sglang_version: str = Field(default="0.5.23", description="pinned SGLang version whose flag table validates args")
+    ready_timeout_s: float = Field(default=1800.0, gt=0, description="seconds to wait for the server to become ready")
 
 
 class Zip(Strict):
@@ -161,10 +169,10 @@ class Zip(Strict):
 
 
 class PointSpec(Strict):
-    extends: str | None = Field(None, description="start from another point's settings, e.g. c24")
+    extends: str | None = Field(default=None, description="start from another point's settings, e.g. c24")
     args: dict[str, ArgValue | None] = Field(default_factory=dict, description="flag changes; null removes an inherited flag")
     env: dict[str, OptEnvValue] = Field(default_factory=dict, description="env changes; null removes an inherited variable")
-    kv_offload: KvOffloadChange | None = Field(None, description="changes to the inherited KV offload")
+    kv_offload: KvOffloadChange | None = Field(default=None, description="changes to the inherited KV offload")
 
     @field_validator("extends", mode="before")
     @classmethod
@@ -174,19 +182,19 @@ class PointSpec(Strict):
 
 class Recipe(Strict):
     config_key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="curve identity, e.g. the file stem")
-    description: str = Field("", description="one line for humans")
+    description: str = Field(default="", description="one line for humans")
     image: str = Field(description="pinned engine image, e.g. lmsysorg/sglang:v0.5.23")
-    engine: Literal["sglang", "sim"] = Field("sglang", description="`sim` runs the same argv on the simulator")
-    sim_profile: str = Field("demo", description="simulator hardware profile when engine is sim")
-    sim_traces: str | None = Field(None, description="trace corpus replayed when engine is sim (default: client.traces)")
+    engine: Literal["sglang", "sim"] = Field(default="sglang", description="`sim` runs the same argv on the simulator")
+    sim_profile: str = Field(default="demo", description="simulator hardware profile when engine is sim")
+    sim_traces: str | None = Field(default=None, description="trace corpus replayed when engine is sim (default: client.traces)")
     model: ModelSpec
     hardware: Hardware
     parallelism: Parallelism = Parallelism()
     server: Server = Server()
     speculative: Speculative | None = None
-    kv_offload: KvOffload = Field(KvOffload(), description="KV offload of every point unless a point changes it")
+    kv_offload: KvOffload = Field(default=KvOffload(), description="KV offload of every point unless a point changes it")
     client: Client
-    zip: Zip | None = Field(None, description="points from lined-up lists: conc, args and env value lists")
+    zip: Zip | None = Field(default=None, description="points from lined-up lists: conc, args and env value lists")
     points: dict[str, PointSpec] = Field(default_factory=dict, description="points keyed by concurrency (c28 or 28)")
 
 
@@ -339,8 +347,9 @@ def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
             out[name] = converted if listed else (converted[0] if converted else None)
         return out
 
-    for path, env in [(("server", "env"), recipe.server.env), *(
-            (("points", n, "env"), p.env) for n, p in recipe.points.items())]:
+    envs: list[tuple[tuple[str, ...], dict[str, Any]]] = [(("server", "env"), dict(recipe.server.env))]
+    envs += [(("points", n, "env"), dict(p.env)) for n, p in recipe.points.items()]
+    for path, env in envs:
         for key in env:
             if key.startswith(ACC_ENV_PREFIX):
                 raise where.error((*path, key), "synthetic acceptance is set by the harness from the golden curve "

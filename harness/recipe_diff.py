@@ -104,7 +104,7 @@ def read_recipe_text(spec: str, cwd: Path | None = None) -> tuple[str, str]:
             raise UserError(f"{spec}: no such recipe file (give a path or REV:path)") from None
     rev, _, rel = spec.partition(":")
     target = rel if rel.startswith(("./", "../", "/")) else f"./{rel}"
-    proc = subprocess.run(["git", "show", f"{rev}:{target}"], capture_output=True, text=True, cwd=cwd)
+    proc = subprocess.run(["git", "show", f"{rev}:{target}"], check=False, capture_output=True, text=True, cwd=cwd)
     if proc.returncode != 0:
         reason = (proc.stderr.strip().splitlines() or ["git show failed"])[-1]
         raise UserError(f"{spec}: cannot read it from git: {reason}")

@@ -43,10 +43,10 @@ def test_gb300_change_reads_like_the_engineers_describe_it() -> None:
         "- c16: removed",
         "- c20: removed",
         "- c24: prefill-decode-interval 32 → 96",
-        "- c28 (new), starting from the c24 settings: hicache-size 120 → 160, "
-        "hicache-write-policy write_through → write_back",
-        "- c30 (new), starting from the c24 settings: hicache-size 120 → 160, "
-        "hicache-write-policy write_through → write_back, prefill-decode-interval 32 → 64",
+        ("- c28 (new), starting from the c24 settings: hicache-size 120 → 160, "
+         "hicache-write-policy write_through → write_back"),
+        ("- c30 (new), starting from the c24 settings: hicache-size 120 → 160, "
+         "hicache-write-policy write_through → write_back, prefill-decode-interval 32 → 64"),
         "- c34: hicache-size 150 → 160, hicache-write-policy write_through → write_back",
         "- c40: removed",
         "- c44 (new), starting from the c40 settings: hicache-write-policy write_through → write_back",

@@ -30,7 +30,7 @@ def test_every_recipe_field_is_documented() -> None:
 
 def test_readme_example_is_the_checked_fixture_and_plans() -> None:
     assert EXAMPLE.read_text().rstrip("\n") in _section()
-    recipe, plans = load_plans(EXAMPLE)
+    _, plans = load_plans(EXAMPLE)
     assert [p.name for p in plans] == ["c1", "c2", "c4", "c16", "c32", "c40"]
     by = {p.name: p for p in plans}
     assert by["c2"].server.env["SGLANG_SIMULATE_ACC_LEN"] == "3.39"
