@@ -55,7 +55,7 @@ OWNED_FLAGS: dict[str, str] = {
 def _env_value(value: Any) -> Any:
     """Environment values are strings; YAML numbers are accepted and written as given."""
     if isinstance(value, bool):
-        raise TypeError(f"environment values are strings: quote {str(value).lower()!r}")
+        raise ValueError(f"environment values are strings: quote {str(value).lower()!r}")  # noqa: TRY004 (pydantic reports ValueError)
     if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
         return str(value)
     return value
