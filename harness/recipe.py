@@ -156,16 +156,12 @@ class Zip(Strict):
     args: dict[str, list[ArgValue]] = Field(default_factory=dict, description="flag -> one value per concurrency")
     env: dict[str, list[EnvValue]] = Field(default_factory=dict, description="variable -> one value per concurrency")
 
-    @model_validator(mode="after")
-    def _lined_up(self) -> Zip:
-        if len(set(self.conc)) != len(self.conc):
-            raise ValueError("conc: each concurrency once")
-        for kind, table in (("args", self.args), ("env", self.env)):
-            for key, values in table.items():
-                if len(values) != len(self.conc):
-                    raise ValueError(f"{kind}.{key}: {len(values)} values for {len(self.conc)} concurrencies "
-                                     "(lists are lined up index by index)")
-        return self
+    @field_validator("conc")
+    @classmethod
+    def _once(cls, v: list[int]) -> list[int]:
+        if len(set(v)) != len(v):
+            raise ValueError("each concurrency once")
+        return v
 
 
 class PointSpec(Strict):
@@ -366,6 +362,13 @@ def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
 
 
 def _check_rules(recipe: Recipe, where: Where) -> None:
+    z = recipe.zip
+    if z is not None:
+        for kind, table in (("args", z.args), ("env", z.env)):
+            for key, values in table.items():
+                if len(values) != len(z.conc):
+                    raise where.error(("zip", kind, key), f"{len(values)} values for {len(z.conc)} concurrencies "
+                                      "(zip lists are lined up index by index with zip.conc)")
     if not recipe.points and recipe.zip is None:
         raise where.error(("points",), "a recipe needs at least one point (points: or zip:)")
     spec = recipe.speculative

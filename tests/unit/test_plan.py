@@ -236,3 +236,39 @@ def test_cli_user_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: {bad}:") and "server.args.stream-interval: expected an integer" in err
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ("stream-interval: 20", "stream-intervall: 20",
+     "server.args.stream-intervall: not a server flag of SGLang 0.5.23; did you mean --stream-interval"),
+    ("moe-runner-backend: flashinfer_trtllm", "moe-runner-backend: flashinfer_trtlm",
+     "server.args.moe-runner-backend: 'flashinfer_trtlm' is not one of"),
+    ("chunked-prefill-size: 8192", "chunked-prefill-size: 8k",
+     "server.args.chunked-prefill-size: expected an integer, got '8k'"),
+    ("max-running-requests: 3\n", "cuda-graph-max-bs: 3\n",
+     "points.c10.args.cuda-graph-max-bs: ambiguous in SGLang 0.5.23"),
+    ("    extends: c24\n", "    extends: c30\n", "points.c28.extends: cycle c28 -> c30 -> c28"),
+    ('SGLANG_TIMEOUT_KEEP_ALIVE: "900"', 'SGLANG_SIMULATE_ACC_LEN: "4.05"',
+     "server.env.SGLANG_SIMULATE_ACC_LEN: synthetic acceptance is set by the harness from the golden curve"),
+    ("num_draft_tokens: 8 ", "num_draft_tokens: 6 ",
+     ("speculative.golden: golden curve musespark_dflash: no golden AL for "
+      "muse-spark-open-816b-a42b-nvfp4/thinking_on/k=5")),
+])
+def test_cli_invalid_gb300_variants_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          old: str, new: str, expected: str) -> None:
+    text = GB300.read_text()
+    assert old in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace(old, new, 1))
+    assert cli(["plan", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert expected in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_zip_unequal_lengths_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(H200.read_text().replace("[2,     4,     8,     16,     24,     32,     48,    64,     96]\n",
+                                            "[2, 4]\n", 1))
+    assert cli(["plan", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "zip.args.max-running-requests: 2 values for 9 concurrencies" in err
