@@ -219,9 +219,12 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             timeout = plan.client.warmup_s + plan.client.duration_s + plan.client.grace_s + CLIENT_OVERHEAD_S
 
             def should_stop() -> str | None:
+                # a signal names the cause even when it also reached the server first (scancel, walltime)
+                if sigs.reason():
+                    return sigs.reason()
                 if server.exit_code() is not None:
                     return f"server_exited: status {server.exit_code()} during the run"
-                return sigs.reason()
+                return None
 
             client_run = client.wait(timeout, should_stop=should_stop)
             status.phase("draining")

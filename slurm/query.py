@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 
-from slurm.state import SACCT_FORMAT, TaskState, parse_sacct, parse_scontrol
+from slurm.state import SACCT_FORMAT, TaskState, mark_completing, parse_sacct, parse_scontrol
 
 TIMEOUT_S = 60.0
 
@@ -62,7 +62,13 @@ def task_states(job_id: str) -> tuple[dict[int, TaskState], str | None]:
         if proc.returncode == 0:
             live = parse_scontrol(proc.stdout, job_id)
     names = [n for n, d in (("sacct", acct), ("scontrol", live)) if d]
-    return merge_states(acct, live), ("+".join(names) or None)
+    merged = merge_states(acct, live)
+    if merged and shutil.which("squeue"):
+        # a cancelled task reads CANCELLED while its processes are still being stopped: squeue shows it
+        proc = _run(["squeue", "-h", "-r", "-j", job_id, "-o", "%i|%T"])
+        if proc.returncode == 0:
+            merged = mark_completing(merged, proc.stdout, job_id)
+    return merged, ("+".join(names) or None)
 
 
 def scancel(job_id: str) -> None:

@@ -120,6 +120,20 @@ def merge_states(acct: dict[int, TaskState], live: dict[int, TaskState]) -> dict
     return out
 
 
+def mark_completing(tasks: dict[int, TaskState], squeue: str, job_id: str) -> dict[int, TaskState]:
+    """Tasks `squeue -h -r -o '%i|%T'` still lists as COMPLETING are not over yet, whatever their state."""
+    out = dict(tasks)
+    for line in squeue.splitlines():
+        jid, _, state = line.strip().partition("|")
+        head, sep, spec = jid.partition("_")
+        if head != job_id or not sep or state != "COMPLETING" or not spec.isdigit():
+            continue
+        tid = int(spec)
+        old = out.get(tid)
+        out[tid] = TaskState(tid, "COMPLETING", None, None, old.node if old else None, old.job_id if old else None)
+    return out
+
+
 def point_state(task: TaskState | None, status: dict[str, Any] | None) -> tuple[str, str | None]:
     """The point's state and reason from Slurm's view of its task and its `status.json` (either may be
     missing). A final state the point wrote itself wins; Slurm decides when the point could not write one."""

@@ -101,3 +101,12 @@ def T(state: str, code: int | None = 0, reason: str | None = None) -> TaskState:
 def test_point_state(task: TaskState | None, status: dict[str, object] | None,
                      expected: tuple[str, str | None]) -> None:
     assert point_state(task, status) == expected
+
+
+def test_completing_tasks_are_not_over() -> None:
+    from slurm.state import mark_completing
+
+    tasks = {0: TaskState(0, "CANCELLED", 143, None, "vm", "13"), 1: TaskState(1, "CANCELLED", 0)}
+    marked = mark_completing(tasks, "12_0|COMPLETING\n12_[1]|PENDING\n99_1|COMPLETING\n", "12")
+    assert marked[0] == TaskState(0, "COMPLETING", None, None, "vm", "13") and marked[0].active
+    assert marked[1] == tasks[1]
