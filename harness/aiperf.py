@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from harness.plan import ClientPlan
@@ -78,8 +79,20 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
     return argv
 
 
-def build_env(cache_dir: Path, hf_home: Path) -> dict[str, str]:
-    """Environment for AIPerf: offline tokenizer resolution and caches kept under `cache_dir`."""
+def short_tmp_dir() -> Path:
+    """A fresh private temp directory with a short path.
+
+    AIPerf puts its ZMQ IPC sockets under `$TMPDIR`, and a Unix socket path must stay under 108 bytes,
+    so a deep run directory cannot serve as `TMPDIR`. The caller removes the directory after the run.
+    """
+    import tempfile
+
+    base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+    return Path(tempfile.mkdtemp(prefix="hx-", dir=base))
+
+
+def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path) -> dict[str, str]:
+    """Environment for AIPerf: offline tokenizer resolution, caches under `cache_dir`, IPC under `tmp_dir`."""
     return {
         "HF_HOME": str(hf_home),
         "HF_HUB_OFFLINE": "1",
@@ -88,13 +101,23 @@ def build_env(cache_dir: Path, hf_home: Path) -> dict[str, str]:
         "AIPERF_HTTP_TCP_USER_TIMEOUT": "900000",
         "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800",
         "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800",
-        "TMPDIR": str(cache_dir / "tmp"),
+        "TMPDIR": str(tmp_dir),
         "MPLCONFIGDIR": str(cache_dir / "matplotlib"),
     }
 
 
 def _num(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def stop_grace_s(reason: str) -> float:
+    """How long AIPerf gets to write its summary after SIGINT. With the server gone there is nothing
+    left to drain, and a SIGINT during AIPerf's start-up can be lost, so that case is short."""
+    if reason.startswith("server_exited"):
+        return 10.0
+    if reason == "timeout":
+        return 60.0
+    return 30.0
 
 
 @dataclass(frozen=True)
@@ -132,9 +155,19 @@ class AiperfProcess:
         except ProcessLookupError:
             pass
 
-    def wait(self, timeout_s: float, kill_after_s: float = 60.0,
-             should_stop: Any = None) -> ClientRun:
-        """Wait for AIPerf; SIGINT at `timeout_s` or when `should_stop()` says so; SIGKILL after a grace."""
+    def _reap_group(self, within_s: float = 5.0) -> None:
+        """SIGKILL what is left of the group (worker processes) and wait until it is gone."""
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                return
+            time.sleep(0.05)
+
+    def wait(self, timeout_s: float, should_stop: Callable[[], str | None] | None = None) -> ClientRun:
+        """Wait for AIPerf. At `timeout_s`, or when `should_stop()` gives a reason, send SIGINT so AIPerf
+        writes its summary; SIGKILL the group if it has not exited after the grace for that reason."""
         deadline = time.monotonic() + timeout_s
         kill_at: float | None = None
         while self.popen.poll() is None:
@@ -143,7 +176,7 @@ class AiperfProcess:
                 reason = should_stop() if should_stop else None
                 if reason or now >= deadline:
                     self.interrupt(reason or "timeout")
-                    kill_at = now + kill_after_s
+                    kill_at = now + stop_grace_s(reason or "timeout")
             elif now >= kill_at:
                 self.kill()
                 break
@@ -152,9 +185,19 @@ class AiperfProcess:
             code = self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = None
-        self.kill()  # leftover children of the group
+        self._reap_group()
         self.log.close()
         return ClientRun(exit_code=code, stopped=self.stopped, started_ns=self.started_ns, ended_ns=time.time_ns())
+
+
+def last_error(log_path: Path) -> str:
+    """The last ERROR line of AIPerf's console log, for a one-line failure reason."""
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return "no client log"
+    errors = [ln for ln in lines if " ERROR " in ln]
+    return errors[-1].split(" ERROR ", 1)[1].strip()[:300] if errors else "no ERROR line in the client log"
 
 
 def read_summary(artifact_dir: Path) -> dict[str, Any] | None:

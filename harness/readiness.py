@@ -83,8 +83,15 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
         if time.monotonic() >= deadline:
             raise NotReady("ready_timeout", f"/health not 200 after {budget_s:.0f} s (last status {status})")
         time.sleep(poll_s)
-    remaining = max(5.0, deadline - time.monotonic())
-    one_token_chat(base_url, model, timeout=min(remaining, 600))
+    while True:  # the probe is retried until it succeeds or the budget is spent
+        remaining = max(5.0, deadline - time.monotonic())
+        try:
+            one_token_chat(base_url, model, timeout=min(remaining, 600))
+            break
+        except NotReady:
+            if exit_code() is not None or time.monotonic() >= deadline:
+                raise
+            time.sleep(poll_s)
     if exit_code() is not None:
         raise NotReady("server_exited", "server exited right after the readiness probe")
     return ReadyInfo(seconds=time.monotonic() - start, health_polls=polls)

@@ -126,6 +126,7 @@ def throughput_block(ok: list[RequestRecord], num_gpus: int) -> dict[str, Any] |
         "output": {"tokens_per_second": tout / duration},
         "total": {"tokens_per_second": (tin + tout) / duration},
         "duration_seconds": duration,
+        "tokens": {"input": tin, "output": tout},
         "window_start_ns": start,
         "window_end_ns": end,
         "per_gpu": {"total_tput_tps": (tin + tout) / duration / num_gpus,

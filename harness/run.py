@@ -12,6 +12,7 @@ invalid, 1 failed, 128+signal when cancelled by a signal.
 from __future__ import annotations
 
 import shlex
+import shutil
 import signal
 import socket
 import time
@@ -186,7 +187,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(plan, cache_dir)
     client_argv = aiperf.build_argv(plan.client, base_url, artifact_dir, tokenizer)
-    client_env = aiperf.build_env(cache_dir, cache_dir / "hf")
+    client_tmp = aiperf.short_tmp_dir()
+    client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(server_argv, plan.server.env, ctx)))
                + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(_redacted(plan.server.env).items())))
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"
@@ -216,6 +218,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             power = _start_power(pdir, options)
             status.phase("warmup" if plan.client.warmup_s > 0 else "profiling")
             client = aiperf.AiperfProcess(client_argv, client_env, pdir / "client.log")
+            status.data["client_pid"] = client.popen.pid
+            status.save()
             timeout = plan.client.warmup_s + plan.client.duration_s + plan.client.grace_s + CLIENT_OVERHEAD_S
 
             def should_stop() -> str | None:
@@ -235,6 +239,9 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                 raise PointStopped("cancelled" if sigs.reason() else "failed", stop_reason)
             if client_run.stopped == "timeout":
                 raise PointStopped("failed", f"client_timeout: AIPerf ran past {timeout:.0f} s")
+            if aiperf.read_summary(artifact_dir) is None:
+                raise PointStopped("failed", f"client_failed: AIPerf exited {client_run.exit_code} without a "
+                                   f"summary; {aiperf.last_error(pdir / 'client.log')}")
             state = "completed"
         except NotReady as exc:
             state, reason = ("cancelled", sigs.reason()) if sigs.reason() else ("failed", f"{exc.reason}: {exc}")
@@ -246,12 +253,11 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             if server is not None:
                 code = server.stop(options.server_stop_grace_s)
                 status.data["server_exit_code"] = code
+            shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = _collect(plan, options, pdir, artifact_dir, client_run, metrics_before,
                                        metrics_after, state, reason)
         exit_status = _exit_status(state, result, sigs.received)
-        if state == "completed" and result is None:
-            state, reason, exit_status = "failed", "no_client_output: AIPerf wrote no summary", EXIT_FAILED
         status.finish(state, reason, exit_status,
                       valid=None if result is None else result["validity"]["valid"],
                       result=None if result_path is None else result_path.name)
@@ -286,10 +292,8 @@ def _prepare_tokenizer(plan: PointPlan, cache_dir: Path) -> str:
 
 
 def _start_power(pdir: Path, options: PointOptions) -> Any:
-    try:
-        from harness.power import PowerSampler
-    except ImportError:
-        return None
+    from harness.power import PowerSampler
+
     sampler = PowerSampler(None, pdir / "power.csv")
     sampler.start()
     return sampler
@@ -358,7 +362,8 @@ def _collect(plan: PointPlan, options: PointOptions, pdir: Path, artifact_dir: P
         "fingerprint": _fingerprint_summary(pdir),
     }
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
-    result.update(_power_fields(pdir, metrics, accounting, expected))
+    result.update(_power_fields(pdir, metrics, accounting, expected,
+                                result["client"]["aiperf_benchmark_duration_s"]))
     thresholds = options.thresholds
     result["validity"] = verdict(result, plan.client.duration_s, thresholds)
     if state != "completed":
@@ -393,19 +398,18 @@ def _fingerprint_summary(pdir: Path) -> dict[str, Any] | None:
 
 
 def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any],
-                 expected_gpus: int | None) -> dict[str, Any]:
+                 expected_gpus: int | None, client_duration_s: float | None) -> dict[str, Any]:
     """Power over the client window, or `power_valid: false` with the reasons."""
+    from harness.power import integrate_power
+
     tput = metrics.get("throughput")
     csv = pdir / "power.csv"
-    try:
-        from harness.power import integrate_power
-    except ImportError:
-        return {"power_valid": False, "power_invalid_reasons": ["power_module_unavailable"]}
     if tput is None or not csv.exists():
-        return {"power_valid": False, "power_invalid_reasons": ["no_window" if tput is None else "no_samples"]}
-    report = integrate_power(csv, tput["window_start_ns"], tput["window_end_ns"], expected_gpus=expected_gpus)
+        reason = "window_invalid" if tput is None else "telemetry_file_missing"
+        return {"power_valid": False, "power_invalid_reasons": [reason]}
+    reference = None if client_duration_s is None else int(client_duration_s * 1e9)
+    report = integrate_power(csv, tput["window_start_ns"], tput["window_end_ns"], expected_gpus=expected_gpus,
+                             reference_duration_ns=reference)
     write_json(pdir / "power_validation.json", report.validation_json())
-    duration = tput["duration_seconds"]
-    out_tokens = tput["output"]["tokens_per_second"] * duration
-    total_tokens = tput["total"]["tokens_per_second"] * duration
-    return report.result_fields(out_tokens, total_tokens, accounting["successful"])
+    tokens = tput["tokens"]
+    return report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])

@@ -37,7 +37,7 @@ def test_short_windows_run_with_scenario_override_and_optional_flags():
 
 
 def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path):
-    env = build_env(tmp_path, tmp_path / "hf")
+    env = build_env(tmp_path, tmp_path / "hf", tmp_path / "t")
     assert env["HF_HUB_OFFLINE"] == "1" and env["HF_HOME"] == str(tmp_path / "hf")
     assert env["AIPERF_DATASET_MMAP_CACHE_DIR"].startswith(str(tmp_path))
 

@@ -1,0 +1,41 @@
+"""Shared helpers for integration tests: plans of a small simulator recipe with extra simulator flags."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+def sim_plan(extra_sim_flags: list[str] | None = None, overrides: list[str] | None = None):
+    from harness.points import load_plans
+
+    _, plans = load_plans(DATA / "sim-small.yaml", None, overrides or [])
+    plan = plans[0]
+    argv = [*plan.server.argv, *(extra_sim_flags or [])]
+    return plan.model_copy(update={"server": plan.server.model_copy(update={"argv": argv})})
+
+
+def group_gone(pid: int | None, within_s: float = 5.0) -> bool:
+    """True once no process of the group `pid` exists (killed processes take a moment to be reaped)."""
+    import time
+
+    if pid is None:
+        return True
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def sim_plan_factory():
+    return sim_plan

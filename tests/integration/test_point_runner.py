@@ -1,0 +1,139 @@
+"""The point runner against the simulator with real AIPerf: fidelity, accounting, failures, signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.run import EXIT_FAILED, EXIT_INVALID, PointOptions, run_point
+
+from .conftest import DATA, group_gone, sim_plan
+
+pytestmark = pytest.mark.slow
+
+
+def _files(pdir: Path) -> set[str]:
+    return {p.name for p in pdir.iterdir()}
+
+
+def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_cutoff(tmp_path):
+    truth = tmp_path / "truth.jsonl"
+    # No grace period: whatever is in flight at the end of the window is cancelled by AIPerf.
+    # Slow decode steps keep requests in flight at the end of the window.
+    plan = sim_plan(["--sim-truth-log", str(truth), "--sim-profile", str(DATA / "slow-decode.json")],
+                    ["client.grace_s=0", "client.duration_s=25"])
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path / "runs", ready_timeout_s=60))
+    assert outcome.state == "completed", outcome.reason
+    pdir = outcome.point_dir
+    assert {"bmk_agentic_it-sim_conc4.json", "status.json", "server.log", "server_command.txt",
+            "client_command.txt", "fingerprint_agg_w0.json", "harness.log"} <= _files(pdir)
+    assert {"profile_export_aiperf.json", "profile_export.jsonl"} <= _files(pdir / "aiperf")
+    assert "profile_export_raw.jsonl" not in _files(pdir / "aiperf")
+    status = json.loads((pdir / "status.json").read_text())
+    assert status["state"] == "completed" and status["schema_version"] == 1
+    assert list(status["phases"]) == ["launching", "loading", "ready", "profiling", "draining", "collecting"]
+
+    server = {}
+    disconnected = 0
+    for line in truth.read_text().splitlines():
+        t = json.loads(line)
+        server[t["request_id"]] = t
+        disconnected += t["status"] == "client_disconnected"
+    records = [json.loads(x) for x in (pdir / "aiperf" / "profile_export.jsonl").read_text().splitlines()]
+    ttft_err, e2el_err = [], []
+    for r in records:
+        if r.get("error") or not r.get("metrics"):
+            continue
+        t = server[r["metadata"]["x_request_id"]]
+        assert t["status"] == "ok"
+        assert r["metrics"]["output_sequence_length"]["value"] == t["completion_tokens"]
+        ttft_err.append(r["metrics"]["time_to_first_token"]["value"] / 1e3
+                        - (t["first_token_sent_ns"] - t["arrival_ns"]) / 1e9)
+        e2el_err.append(r["metrics"]["request_latency"]["value"] / 1e3
+                        - (t["last_token_sent_ns"] - t["arrival_ns"]) / 1e9)
+    ttft_ms, e2el_ms = np.abs(ttft_err) * 1e3, np.abs(e2el_err) * 1e3
+    print(f"\nfidelity over {len(ttft_ms)} requests (client - server truth, ms): "
+          f"TTFT p50 {np.percentile(ttft_ms, 50):.2f} p90 {np.percentile(ttft_ms, 90):.2f} "
+          f"p99 {np.percentile(ttft_ms, 99):.2f}; E2EL p50 {np.percentile(e2el_ms, 50):.2f} "
+          f"p90 {np.percentile(e2el_ms, 90):.2f} p99 {np.percentile(e2el_ms, 99):.2f}")
+    assert len(ttft_ms) >= 10
+    assert np.percentile(ttft_ms, 50) < 5.0 and np.percentile(e2el_ms, 50) < 5.0
+
+    result = outcome.result
+    acc = result["request_accounting"]
+    print(f"cancelled at cutoff: harness {acc['cancelled_at_cutoff']}, server saw {disconnected} disconnects")
+    assert acc["cancelled_at_cutoff"] == disconnected > 0
+    assert result["num_requests_total"] == acc["records_profiled"] + disconnected
+    assert result["engine"] == "sim" and result["simulated"] is True
+    assert result["request_metrics"]["throughput"]["per_gpu"]["total_tput_tps"] > 0
+    assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+
+
+def test_server_crash_mid_run_fails_the_point_and_keeps_artifacts(tmp_path):
+    plan = sim_plan(["--sim-crash-after", "8"], ["client.duration_s=40"])
+    t0 = time.monotonic()
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
+    assert time.monotonic() - t0 < 60
+    assert outcome.state == "failed" and outcome.exit_status == EXIT_FAILED
+    assert outcome.reason.startswith("server_exited")
+    status = json.loads((outcome.point_dir / "status.json").read_text())
+    assert status["state"] == "failed" and status["reason"].startswith("server_exited")
+    assert {"server.log", "client.log", "server_command.txt", "fingerprint_agg_w0.json"} <= _files(outcome.point_dir)
+    assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+
+
+def test_server_that_never_becomes_ready_fails_within_the_budget(tmp_path):
+    plan = sim_plan(["--sim-startup-seconds", "600"])
+    t0 = time.monotonic()
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=3))
+    assert time.monotonic() - t0 < 30
+    assert outcome.state == "failed" and outcome.exit_status == EXIT_FAILED
+    assert outcome.reason.startswith("ready_timeout")
+    status = json.loads((outcome.point_dir / "status.json").read_text())
+    assert status["phase"] == "collecting" and "loading" in status["phases"]
+    assert group_gone(status["server_pid"])
+
+
+def test_burst_of_server_errors_completes_but_is_invalid(tmp_path):
+    plan = sim_plan(["--sim-error-rate", "0.25"], ["client.duration_s=15"])
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
+    assert outcome.state == "completed" and outcome.exit_status == EXIT_INVALID
+    codes = [r["code"] for r in outcome.result["validity"]["reasons"]]
+    assert "error_ratio" in codes
+    acc = outcome.result["request_accounting"]
+    assert acc["errors"] > 0 and sum(acc["error_categories"].values()) == acc["errors"]
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_to_harness_run_cancels_the_point_cleanly(tmp_path, sig, code):
+    out = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(DATA / "sim-small.yaml"), "--point", "c4",
+                             "--duration", "120", "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    status_path = out / "it-sim" / "conc4" / "status.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if status_path.exists() and json.loads(status_path.read_text()).get("phase") == "profiling":
+            break
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("the point never reached profiling")
+    time.sleep(3)
+    t0 = time.monotonic()
+    os.kill(proc.pid, sig)
+    rc = proc.wait(timeout=60)
+    assert time.monotonic() - t0 < 60
+    assert rc == code, proc.stdout.read().decode() if proc.stdout else ""
+    status = json.loads(status_path.read_text())
+    assert status["state"] == "cancelled" and status["reason"] == f"interrupted: {sig.name}"
+    assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+    assert (status_path.parent / "server.log").exists()
