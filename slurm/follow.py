@@ -6,10 +6,11 @@ from __future__ import annotations
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, TextIO
 
 from slurm import query
 from slurm.progress import finished, point_views
@@ -41,7 +42,7 @@ def slurm_output(record: dict[str, Any], task_id: int) -> Path:
 
 
 def _stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%H:%M:%S")
+    return datetime.now(UTC).strftime("%H:%M:%S")
 
 
 def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | None = None,

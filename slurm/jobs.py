@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from harness.artifacts import read_json, write_json
 from harness.errors import UserError

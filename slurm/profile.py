@@ -63,7 +63,7 @@ class ClusterProfile(Strict):
     default_mounts: list[str] = Field(default_factory=list, description="container mounts HOST:CONTAINER[:FLAGS]")
     sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, e.g. "
                                                                            "--constraint=gb300")
-    driver: Driver = Driver()
+    driver: Driver = Field(default_factory=lambda: Driver(python=None))
 
     @field_validator("time_limit")
     @classmethod

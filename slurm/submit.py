@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ class SubmitRequest:
 
 
 def default_out_dir(config_key: str, now_ns: int) -> Path:
-    stamp = datetime.fromtimestamp(now_ns / 1e9, tz=timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
     return Path("runs") / "slurm" / f"{config_key}-{stamp}"
 
 
@@ -54,7 +54,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     plans, staged = render.stage_plans(plans, profile.model_staging)
     out_dir = (req.out_dir or default_out_dir(recipe.config_key, now_ns)).resolve()
     (out_dir / "slurm").mkdir(parents=True, exist_ok=True)
-    stamp = datetime.fromtimestamp(now_ns / 1e9, tz=timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
     plan_file = out_dir / "slurm" / f"plan-{stamp}.json"
     script = out_dir / "slurm" / f"job-{stamp}.sh"
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
