@@ -163,7 +163,19 @@ def point_settings(recipe: Recipe, point: Point, args: dict[str, Any], acc_env: 
     }
     if recipe.engine == "sim":
         settings["sim_profile"] = recipe.sim_profile
+        settings["sim_args"] = dict(recipe.sim_args)
     return settings
+
+
+def render_sim_flags(sim_args: dict[str, Any]) -> list[str]:
+    """`{sim-x: v}` → `--sim-x v` (true: a bare switch; false: omitted)."""
+    argv: list[str] = []
+    for name, value in sim_args.items():
+        if value is True:
+            argv.append(f"--{name}")
+        elif value is not False and value is not None:
+            argv += [f"--{name}", str(value)]
+    return argv
 
 
 def client_traces(recipe: Recipe) -> str:
@@ -194,7 +206,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, args),
             "--host", host, "--port", str(port)]
     if recipe.engine == "sim":
-        argv += ["--sim-profile", recipe.sim_profile]
+        argv += ["--sim-profile", recipe.sim_profile, *render_sim_flags(recipe.sim_args)]
         env[SIM_VERSION_ENV] = recipe.server.sglang_version
     traces = Path(client_traces(recipe))
     if recipe_dir is not None and not traces.is_absolute():

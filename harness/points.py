@@ -30,7 +30,7 @@ from harness.recipe import (
     select_points,
 )
 
-_FREE_MAPPINGS = {("server", "args"), ("server", "env")}  # recipe mappings that take new keys
+_FREE_MAPPINGS = {("server", "args"), ("server", "env"), ("sim_args",)}  # recipe mappings that take new keys
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from harness.errors import UserError
+from harness.validity import Thresholds
 
 ArgValue = str | int | float | bool | list[str | int | float]
 POINT_NAME = re.compile(r"^c([1-9]\d*)$")
@@ -177,12 +178,23 @@ class PointSpec(Strict):
 
 
 class Recipe(Strict):
+    @field_validator("sim_args")
+    @classmethod
+    def _sim_flags_only(cls, v: dict[str, ArgValue]) -> dict[str, ArgValue]:
+        for key in v:
+            if not key.startswith("sim-"):
+                raise ValueError(f"{key!r}: only simulator flags (sim-*) go here; SGLang flags go in server.args")
+        return v
+
     config_key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="curve identity, e.g. the file stem")
     description: str = Field(default="", description="one line for humans")
     image: str = Field(description="pinned engine image, e.g. lmsysorg/sglang:v0.5.23")
     engine: Literal["sglang", "sim"] = Field(default="sglang", description="`sim` runs the same argv on the simulator")
     sim_profile: str = Field(default="demo", description="simulator hardware profile when engine is sim")
     sim_traces: str | None = Field(default=None, description="trace corpus replayed when engine is sim (default: client.traces)")
+    sim_args: dict[str, ArgValue] = Field(default_factory=dict, description=(
+        "simulator-only flags (`sim-crash-after: 30`, `sim-error-rate: 0.2`, ...), rendered only when engine is sim"))
+    validity: Thresholds = Field(default_factory=Thresholds, description="thresholds of the validity verdict")
     model: ModelSpec
     hardware: Hardware
     parallelism: Parallelism = Parallelism()

@@ -58,7 +58,7 @@ class SweepPlanFile(BaseModel):
     out_dir: str
     launcher: str = "local"
     ready_timeout_s: float = 1800.0
-    require_power: bool = False
+    thresholds: Thresholds = Thresholds()
     mounts: list[str] = []
     image_path: str | None = None
     gpus: list[str] | None = None
@@ -67,7 +67,7 @@ class SweepPlanFile(BaseModel):
 
     def options(self) -> PointOptions:
         return PointOptions(out_dir=Path(self.out_dir), launcher=self.launcher, ready_timeout_s=self.ready_timeout_s,
-                            thresholds=Thresholds(require_power=self.require_power), mounts=tuple(self.mounts),
+                            thresholds=self.thresholds, mounts=tuple(self.mounts),
                             gpus=None if self.gpus is None else tuple(self.gpus), overrides=tuple(self.overrides),
                             image_path=self.image_path)
 

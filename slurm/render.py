@@ -16,6 +16,7 @@ from harness.errors import UserError
 from harness.plan import PointPlan
 from harness.recipe import Recipe
 from harness.run import SweepPlanFile
+from harness.validity import Thresholds
 from slurm.profile import ClusterProfile
 
 STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")
@@ -61,12 +62,12 @@ def image_file(profile: ClusterProfile, image: str) -> str | None:
 
 
 def sweep_plan(plans: list[PointPlan], profile: ClusterProfile, out_dir: Path, ready_timeout_s: float,
-               overrides: list[str], require_power: bool = False) -> SweepPlanFile:
+               overrides: list[str], thresholds: Thresholds | None = None) -> SweepPlanFile:
     images = {p.image for p in plans}
     if len(images) != 1:
         raise UserError(f"points use several images ({', '.join(sorted(images))}); one sweep runs one image")
     return SweepPlanFile(out_dir=str(out_dir), launcher=profile.launcher, ready_timeout_s=ready_timeout_s,
-                         require_power=require_power, mounts=list(profile.default_mounts),
+                         thresholds=thresholds or Thresholds(), mounts=list(profile.default_mounts),
                          image_path=image_file(profile, plans[0].image), gpus=None, overrides=overrides,
                          points=plans)
 

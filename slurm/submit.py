@@ -57,8 +57,10 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
     plan_file = out_dir / "slurm" / f"plan-{stamp}.json"
     script = out_dir / "slurm" / f"job-{stamp}.sh"
+    thresholds = recipe.validity.model_copy(update={"require_power": True}) if req.require_power \
+        else recipe.validity
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
-                              list(req.overrides), req.require_power)
+                              list(req.overrides), thresholds)
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=len(plans),
                                 out_dir=out_dir, script=script, throttle=req.throttle, time_limit=req.time_limit,
                                 signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}")

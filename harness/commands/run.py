@@ -29,11 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def options_from_args(args: argparse.Namespace, recipe: object) -> object:
     from harness.run import PointOptions
-    from harness.validity import Thresholds
 
     ready = args.ready_timeout or recipe.server.ready_timeout_s  # type: ignore[attr-defined]
+    thresholds = recipe.validity  # type: ignore[attr-defined]
+    if args.require_power:
+        thresholds = thresholds.model_copy(update={"require_power": True})
     return PointOptions(out_dir=args.out, launcher=args.launcher, ready_timeout_s=ready,
-                        thresholds=Thresholds(require_power=args.require_power), mounts=tuple(args.mount),
+                        thresholds=thresholds, mounts=tuple(args.mount),
                         overrides=tuple(args.overrides), image_path=args.image_path)
 
 
