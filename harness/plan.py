@@ -208,8 +208,9 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     if recipe.engine == "sim":
         argv += ["--sim-profile", recipe.sim_profile, *render_sim_flags(recipe.sim_args)]
         env[SIM_VERSION_ENV] = recipe.server.sglang_version
-    traces = Path(client_traces(recipe))
-    if recipe_dir is not None and not traces.is_absolute():
+    traces_spec = client_traces(recipe)
+    traces: str | Path = traces_spec if traces_spec.startswith("hf:") else Path(traces_spec)
+    if recipe_dir is not None and isinstance(traces, Path) and not traces.is_absolute():
         traces = (recipe_dir / traces).resolve()
     par, hw = recipe.parallelism, recipe.hardware
     num_gpus = par.tp * par.pp

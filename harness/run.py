@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness import aiperf, results
 from harness.artifacts import write_json, write_text
+from harness.corpus_input import aiperf_corpus_dir
 from harness.fingerprint import build_fingerprint, host_fingerprint, redact_argv, server_info
 from harness.plan import PointPlan
 from harness.readiness import NotReady, wait_until_ready
@@ -168,6 +169,9 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     from launchers import LaunchContext, get_launcher
 
     pdir = point_dir(options.out_dir, plan)
+    cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
+    corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
+    corpus = {"spec": plan.client.traces, "replayed": str(corpus_dir), "conversion": corpus_note}
     pdir.mkdir(parents=True, exist_ok=True)
     status = PointStatus(pdir, plan.conc, plan.config_key)
     status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides))
@@ -183,10 +187,10 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=options.mounts,
                         gpus=options.gpus, container_name=f"harness-{plan.config_key}-c{plan.conc}-{port}",
                         image_path=options.image_path)
-    cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(plan, cache_dir)
-    client_argv = aiperf.build_argv(plan.client, base_url, artifact_dir, tokenizer)
+    client = plan.client.model_copy(update={"traces": str(corpus_dir)})
+    client_argv = aiperf.build_argv(client, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(server_argv, plan.server.env, ctx)))
@@ -194,6 +198,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"
                + "".join(f"{k}={v}\n" for k, v in sorted(client_env.items())))
     write_json(pdir / "plan.json", plan.model_dump())
+    status.data["corpus"] = corpus
 
     server = None
     client_run = None
@@ -256,7 +261,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = _collect(plan, options, pdir, artifact_dir, client_run, metrics_before,
-                                       metrics_after, state, reason)
+                                       metrics_after, state, reason, corpus)
         exit_status = _exit_status(state, result, sigs.received)
         status.finish(state, reason, exit_status,
                       valid=None if result is None else result["validity"]["valid"],
@@ -306,7 +311,7 @@ def _stop_power(sampler: Any) -> None:
 
 def _collect(plan: PointPlan, options: PointOptions, pdir: Path, artifact_dir: Path, client_run: Any,
              metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
-             state: str, reason: str | None) -> tuple[dict[str, Any] | None, Path | None]:
+             state: str, reason: str | None, corpus: dict[str, Any]) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points)."""
     summary = aiperf.read_summary(artifact_dir)
     raw_records = aiperf.read_records(artifact_dir)
@@ -358,7 +363,8 @@ def _collect(plan: PointPlan, options: PointOptions, pdir: Path, artifact_dir: P
                    "aiperf_was_cancelled": (summary or {}).get("was_cancelled"),
                    "aiperf_benchmark_duration_s": ((summary or {}).get("benchmark_duration") or {}).get("avg"),
                    "aiperf_scenario_override": plan.client.duration_s < aiperf.SCENARIO_MIN_DURATION_S,
-                   "requested_duration_s": plan.client.duration_s},
+                   "requested_duration_s": plan.client.duration_s,
+                   "corpus": corpus},
         "fingerprint": _fingerprint_summary(pdir),
     }
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
