@@ -262,6 +262,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
         status.phase("collecting")
         result, result_path = _collect(plan, options, pdir, artifact_dir, client_run, metrics_before,
                                        metrics_after, state, reason, corpus)
+        if result is not None:  # strict power can turn a completed point into a failed one
+            state, reason = result["state"], result["state_reason"]
         exit_status = _exit_status(state, result, sigs.received)
         status.finish(state, reason, exit_status,
                       valid=None if result is None else result["validity"]["valid"],
@@ -371,10 +373,15 @@ def _collect(plan: PointPlan, options: PointOptions, pdir: Path, artifact_dir: P
     result.update(_power_fields(pdir, metrics, accounting, expected,
                                 result["client"]["aiperf_benchmark_duration_s"]))
     thresholds = options.thresholds
+    if state == "completed" and thresholds.require_power and not result.get("power_valid"):
+        # strict mode: the power audit files are written by now; the point itself fails
+        result["state"] = "failed"
+        result["state_reason"] = "power_invalid: " + ", ".join(result.get("power_invalid_reasons") or ["unknown"])
     result["validity"] = verdict(result, plan.client.duration_s, thresholds)
-    if state != "completed":
+    if result["state"] != "completed":
         result["validity"]["valid"] = False
-        result["validity"]["reasons"].insert(0, {"code": f"point_{state}", "message": reason or state})
+        result["validity"]["reasons"].insert(0, {"code": f"point_{result['state']}",
+                                                 "message": result["state_reason"] or result["state"]})
     path = write_json(pdir / f"{result_name(plan)}.json", result)
     return result, path
 

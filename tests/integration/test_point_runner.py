@@ -137,3 +137,17 @@ def test_signal_to_harness_run_cancels_the_point_cleanly(tmp_path, sig, code):
     assert status["state"] == "cancelled" and status["reason"] == f"interrupted: {sig.name}"
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
     assert (status_path.parent / "server.log").exists()
+
+
+def test_strict_power_fails_the_point_after_writing_every_audit_file(tmp_path):
+    from harness.validity import Thresholds
+
+    plan = sim_plan([], ["client.duration_s=10"])
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60,
+                                           thresholds=Thresholds(require_power=True)))
+    assert outcome.state == "failed" and outcome.exit_status == EXIT_FAILED
+    assert outcome.reason.startswith("power_invalid: ")   # the simulator uses no GPU
+    assert {"power.csv", "power_validation.json", "bmk_agentic_it-sim_conc4.json"} <= _files(outcome.point_dir)
+    codes = [r["code"] for r in outcome.result["validity"]["reasons"]]
+    assert codes[0] == "point_failed" and "power_invalid" in codes
+    assert json.loads((outcome.point_dir / "status.json").read_text())["reason"] == outcome.reason
