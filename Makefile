@@ -24,8 +24,9 @@ test: setup
 	$(BIN)/python -m pytest -q tests
 
 lint: setup
-	$(BIN)/ruff check harness launchers slurm tests
-	$(BIN)/mypy harness
+	$(BIN)/ruff check harness launchers slurm tests benchmarks
+	$(BIN)/mypy --strict harness
+	$(BIN)/mypy launchers slurm
 
 clean:
 	rm -rf runs .pytest_cache .mypy_cache .ruff_cache

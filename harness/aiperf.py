@@ -21,9 +21,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 from harness.plan import ClientPlan
@@ -205,7 +205,8 @@ def read_summary(artifact_dir: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     with open(path) as fh:
-        return json.load(fh)
+        summary: dict[str, Any] = json.load(fh)
+    return summary
 
 
 def read_records(artifact_dir: Path) -> list[dict[str, Any]]:

@@ -43,4 +43,5 @@ def write_text(path: Path, text: str) -> Path:
 
 def read_json(path: Path) -> dict[str, Any]:
     with open(path) as fh:
-        return json.load(fh)
+        data: dict[str, Any] = json.load(fh)
+    return data

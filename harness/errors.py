@@ -10,7 +10,7 @@ class UserError(Exception):
     """
 
 
-def pydantic_error_line(source: str, exc: "object") -> str:
+def pydantic_error_line(source: str, exc: object) -> str:
     """Render the first error of a pydantic ValidationError as `source: key.path: message`."""
     errors = exc.errors()  # type: ignore[attr-defined]
     first = errors[0]

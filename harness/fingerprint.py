@@ -14,7 +14,7 @@ import re
 import socket
 import sys
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 SECRET = re.compile(r"(TOKEN|_KEY|SECRET|PASSWORD)", re.IGNORECASE)
@@ -46,7 +46,8 @@ def server_info(base_url: str) -> dict[str, Any]:
     for path in ("/server_info", "/get_server_info"):
         try:
             with urllib.request.urlopen(base_url + path, timeout=10) as resp:
-                return json.loads(resp.read())
+                info: dict[str, Any] = json.loads(resp.read())
+                return info
         except Exception as exc:  # try the older name, then report
             last = exc
     return {"error": f"{type(last).__name__}: {last}"}
@@ -69,7 +70,7 @@ def host_fingerprint() -> dict[str, Any]:
 
     return {
         "host": socket.gethostname(),
-        "time_utc": datetime.now(timezone.utc).isoformat(),
+        "time_utc": datetime.now(UTC).isoformat(),
         "arch": platform.machine(),
         "os": platform.platform(),
         "python": sys.version.split()[0],
@@ -90,7 +91,8 @@ def build_fingerprint(*, host: dict[str, Any], server: dict[str, Any], image: st
         "host": host,
         "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": server},
     }
-    return _sorted(data)
+    ordered: dict[str, Any] = _sorted(data)
+    return ordered
 
 
 def _sorted(value: Any) -> Any:

@@ -141,7 +141,7 @@ def apply_overrides(recipe: Recipe, names: list[str] | None, overrides: list[str
         args: dict[str, Any] = dict(p.args)
         env: dict[str, Any] = dict(p.env)
         kv: dict[str, Any] = p.kv_offload.model_dump()
-        for kind, name, value, text in point_level:
+        for kind, name, value, _text in point_level:
             if kind == "kv":
                 kv[name] = value
                 if name == "kind" and value == "none":

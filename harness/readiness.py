@@ -32,7 +32,7 @@ class ReadyInfo:
 def _get(url: str, timeout: float) -> int:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:
-            return resp.status
+            return int(resp.status)
     except urllib.error.HTTPError as exc:
         return exc.code
     except (urllib.error.URLError, OSError, TimeoutError):

@@ -15,10 +15,9 @@ import shlex
 import shutil
 import signal
 import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -131,7 +130,8 @@ def with_port(argv: list[str], port: int) -> list[str]:
 class _Signals:
     """SIGINT/SIGTERM/SIGUSR1 become a stop request the runner acts on between steps."""
 
-    NAMES = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM", signal.SIGUSR1: "SIGUSR1"}
+    NAMES: ClassVar[dict[int, str]] = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM",
+                                       signal.SIGUSR1: "SIGUSR1"}
 
     def __init__(self) -> None:
         self.received: int | None = None
@@ -189,8 +189,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                         image_path=options.image_path)
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(plan, cache_dir)
-    client = plan.client.model_copy(update={"traces": str(corpus_dir)})
-    client_argv = aiperf.build_argv(client, base_url, artifact_dir, tokenizer)
+    client_plan = plan.client.model_copy(update={"traces": str(corpus_dir)})
+    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(server_argv, plan.server.env, ctx)))

@@ -8,7 +8,7 @@ ready, warmup, profiling, draining, collecting. Each phase change is also writte
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +29,13 @@ class PointStatus:
         now = time.time_ns()
         self.data["phase"] = name
         self.data["phases"][name] = now
-        stamp = datetime.fromtimestamp(now / 1e9, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        stamp = datetime.fromtimestamp(now / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with open(self.log_path, "a") as fh:
             fh.write(f"{stamp} [phase] {name}{(' ' + detail) if detail else ''}\n")
         self.save()
 
     def note(self, message: str) -> None:
-        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with open(self.log_path, "a") as fh:
             fh.write(f"{stamp} {message}\n")
 

@@ -67,5 +67,5 @@ def find_job(job_id: str, out_dir: Path | None = None) -> dict[str, Any]:
     jobs_path = Path(out_dir) / JOBS_FILE
     for record in _read(jobs_path).get("jobs", []):
         if record.get("job_id") == job_id:
-            return record
+            return dict(record)
     raise UserError(f"job {job_id}: not submitted by this harness (not in {jobs_path})")

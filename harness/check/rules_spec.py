@@ -63,7 +63,7 @@ class GoldenAcceptance(Rule):
     load_markers = (golden.ACC_ENV_PREFIX, "speculative.golden")
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        findings = forbidden_settings(recipe, plans, "env", 
+        findings = forbidden_settings(recipe, plans, "env",
                                       lambda key: "" if key.startswith(golden.ACC_ENV_PREFIX) else None)
         spec_points = speculative_points(plans)
         spec = recipe.recipe.speculative

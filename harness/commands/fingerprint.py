@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d.add_argument("b", type=Path)
 
 
-def _load(path: Path) -> dict:
+def _load(path: Path) -> dict[str, Any]:
     from harness.artifacts import read_json
     from harness.errors import UserError
 

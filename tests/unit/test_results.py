@@ -2,8 +2,14 @@
 
 import pytest
 
-from harness.results import (RequestRecord, parse_record, request_accounting, request_metrics, stats,
-                             throughput_block)
+from harness.results import (
+    RequestRecord,
+    parse_record,
+    request_accounting,
+    request_metrics,
+    stats,
+    throughput_block,
+)
 
 
 def rec(start_s, end_s, ok=True, phase="profiling", isl=1000, osl=100, ttft=0.1, itl=0.01, err=None):
