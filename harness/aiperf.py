@@ -165,13 +165,17 @@ class AiperfProcess:
                 return
             time.sleep(0.05)
 
-    def wait(self, timeout_s: float, should_stop: Callable[[], str | None] | None = None) -> ClientRun:
+    def wait(self, timeout_s: float, should_stop: Callable[[], str | None] | None = None,
+             on_tick: Callable[[], None] | None = None) -> ClientRun:
         """Wait for AIPerf. At `timeout_s`, or when `should_stop()` gives a reason, send SIGINT so AIPerf
-        writes its summary; SIGKILL the group if it has not exited after the grace for that reason."""
+        writes its summary; SIGKILL the group if it has not exited after the grace for that reason.
+        `on_tick` is called on every poll (progress reporting)."""
         deadline = time.monotonic() + timeout_s
         kill_at: float | None = None
         while self.popen.poll() is None:
             now = time.monotonic()
+            if on_tick is not None:
+                on_tick()
             if kill_at is None:
                 reason = should_stop() if should_stop else None
                 if reason or now >= deadline:
@@ -198,6 +202,30 @@ def last_error(log_path: Path) -> str:
         return "no client log"
     errors = [ln for ln in lines if " ERROR " in ln]
     return errors[-1].split(" ERROR ", 1)[1].strip()[:300] if errors else "no ERROR line in the client log"
+
+
+class RecordCounter:
+    """Counts the per-request records AIPerf has written so far, reading only what is new each time."""
+
+    def __init__(self, artifact_dir: Path):
+        self.path = artifact_dir / RECORDS_FILE
+        self.offset = 0
+        self.records = 0
+        self.errors = 0
+
+    def update(self) -> int:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            return self.records
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for line in complete.splitlines():
+            self.records += 1
+            self.errors += b'"error":{' in line or b'"error": {' in line
+        return self.records
 
 
 def read_summary(artifact_dir: Path) -> dict[str, Any] | None:

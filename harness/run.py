@@ -15,6 +15,7 @@ import shlex
 import shutil
 import signal
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,6 +48,7 @@ class PointOptions:
     cache_dir: Path | None = None
     overrides: tuple[str, ...] = ()     # the --set KEY=VALUE changes, recorded in the result
     image_path: str | None = None
+    progress_every_s: float = 30.0   # 0 turns the progress lines off
 
 
 class SweepPlanFile(BaseModel):
@@ -157,6 +159,28 @@ class _Signals:
         return f"interrupted: {self.NAMES[self.received]}"
 
 
+class _Progress:
+    """A progress line every `every_s` seconds while AIPerf runs (stdout and the point's harness.log)."""
+
+    def __init__(self, plan: PointPlan, artifact_dir: Path, status: PointStatus, every_s: float):
+        self.plan, self.status, self.every_s = plan, status, every_s
+        self.counter = aiperf.RecordCounter(artifact_dir)
+        self.start = self.last = time.monotonic()
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if self.every_s <= 0 or now - self.last < self.every_s:
+            return
+        self.last = now
+        records = self.counter.update()
+        c = self.plan.client
+        line = (f"c{self.plan.conc}: client running {now - self.start:.0f} s (window {c.duration_s:.0f} s + warmup "
+                f"{c.warmup_s:.0f} s + grace {c.grace_s:.0f} s); {records} requests recorded, "
+                f"{self.counter.errors} errors")
+        print(line, flush=True)
+        self.status.note(f"[progress] {line}")
+
+
 class PointStopped(Exception):
     def __init__(self, state: str, reason: str):
         super().__init__(reason)
@@ -235,7 +259,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                     return f"server_exited: status {server.exit_code()} during the run"
                 return None
 
-            client_run = client.wait(timeout, should_stop=should_stop)
+            progress = _Progress(plan, artifact_dir, status, options.progress_every_s)
+            client_run = client.wait(timeout, should_stop=should_stop, on_tick=progress.tick)
             status.phase("draining")
             metrics_after = scrape(base_url) if server.exit_code() is None else None
             _stop_power(power)

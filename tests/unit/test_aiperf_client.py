@@ -57,3 +57,16 @@ def test_phase_counts_reads_the_profiling_line():
 def test_read_records_skips_a_truncated_last_line(tmp_path):
     (tmp_path / "profile_export.jsonl").write_text('{"metadata": {}}\n{"metadata": {}}\n{"metad')
     assert len(read_records(tmp_path)) == 2
+
+
+def test_record_counter_reads_only_complete_new_lines(tmp_path):
+    from harness.aiperf import RecordCounter
+
+    counter = RecordCounter(tmp_path)
+    assert counter.update() == 0                      # no file yet
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text('{"metadata":{}}\n{"metadata":{},"error":{"code":500}}\n{"meta')
+    assert counter.update() == 2 and counter.errors == 1
+    with open(path, "a") as fh:
+        fh.write('data":{}}\n')
+    assert counter.update() == 3 and counter.errors == 1
