@@ -204,6 +204,31 @@ def last_error(log_path: Path) -> str:
     return errors[-1].split(" ERROR ", 1)[1].strip()[:300] if errors else "no ERROR line in the client log"
 
 
+_PHASE_STARTED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) started")
+
+
+class PhaseWatcher:
+    """Follows AIPerf's log and reports the kind of the phase that started last (`warmup`, `profiling`)."""
+
+    def __init__(self, artifact_dir: Path):
+        self.path = artifact_dir / LOG_FILE
+        self.offset = 0
+        self.kind: str | None = None
+
+    def update(self) -> str | None:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                chunk = fh.read()
+        except FileNotFoundError:
+            return self.kind
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for m in _PHASE_STARTED.finditer(complete.decode(errors="replace")):
+            self.kind = m.group("kind")
+        return self.kind
+
+
 class RecordCounter:
     """Counts the per-request records AIPerf has written so far, reading only what is new each time."""
 

@@ -165,10 +165,16 @@ class _Progress:
     def __init__(self, plan: PointPlan, artifact_dir: Path, status: PointStatus, every_s: float):
         self.plan, self.status, self.every_s = plan, status, every_s
         self.counter = aiperf.RecordCounter(artifact_dir)
-        self.start = self.last = time.monotonic()
+        self.phases = aiperf.PhaseWatcher(artifact_dir)
+        self.start = self.last = self.last_phase_check = time.monotonic()
 
     def tick(self) -> None:
         now = time.monotonic()
+        if now - self.last_phase_check >= 1.0:  # AIPerf's warmup → profiling switch, as a phase marker
+            self.last_phase_check = now
+            kind = self.phases.update()
+            if kind in ("warmup", "profiling") and kind != self.status.data["phase"]:
+                self.status.phase(kind, "(AIPerf)")
         if self.every_s <= 0 or now - self.last < self.every_s:
             return
         self.last = now
@@ -245,7 +251,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             write_json(pdir / "fingerprint_agg_w0.json", fp)
             metrics_before = scrape(base_url)
             power = _start_power(pdir, options)
-            status.phase("warmup" if plan.client.warmup_s > 0 else "profiling")
+            status.phase("warmup", "(AIPerf starting; agentic warmup of every lane)")
             client = aiperf.AiperfProcess(client_argv, client_env, pdir / "client.log")
             status.data["client_pid"] = client.popen.pid
             status.save()

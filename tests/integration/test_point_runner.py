@@ -39,7 +39,8 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert "profile_export_raw.jsonl" not in _files(pdir / "aiperf")
     status = json.loads((pdir / "status.json").read_text())
     assert status["state"] == "completed" and status["schema_version"] == 1
-    assert list(status["phases"]) == ["launching", "loading", "ready", "profiling", "draining", "collecting"]
+    assert list(status["phases"]) == ["launching", "loading", "ready", "warmup", "profiling", "draining",
+                                      "collecting"]
 
     server = {}
     disconnected = 0

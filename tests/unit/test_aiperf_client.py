@@ -70,3 +70,17 @@ def test_record_counter_reads_only_complete_new_lines(tmp_path):
     with open(path, "a") as fh:
         fh.write('data":{}}\n')
     assert counter.update() == 3 and counter.errors == 1
+
+
+def test_phase_watcher_follows_aiperf_phase_starts(tmp_path):
+    from harness.aiperf import PhaseWatcher
+
+    watcher = PhaseWatcher(tmp_path)
+    assert watcher.update() is None
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / "aiperf.log"
+    log.write_text("x - PhaseRunner - NOTICE - Phase agentic.warmup (warmup) started | target: 5 requests\n")
+    assert watcher.update() == "warmup"
+    with open(log, "a") as fh:
+        fh.write("x - PhaseRunner - NOTICE - Phase profiling (profiling) started | phase_index=0\n")
+    assert watcher.update() == "profiling"
