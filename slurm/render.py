@@ -15,7 +15,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.plan import PointPlan
 from harness.recipe import Recipe
-from harness.run import SweepPlanFile
+from harness.sweep_plan import SweepPlanFile
 from harness.validity import Thresholds
 from slurm.profile import ClusterProfile
 
@@ -121,7 +121,7 @@ def batch_script(python: str, plan_file: Path, sbatch: list[str], profile: Clust
 def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path, script: Path,
                       sbatch: list[str], plans: list[PointPlan], out_dir: Path, staged: dict[str, str],
                       submitted_ns: int) -> dict[str, Any]:
-    from harness.run import point_dir, result_name
+    from harness.point_result import point_dir, result_name
 
     return {"job_id": job_id, "cluster": cluster, "recipe": recipe, "out_dir": str(out_dir),
             "plan_file": str(plan_file), "script": str(script), "sbatch": sbatch, "staged_models": staged,

@@ -1,6 +1,6 @@
 """`harness run-point SWEEP_PLAN.json`: run one point of a planned sweep (what a Slurm array task execs).
 
-The file holds the options and every point's plan (`harness.run.SweepPlanFile`); the task picks its point
+The file holds the options and every point's plan (`harness.sweep_plan.SweepPlanFile`); the task picks its point
 by `--task-id`, defaulting to `$SLURM_ARRAY_TASK_ID`.
 """
 
@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.commands.run import describe_outcome
     from harness.errors import UserError
-    from harness.run import load_sweep_plan, run_point
+    from harness.run import run_point
+    from harness.sweep_plan import load_sweep_plan
 
     task = args.task_id
     if task is None:

@@ -17,8 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.commands.run import describe_outcome, options_from_args, overrides_with_duration
+    from harness.point_result import point_dir
     from harness.points import load_plans
-    from harness.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, point_dir, run_point
+    from harness.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
     from harness.status import read_status
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))

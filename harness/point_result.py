@@ -1,0 +1,141 @@
+"""A point's result: what the client and the server left behind → `bmk_agentic_<config_key>_conc<N>.json`.
+
+Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
+its partial result, marked invalid). The pure parts live in `harness.results` and `harness.validity`;
+this module reads the point's artifacts and assembles the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness import aiperf, results
+from harness.artifacts import read_json, write_json
+from harness.plan import PointPlan
+from harness.server_metrics import achieved_accept_length
+from harness.validity import Thresholds, verdict
+
+
+def point_dir(out_dir: Path, plan: PointPlan) -> Path:
+    return Path(out_dir) / plan.config_key / f"conc{plan.conc}"
+
+
+def result_name(plan: PointPlan) -> str:
+    return f"bmk_agentic_{plan.config_key}_conc{plan.conc}"
+
+
+def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], thresholds: Thresholds, pdir: Path,
+                       artifact_dir: Path, client_run: Any,
+                       metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
+                       state: str, reason: str | None, corpus: dict[str, Any],
+                       ) -> tuple[dict[str, Any] | None, Path | None]:
+    """Build and write the result from whatever the client left (also for failed/cancelled points)."""
+    summary = aiperf.read_summary(artifact_dir)
+    raw_records = aiperf.read_records(artifact_dir)
+    if summary is None and not raw_records:
+        return None, None
+    records = [results.parse_record(r) for r in raw_records]
+    counts = aiperf.read_phase_counts(artifact_dir)
+    cancelled = None if counts is None else counts["cancelled"]
+    accounting = results.request_accounting(records, cancelled)
+    metrics = results.request_metrics(records, plan.resources.num_gpus)
+    settings = plan.settings
+    args = settings["args"]
+    target = _target_accept_length(plan)
+    achieved, al_reason = achieved_accept_length(metrics_before, metrics_after) if target else (None, None)
+    result: dict[str, Any] = {
+        "config_key": plan.config_key,
+        "name": result_name(plan),
+        "engine": plan.server.engine,
+        "simulated": plan.server.engine == "sim",
+        "conc": plan.conc,
+        "image": plan.image,
+        "model": args.get("model-path"),
+        "served_model_name": plan.client.served_model_name,
+        "framework": "sglang",
+        "precision": settings.get("precision"),
+        "spec_decoding": str(args.get("speculative-algorithm", "none")).lower(),
+        "tp": int(args.get("tp-size", 1)),
+        "ep": int(args.get("ep-size", 1)),
+        "pp": int(args.get("pp-size", 1)),
+        "kv_offloading": "dram" if args.get("enable-hierarchical-cache") else "none",
+        "num_gpus": plan.resources.num_gpus,
+        "hw": plan.resources.gpu,
+        "recipe_fingerprint": plan.fingerprint,
+        "scenario_type": "agentic-coding",
+        "state": state,
+        "state_reason": reason,
+        "overrides": list(overrides),
+        "num_requests_total": accounting["records_profiled"] + (cancelled or 0),
+        "num_requests_successful": accounting["successful"],
+        "request_accounting": accounting,
+        "request_metrics": metrics,
+        "achieved_concurrency": results.achieved_concurrency(records),
+        "context_overflow_count": int((summary or {}).get("context_overflow_count", {}).get("avg", 0) or 0)
+        if isinstance((summary or {}).get("context_overflow_count"), dict) else 0,
+        "speculative_acceptance": {"target": target, "achieved": achieved, "reason": al_reason}
+        if target else None,
+        "client": {"aiperf_exit_code": None if client_run is None else client_run.exit_code,
+                   "aiperf_stopped": None if client_run is None else client_run.stopped,
+                   "aiperf_was_cancelled": (summary or {}).get("was_cancelled"),
+                   "aiperf_benchmark_duration_s": ((summary or {}).get("benchmark_duration") or {}).get("avg"),
+                   "aiperf_scenario_override": plan.client.duration_s < aiperf.SCENARIO_MIN_DURATION_S,
+                   "requested_duration_s": plan.client.duration_s,
+                   "corpus": corpus},
+        "fingerprint": _fingerprint_summary(pdir),
+    }
+    expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
+    result.update(_power_fields(pdir, metrics, accounting, expected,
+                                result["client"]["aiperf_benchmark_duration_s"]))
+    if state == "completed" and thresholds.require_power and not result.get("power_valid"):
+        # strict mode: the power audit files are written by now; the point itself fails
+        result["state"] = "failed"
+        result["state_reason"] = "power_invalid: " + ", ".join(result.get("power_invalid_reasons") or ["unknown"])
+    result["validity"] = verdict(result, plan.client.duration_s, thresholds)
+    if result["state"] != "completed":
+        result["validity"]["valid"] = False
+        result["validity"]["reasons"].insert(0, {"code": f"point_{result['state']}",
+                                                 "message": result["state_reason"] or result["state"]})
+    path = write_json(pdir / f"{result_name(plan)}.json", result)
+    return result, path
+
+
+def _target_accept_length(plan: PointPlan) -> float | None:
+    value = plan.server.env.get("SGLANG_SIMULATE_ACC_LEN")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _fingerprint_summary(pdir: Path) -> dict[str, Any] | None:
+    path = pdir / "fingerprint_agg_w0.json"
+    if not path.exists():
+        return None
+    fp = read_json(path)
+    host = fp.get("host", {})
+    info = fp.get("server", {}).get("server_info", {})
+    return {"path": path.name, "host": host.get("host"), "arch": host.get("arch"),
+            "gpus": [g.get("name") for g in host.get("gpu", {}).get("gpus", [])],
+            "gpu_reason": host.get("gpu", {}).get("reason"),
+            "server_version": info.get("version") if isinstance(info, dict) else None,
+            "image": fp.get("image", {}).get("reference")}
+
+
+def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any],
+                 expected_gpus: int | None, client_duration_s: float | None) -> dict[str, Any]:
+    """Power over the client window, or `power_valid: false` with the reasons."""
+    from harness.power import integrate_power
+
+    tput = metrics.get("throughput")
+    csv = pdir / "power.csv"
+    if tput is None or not csv.exists():
+        reason = "window_invalid" if tput is None else "telemetry_file_missing"
+        return {"power_valid": False, "power_invalid_reasons": [reason]}
+    reference = None if client_duration_s is None else int(client_duration_s * 1e9)
+    report = integrate_power(csv, tput["window_start_ns"], tput["window_end_ns"], expected_gpus=expected_gpus,
+                             reference_duration_ns=reference)
+    write_json(pdir / "power_validation.json", report.validation_json())
+    tokens = tput["tokens"]
+    return report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])
