@@ -42,12 +42,19 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _version() -> str:
+    from harness import __version__
+
+    return __version__
+
+
 def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | None]:
     parser = argparse.ArgumentParser(
         prog="harness",
         description="Agentic benchmark harness for LLM serving (SGLang + AIPerf).",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     chosen = next((a for a in argv if not a.startswith("-")), None)
     module = None
@@ -78,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
