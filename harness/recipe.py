@@ -33,6 +33,7 @@ from pydantic import (
 
 from harness.errors import UserError
 from harness.validity import Thresholds
+from harness.yaml_lines import Where, line_map
 
 ArgValue = str | int | float | bool | list[str | int | float]
 POINT_NAME = re.compile(r"^c([1-9]\d*)$")
@@ -226,45 +227,8 @@ def normalize_point_name(name: Any) -> str:
 # ----------------------------------------------------------------------------------------- loading
 
 
-class Where:
-    """Turns a key path into `file:line: key.path` for one-line errors."""
-
-    def __init__(self, source: str, lines: dict[tuple[str, ...], int] | None = None) -> None:
-        self.source, self.lines = source, lines or {}
-
-    def error(self, path: tuple[Any, ...], message: str) -> UserError:
-        keys = tuple(str(p) for p in path)
-        line = next((self.lines[keys[:n]] for n in range(len(keys), 0, -1) if keys[:n] in self.lines), None)
-        where = f"{self.source}:{line}" if line else self.source
-        return UserError(f"{where}: {'.'.join(keys) or '<root>'}: {message}")
-
-
-def _line_map(text: str, where: Where) -> dict[tuple[str, ...], int]:
-    """1-based line of every key path in the YAML text; duplicate keys are errors (YAML keeps the last)."""
-    lines: dict[tuple[str, ...], int] = {}
-
-    def walk(node: yaml.Node, path: tuple[str, ...]) -> None:
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
-            for key_node, value in node.value:
-                key = str(key_node.value)
-                if path == ("points",):
-                    key = normalize_point_name(key)
-                if key in seen:
-                    where.lines = lines
-                    raise where.error((*path, key), f"given twice (again on line {key_node.start_mark.line + 1})")
-                seen.add(key)
-                lines[(*path, key)] = key_node.start_mark.line + 1
-                walk(value, (*path, key))
-        elif isinstance(node, yaml.SequenceNode):
-            for i, item in enumerate(node.value):
-                lines[(*path, str(i))] = item.start_mark.line + 1
-                walk(item, (*path, str(i)))
-
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
-    if root is not None:
-        walk(root, ())
-    return lines
+def _normalize_key(path: tuple[str, ...], key: str) -> str:
+    return normalize_point_name(key) if path == ("points",) else key
 
 
 def load_recipe(path: str | Path) -> Recipe:
@@ -282,7 +246,7 @@ def parse_recipe_text(text: str, source: str) -> Recipe:
     where = Where(source)
     try:
         raw = yaml.safe_load(text)
-        where.lines = _line_map(text, where)
+        where.lines = line_map(text, where, _normalize_key)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{source}:{mark.line + 1}" if mark is not None else source
