@@ -18,7 +18,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.plan import ClientPlan
+from harness.process_group import ProcessGroup
 
 SCENARIO = "inferencex-agentx-mvp"
 SCENARIO_MIN_DURATION_S = 900
@@ -123,7 +123,7 @@ def stop_grace_s(reason: str) -> float:
 @dataclass(frozen=True)
 class ClientRun:
     exit_code: int | None
-    stopped: str | None          # None, "timeout" or "interrupted"
+    stopped: str | None          # why the harness stopped it (a reason, or "timeout"); None if it ended itself
     started_ns: int
     ended_ns: int
 
@@ -135,35 +135,17 @@ class AiperfProcess:
         for key in ("TMPDIR", "MPLCONFIGDIR"):
             if key in env:
                 Path(env[key]).mkdir(parents=True, exist_ok=True)
-        self.log = open(log_path, "ab", buffering=0)
-        self.started_ns = time.time_ns()
-        self.popen = subprocess.Popen(argv, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
-                                      stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.group = ProcessGroup(argv, {**os.environ, **env}, log_path)
         self.stopped: str | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.group.pid
 
     def interrupt(self, why: str) -> None:
         """Ask AIPerf to stop and write its summary (SIGINT to the whole group)."""
         self.stopped = self.stopped or why
-        try:
-            os.killpg(self.popen.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def _reap_group(self, within_s: float = 5.0) -> None:
-        """SIGKILL what is left of the group (worker processes) and wait until it is gone."""
-        deadline = time.monotonic() + within_s
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                return
-            time.sleep(0.05)
+        self.group.signal_group(signal.SIGINT)
 
     def wait(self, timeout_s: float, should_stop: Callable[[], str | None] | None = None,
              on_tick: Callable[[], None] | None = None) -> ClientRun:
@@ -172,7 +154,7 @@ class AiperfProcess:
         `on_tick` is called on every poll (progress reporting)."""
         deadline = time.monotonic() + timeout_s
         kill_at: float | None = None
-        while self.popen.poll() is None:
+        while self.group.exit_code() is None:
             now = time.monotonic()
             if on_tick is not None:
                 on_tick()
@@ -182,16 +164,12 @@ class AiperfProcess:
                     self.interrupt(reason or "timeout")
                     kill_at = now + stop_grace_s(reason or "timeout")
             elif now >= kill_at:
-                self.kill()
                 break
             time.sleep(0.2)
-        try:
-            code = self.popen.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            code = None
-        self._reap_group()
-        self.log.close()
-        return ClientRun(exit_code=code, stopped=self.stopped, started_ns=self.started_ns, ended_ns=time.time_ns())
+        # leftover worker processes (or AIPerf itself past its grace) are killed; the group is reaped
+        code = self.group.stop(grace_s=0, first_signal=signal.SIGKILL)
+        return ClientRun(exit_code=code, stopped=self.stopped, started_ns=self.group.started_ns,
+                         ended_ns=time.time_ns())
 
 
 def last_error(log_path: Path) -> str:

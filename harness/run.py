@@ -153,7 +153,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             power.start()
             status.phase("warmup", "(AIPerf starting; agentic warmup of every lane)")
             client = aiperf.AiperfProcess(client_argv, client_env, pdir / "client.log")
-            status.data["client_pid"] = client.popen.pid
+            status.data["client_pid"] = client.pid
             status.save()
             timeout = plan.client.warmup_s + plan.client.duration_s + plan.client.grace_s + CLIENT_OVERHEAD_S
 

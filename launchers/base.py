@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import UserError
-from launchers.process import ProcessGroup
+from harness.process_group import ProcessGroup
 
 
 @dataclass(frozen=True)

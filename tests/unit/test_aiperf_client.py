@@ -84,3 +84,12 @@ def test_phase_watcher_follows_aiperf_phase_starts(tmp_path):
     with open(log, "a") as fh:
         fh.write("x - PhaseRunner - NOTICE - Phase profiling (profiling) started | phase_index=0\n")
     assert watcher.update() == "profiling"
+
+
+def test_last_error_gives_the_last_error_line(tmp_path):
+    from harness.aiperf import last_error
+
+    log = tmp_path / "client.log"
+    assert last_error(log) == "no client log"
+    log.write_text("12:00:00.001 INFO     fine\n12:00:01.000 ERROR    first\n12:00:02.000 ERROR    No profile results\n")
+    assert last_error(log) == "No profile results"

@@ -1,4 +1,6 @@
-"""A child process in its own process group, torn down as a whole: SIGTERM → grace → SIGKILL."""
+"""A child process in its own process group, torn down as a whole: SIGTERM (or SIGINT) → grace → SIGKILL.
+
+Servers (launchers) and the AIPerf client both run this way, so no process of a point outlives it."""
 
 from __future__ import annotations
 
@@ -46,10 +48,11 @@ class ProcessGroup:
         except ProcessLookupError:
             pass
 
-    def stop(self, grace_s: float = 10.0) -> int | None:
-        """SIGTERM the whole group, wait up to `grace_s`, then SIGKILL what is left. Returns the exit code."""
+    def stop(self, grace_s: float = 10.0, first_signal: int = signal.SIGTERM) -> int | None:
+        """Send `first_signal` to the whole group, wait up to `grace_s`, then SIGKILL what is left;
+        wait until no process of the group remains. Returns the leader's exit code."""
         if self.group_alive():
-            self.signal_group(signal.SIGTERM)
+            self.signal_group(first_signal)
             deadline = time.monotonic() + grace_s
             while time.monotonic() < deadline:
                 self.popen.poll()
