@@ -25,6 +25,13 @@ def result_name(plan: PointPlan) -> str:
     return f"bmk_agentic_{plan.config_key}_conc{plan.conc}"
 
 
+def spec_decoding_label(algorithm: Any) -> str:
+    """InferenceX's `spec_decoding` words: NEXTN is MTP; no algorithm is `none`."""
+    if not algorithm:
+        return "none"
+    return {"NEXTN": "mtp"}.get(str(algorithm).upper(), str(algorithm).lower())
+
+
 def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], thresholds: Thresholds, pdir: Path,
                        artifact_dir: Path, client_run: Any,
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
@@ -42,6 +49,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
     metrics = results.request_metrics(records, plan.resources.num_gpus)
     settings = plan.settings
     args = settings["args"]
+    overflow = (summary or {}).get("context_overflow_count")
     target = _target_accept_length(plan)
     achieved, al_reason = achieved_accept_length(metrics_before, metrics_after) if target else (None, None)
     result: dict[str, Any] = {
@@ -55,7 +63,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
         "served_model_name": plan.client.served_model_name,
         "framework": "sglang",
         "precision": settings.get("precision"),
-        "spec_decoding": str(args.get("speculative-algorithm", "none")).lower(),
+        "spec_decoding": spec_decoding_label(args.get("speculative-algorithm")),
         "tp": int(args.get("tp-size", 1)),
         "ep": int(args.get("ep-size", 1)),
         "pp": int(args.get("pp-size", 1)),
@@ -72,8 +80,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
         "request_accounting": accounting,
         "request_metrics": metrics,
         "achieved_concurrency": results.achieved_concurrency(records),
-        "context_overflow_count": int((summary or {}).get("context_overflow_count", {}).get("avg", 0) or 0)
-        if isinstance((summary or {}).get("context_overflow_count"), dict) else 0,
+        "context_overflow_count": int(overflow.get("avg") or 0) if isinstance(overflow, dict) else 0,
         "speculative_acceptance": {"target": target, "achieved": achieved, "reason": al_reason}
         if target else None,
         "client": {"aiperf_exit_code": None if client_run is None else client_run.exit_code,
