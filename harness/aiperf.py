@@ -185,25 +185,37 @@ def last_error(log_path: Path) -> str:
 _PHASE_STARTED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) started")
 
 
-class PhaseWatcher:
-    """Follows AIPerf's log and reports the kind of the phase that started last (`warmup`, `profiling`)."""
+class _NewLines:
+    """The complete lines appended to a file since the last call (a file being written by AIPerf)."""
 
-    def __init__(self, artifact_dir: Path):
-        self.path = artifact_dir / LOG_FILE
+    def __init__(self, path: Path):
+        self.path = path
         self.offset = 0
-        self.kind: str | None = None
 
-    def update(self) -> str | None:
+    def read(self) -> list[bytes]:
         try:
             with open(self.path, "rb") as fh:
                 fh.seek(self.offset)
                 chunk = fh.read()
         except FileNotFoundError:
-            return self.kind
+            return []
         complete = chunk[: chunk.rfind(b"\n") + 1]
         self.offset += len(complete)
-        for m in _PHASE_STARTED.finditer(complete.decode(errors="replace")):
-            self.kind = m.group("kind")
+        return complete.splitlines()
+
+
+class PhaseWatcher:
+    """Follows AIPerf's log and reports the kind of the phase that started last (`warmup`, `profiling`)."""
+
+    def __init__(self, artifact_dir: Path):
+        self.lines = _NewLines(artifact_dir / LOG_FILE)
+        self.kind: str | None = None
+
+    def update(self) -> str | None:
+        for line in self.lines.read():
+            m = _PHASE_STARTED.search(line.decode(errors="replace"))
+            if m:
+                self.kind = m.group("kind")
         return self.kind
 
 
@@ -211,21 +223,12 @@ class RecordCounter:
     """Counts the per-request records AIPerf has written so far, reading only what is new each time."""
 
     def __init__(self, artifact_dir: Path):
-        self.path = artifact_dir / RECORDS_FILE
-        self.offset = 0
+        self.lines = _NewLines(artifact_dir / RECORDS_FILE)
         self.records = 0
         self.errors = 0
 
     def update(self) -> int:
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self.offset)
-                chunk = fh.read()
-        except FileNotFoundError:
-            return self.records
-        complete = chunk[: chunk.rfind(b"\n") + 1]
-        self.offset += len(complete)
-        for line in complete.splitlines():
+        for line in self.lines.read():
             self.records += 1
             self.errors += b'"error":{' in line or b'"error": {' in line
         return self.records

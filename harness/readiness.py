@@ -12,7 +12,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
 
 
 class NotReady(Exception):
@@ -21,12 +20,6 @@ class NotReady(Exception):
     def __init__(self, reason: str, message: str):
         super().__init__(message)
         self.reason = reason
-
-
-@dataclass(frozen=True)
-class ReadyInfo:
-    seconds: float
-    health_polls: int
 
 
 def _get(url: str, timeout: float) -> int:
@@ -59,11 +52,9 @@ def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
 
 def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | None], budget_s: float,
                      poll_s: float = 0.5, on_loading: Callable[[], None] | None = None,
-                     should_stop: Callable[[], str | None] | None = None) -> ReadyInfo:
+                     should_stop: Callable[[], str | None] | None = None) -> None:
     """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped`)."""
-    start = time.monotonic()
-    deadline = start + budget_s
-    polls = 0
+    deadline = time.monotonic() + budget_s
     loading_seen = False
     while True:
         code = exit_code()
@@ -73,7 +64,6 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
         if stop:
             raise NotReady("stopped", stop)
         status = _get(f"{base_url}/health", timeout=5)
-        polls += 1
         if status and not loading_seen:
             loading_seen = True
             if on_loading:
@@ -94,4 +84,3 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
             time.sleep(poll_s)
     if exit_code() is not None:
         raise NotReady("server_exited", "server exited right after the readiness probe")
-    return ReadyInfo(seconds=time.monotonic() - start, health_polls=polls)

@@ -103,8 +103,9 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     pdir.mkdir(parents=True, exist_ok=True)
     status = PointStatus(pdir, plan.conc, plan.config_key)
     status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides))
-    if slurm_env():
-        status.data["slurm"] = slurm_env()
+    slurm = slurm_env()
+    if slurm:
+        status.data["slurm"] = slurm
     launcher = get_launcher(options.launcher)
     # local and pyxis servers run on this node (a pyxis step shares the host network): a free local port
     on_node = options.launcher in ("local", "pyxis")

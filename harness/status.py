@@ -29,13 +29,14 @@ class PointStatus:
         now = time.time_ns()
         self.data["phase"] = name
         self.data["phases"][name] = now
-        stamp = datetime.fromtimestamp(now / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        with open(self.log_path, "a") as fh:
-            fh.write(f"{stamp} [phase] {name}{(' ' + detail) if detail else ''}\n")
+        self._log(now, f"[phase] {name}{(' ' + detail) if detail else ''}")
         self.save()
 
     def note(self, message: str) -> None:
-        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        self._log(time.time_ns(), message)
+
+    def _log(self, now_ns: int, message: str) -> None:
+        stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         with open(self.log_path, "a") as fh:
             fh.write(f"{stamp} {message}\n")
 

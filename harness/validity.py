@@ -24,6 +24,11 @@ class Thresholds(BaseModel):
     require_power: bool = Field(default=False, description="invalid without valid power (also `--require-power`)")
 
 
+def with_required_power(thresholds: Thresholds, required: bool) -> Thresholds:
+    """The recipe's thresholds, with strict power switched on when `--require-power` asks for it."""
+    return thresholds.model_copy(update={"require_power": True}) if required else thresholds
+
+
 def _reason(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UserError
@@ -52,7 +52,6 @@ class RunningServer:
 class Launcher:
     kind: str
     description: str
-    wraps_env: bool = field(default=True)  # True: env is passed on the argv into a container
 
     def render(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
         return RENDERERS[self.kind](server_argv, env, ctx)
@@ -121,10 +120,10 @@ def _apptainer(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) 
 RENDERERS = {"local": _local, "docker": _docker, "enroot": _enroot, "pyxis": _pyxis, "apptainer": _apptainer}
 
 LAUNCHERS = {
-    "local": Launcher("local", "a process on this host (the simulator, or SGLang installed locally)", False),
+    "local": Launcher("local", "a process on this host (the simulator, or SGLang installed locally)"),
     "docker": Launcher("docker", "docker run with the pinned image, host network, GPUs by device id"),
     "enroot": Launcher("enroot", "enroot start of an imported squashfs image"),
-    "pyxis": Launcher("pyxis", "an srun step with pyxis container flags inside a Slurm allocation", False),
+    "pyxis": Launcher("pyxis", "an srun step with pyxis container flags inside a Slurm allocation"),
     "apptainer": Launcher("apptainer", "apptainer exec --nv of a docker:// image or a .sif file"),
 }
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import write_json, write_text
+from harness.validity import with_required_power
 from slurm import jobs, query, render
 from slurm.profile import load_profile
 
@@ -57,8 +58,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
     plan_file = out_dir / "slurm" / f"plan-{stamp}.json"
     script = out_dir / "slurm" / f"job-{stamp}.sh"
-    thresholds = recipe.validity.model_copy(update={"require_power": True}) if req.require_power \
-        else recipe.validity
+    thresholds = with_required_power(recipe.validity, req.require_power)
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
                               list(req.overrides), thresholds)
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=len(plans),

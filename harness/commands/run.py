@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.recipe import Recipe
+    from harness.run import PointOptions, PointOutcome
 
 
 def add_point_options(parser: argparse.ArgumentParser) -> None:
@@ -27,15 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--point", required=True, help="the point to run, e.g. c8")
 
 
-def options_from_args(args: argparse.Namespace, recipe: object) -> object:
+def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
     from harness.run import PointOptions
+    from harness.validity import with_required_power
 
-    ready = args.ready_timeout or recipe.server.ready_timeout_s  # type: ignore[attr-defined]
-    thresholds = recipe.validity  # type: ignore[attr-defined]
-    if args.require_power:
-        thresholds = thresholds.model_copy(update={"require_power": True})
-    return PointOptions(out_dir=args.out, launcher=args.launcher, ready_timeout_s=ready,
-                        thresholds=thresholds, mounts=tuple(args.mount),
+    return PointOptions(out_dir=args.out, launcher=args.launcher,
+                        ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
+                        thresholds=with_required_power(recipe.validity, args.require_power), mounts=tuple(args.mount),
                         overrides=tuple(args.overrides), image_path=args.image_path)
 
 
@@ -49,18 +52,16 @@ def main(args: argparse.Namespace) -> int:
     from harness.run import run_point
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
-    outcome = run_point(plans[0], options_from_args(args, recipe))  # type: ignore[arg-type]
+    outcome = run_point(plans[0], options_from_args(args, recipe))
     print(describe_outcome(outcome))
     return outcome.exit_status
 
 
-def describe_outcome(outcome: object) -> str:
-    o = outcome  # PointOutcome
-    lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]  # type: ignore[attr-defined]
-    result = o.result  # type: ignore[attr-defined]
-    if result is not None:
-        v = result["validity"]
-        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}")  # type: ignore[attr-defined]
+def describe_outcome(o: PointOutcome) -> str:
+    lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
+    if o.result is not None:
+        v = o.result["validity"]
+        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}")
         for r in v["reasons"]:
             lines.append(f"    - {r['code']}: {r['message']}")
     return "\n".join(lines)

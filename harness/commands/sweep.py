@@ -36,7 +36,7 @@ def main(args: argparse.Namespace) -> int:
             continue
         print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window, "
               f"{time.monotonic() - t0:.0f} s elapsed)", flush=True)
-        outcome = run_point(plan, options)  # type: ignore[arg-type]
+        outcome = run_point(plan, options)
         print(describe_outcome(outcome), flush=True)
         if outcome.state == "cancelled":
             print("sweep cancelled", flush=True)
