@@ -55,8 +55,9 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
 
     curve_dir = args.out / config_key
     outputs = build_report([curve_dir], curve_dir / "report")
-    print()
-    print(render_table([curve_dir]))
+    for curve in outputs.curves:  # the curves the report was built from: results are read once
+        print()
+        print(render_table(curve.points))
     print()
     for png in outputs.png_paths:
         print(f"plot:   {png}")
