@@ -6,9 +6,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from harness.plan import PointPlan
-from harness.run import PointOptions
-from harness.validity import Thresholds
+from harness.point.run import PointOptions
+from harness.point.validity import Thresholds
+from harness.recipe.plan import PointPlan
 
 
 class SweepPlanFile(BaseModel):

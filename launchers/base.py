@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.process_group import ProcessGroup
+from harness.point.process_group import ProcessGroup
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.plan import PointPlan
-from harness.recipe import Recipe
+from harness.point.validity import Thresholds
+from harness.recipe.plan import PointPlan
+from harness.recipe.schema import Recipe
 from harness.sweep_plan import SweepPlanFile
-from harness.validity import Thresholds
 from slurm.profile import ClusterProfile
 
 STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")
@@ -121,7 +121,7 @@ def batch_script(python: str, plan_file: Path, sbatch: list[str], profile: Clust
 def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path, script: Path,
                       sbatch: list[str], plans: list[PointPlan], out_dir: Path, staged: dict[str, str],
                       submitted_ns: int) -> dict[str, Any]:
-    from harness.point_result import point_dir, result_name
+    from harness.point.result import point_dir, result_name
 
     return {"job_id": job_id, "cluster": cluster, "recipe": recipe, "out_dir": str(out_dir),
             "plan_file": str(plan_file), "script": str(script), "sbatch": sbatch, "staged_models": staged,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import write_json, write_text
-from harness.validity import with_required_power
+from harness.point.validity import with_required_power
 from slurm import jobs, query, render
 from slurm.profile import load_profile
 
@@ -44,7 +44,7 @@ def default_out_dir(config_key: str, now_ns: int) -> Path:
 def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     """Validate everything and write the plan file and the batch script; nothing is submitted yet."""
     from harness.errors import UserError
-    from harness.points import load_plans
+    from harness.recipe.points import load_plans
     from slurm.profile import TIME_LIMIT
 
     profile = load_profile(req.cluster)

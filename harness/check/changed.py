@@ -17,8 +17,9 @@ import yaml
 
 from harness.check import gitrev
 from harness.errors import UserError
-from harness.plan import build_plans
-from harness.recipe import Recipe, expand_points, load_recipe
+from harness.recipe.load import expand_points, load_recipe
+from harness.recipe.plan import build_plans
+from harness.recipe.schema import Recipe
 
 RECIPES_DIR = "recipes"
 GOLDEN_DIR = "golden_al_distribution"

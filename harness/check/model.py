@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.errors import UserError
-from harness.flags import FlagTable
-from harness.plan import PointPlan, structured_args
-from harness.recipe import ArgValue, Point, Recipe
+from harness.recipe.flags import FlagTable
+from harness.recipe.plan import PointPlan, structured_args
+from harness.recipe.schema import ArgValue, Point, Recipe
 
 _POINT = re.compile(r"^c\d+$")
 Status = Literal["PASS", "FAIL", "WARN", "N/A"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import golden
 from harness.check.evidence import forbidden_settings, grouped
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, fmt_value, short_error
 from harness.check.rule import Rule
 from harness.errors import UserError
+from harness.recipe import golden
 
 SPEC_ALGORITHM = "--speculative-algorithm"
 # Flags that change the draft itself (names from the pinned SGLang flag tables). Any other

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import flags
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status, worst
 from harness.check.rule import Rule
 from harness.check.rules_settings import (
@@ -26,8 +25,10 @@ from harness.check.rules_spec import (
     MaxRunningRequests,
 )
 from harness.errors import UserError
-from harness.plan import build_plan, effective_args
-from harness.recipe import Recipe, expand_points, load_recipe
+from harness.recipe import flags
+from harness.recipe.load import expand_points, load_recipe
+from harness.recipe.plan import build_plan, effective_args
+from harness.recipe.schema import Recipe
 
 RULES: tuple[Rule, ...] = (
     UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), DraftAsShipped(), GoldenAcceptance(), ChatTemplate(),

@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.recipe_diff import diff_specs
+    from harness.recipe.diff import diff_specs
 
     result = diff_specs(args.old, args.new)
     if args.json:

@@ -26,7 +26,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.fingerprint import diff
+    from harness.point.fingerprint import diff
 
     a, b = _load(args.a), _load(args.b)
     for side in (a, b):

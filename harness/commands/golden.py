@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness import golden
+    from harness.recipe import golden
 
     if args.golden_command == "list":
         curves = [golden.load_curve(name) for name in golden.list_curves()]
@@ -66,7 +66,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _curve_json(curve: object) -> dict[str, object]:
-    from harness.golden import GoldenCurve
+    from harness.recipe.golden import GoldenCurve
 
     assert isinstance(curve, GoldenCurve)
     return {

@@ -29,7 +29,7 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if not args.recipe:
         raise UserError("plan: give a recipe file (or --schema)")
-    from harness.points import load_plans
+    from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, args.overrides)
     if args.json:
@@ -72,7 +72,7 @@ def _argv_lines(argv: list[str]) -> list[str]:
 
 def schema_markdown() -> str:
     """The recipe field reference as a markdown table, generated from the recipe models."""
-    from harness.recipe import PointSpec, Recipe
+    from harness.recipe.schema import PointSpec, Recipe
 
     rows = ["| key | type | default | meaning |", "|---|---|---|---|"]
     _rows(Recipe, "", rows)
@@ -112,7 +112,7 @@ def _type_name(ann: Any) -> str:
     import types
     import typing
 
-    from harness.recipe import ArgValue
+    from harness.recipe.schema import ArgValue
 
     if ann == ArgValue:
         return "value"

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.recipe import Recipe
-    from harness.run import PointOptions, PointOutcome
+    from harness.point.run import PointOptions, PointOutcome
+    from harness.recipe.schema import Recipe
 
 
 def add_point_options(parser: argparse.ArgumentParser) -> None:
@@ -33,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
-    from harness.run import PointOptions
-    from harness.validity import with_required_power
+    from harness.point.run import PointOptions
+    from harness.point.validity import with_required_power
 
     return PointOptions(out_dir=args.out, launcher=args.launcher,
                         ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
@@ -48,8 +48,8 @@ def overrides_with_duration(args: argparse.Namespace) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.points import load_plans
-    from harness.run import run_point
+    from harness.point.run import run_point
+    from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
     outcome = run_point(plans[0], options_from_args(args, recipe))

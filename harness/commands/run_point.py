@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.commands.run import describe_outcome
     from harness.errors import UserError
-    from harness.run import run_point
+    from harness.point.run import run_point
     from harness.sweep_plan import load_sweep_plan
 
     task = args.task_id

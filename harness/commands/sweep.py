@@ -17,10 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.commands.run import describe_outcome, options_from_args, overrides_with_duration
-    from harness.point_result import point_dir
-    from harness.points import load_plans
-    from harness.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
-    from harness.status import read_status
+    from harness.point.result import point_dir
+    from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
+    from harness.point.status import read_status
+    from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))
     options = options_from_args(args, recipe)

@@ -1,6 +1,6 @@
 """SGLang's launch flags, rebuilt as an argparse parser from the pinned flag table.
 
-The flag table (`harness/flag_tables/<version>.json`) is a dump of SGLang's own argparse parser:
+The flag table (`harness/recipe/flag_tables/<version>.json`) is a dump of SGLang's own argparse parser:
 for every option its flags, action, nargs, type, choices and default. Rebuilding a parser from it
 gives the simulator the same accept/reject behaviour as SGLang, including argparse's prefix
 abbreviations (`--tp` works because only `--tp-size` starts with it; `--cuda-graph-max-bs` is
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_VERSION = "0.5.23"
-TABLE_DIR = Path(__file__).resolve().parent.parent / "flag_tables"
+TABLE_DIR = Path(__file__).resolve().parent.parent / "recipe" / "flag_tables"
 
 # Types SGLang's parser uses that are not plain Python builtins. The simulator only needs to
 # accept what SGLang accepts; the richer ones (JSON payloads, CUDA-graph specs) stay strings.

@@ -11,7 +11,7 @@ DATA = Path(__file__).parent / "data"
 
 
 def sim_plan(extra_sim_flags: list[str] | None = None, overrides: list[str] | None = None):
-    from harness.points import load_plans
+    from harness.recipe.points import load_plans
 
     _, plans = load_plans(DATA / "sim-small.yaml", None, overrides or [])
     plan = plans[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.run import EXIT_FAILED, EXIT_INVALID, PointOptions, run_point
+from harness.point.run import EXIT_FAILED, EXIT_INVALID, PointOptions, run_point
 
 from .conftest import DATA, group_gone, sim_plan
 
@@ -149,7 +149,7 @@ def test_signal_to_harness_run_cancels_the_point_cleanly(tmp_path, sig, code):
 
 
 def test_strict_power_fails_the_point_after_writing_every_audit_file(tmp_path):
-    from harness.validity import Thresholds
+    from harness.point.validity import Thresholds
 
     plan = sim_plan([], ["client.duration_s=10"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60,

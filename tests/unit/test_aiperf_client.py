@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from harness.aiperf import build_argv, build_env, phase_counts, read_records
-from harness.plan import ClientPlan
+from harness.point.aiperf import build_argv, build_env, phase_counts, read_records
+from harness.recipe.plan import ClientPlan
 
 
 def client(**over):
@@ -60,7 +60,7 @@ def test_read_records_skips_a_truncated_last_line(tmp_path):
 
 
 def test_record_counter_reads_only_complete_new_lines(tmp_path):
-    from harness.aiperf import RecordCounter
+    from harness.point.aiperf import RecordCounter
 
     counter = RecordCounter(tmp_path)
     assert counter.update() == 0                      # no file yet
@@ -73,7 +73,7 @@ def test_record_counter_reads_only_complete_new_lines(tmp_path):
 
 
 def test_phase_watcher_follows_aiperf_phase_starts(tmp_path):
-    from harness.aiperf import PhaseWatcher
+    from harness.point.aiperf import PhaseWatcher
 
     watcher = PhaseWatcher(tmp_path)
     assert watcher.update() is None
@@ -87,7 +87,7 @@ def test_phase_watcher_follows_aiperf_phase_starts(tmp_path):
 
 
 def test_last_error_gives_the_last_error_line(tmp_path):
-    from harness.aiperf import last_error
+    from harness.point.aiperf import last_error
 
     log = tmp_path / "client.log"
     assert last_error(log) == "no client log"

@@ -55,7 +55,7 @@ def test_shipped_muse_spark_recipes_pass(recipe: Path, capsys: pytest.CaptureFix
 
 def test_muse_spark_copy_with_nvfp4_nextn_moe_in_base_fails_on_every_point(tmp_path: Path) -> None:
     from harness.check import check_recipe
-    from harness.recipe import expand_points, load_recipe
+    from harness.recipe.load import expand_points, load_recipe
 
     if not MUSE[0].exists():
         pytest.skip("the GB300 Muse Spark recipe is not shipped in this checkout")

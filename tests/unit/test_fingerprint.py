@@ -2,7 +2,7 @@
 
 import json
 
-from harness.fingerprint import build_fingerprint, diff, redact_argv, redact_env
+from harness.point.fingerprint import build_fingerprint, diff, redact_argv, redact_env
 
 
 def test_redaction():

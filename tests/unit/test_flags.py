@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness import flags
 from harness.errors import UserError
+from harness.recipe import flags
 
 T23 = flags.load_table("0.5.23")
 T20 = flags.load_table("0.5.20")

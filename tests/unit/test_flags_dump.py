@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import flags
 from harness.cli import main as cli_main
+from harness.recipe import flag_dump, flags
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def test_table_from_parser_records_every_option() -> None:
-    doc = flags.table_from_parser(_parser(), "9.9.9")
+    doc = flag_dump.table_from_parser(_parser(), "9.9.9")
     assert doc["sglang_version"] == "9.9.9"
     assert doc["source"] == "argparse parser of sglang.srt.server_args.ServerArgs.add_cli_args, sglang 9.9.9"
     assert list(doc["options"]) == sorted(doc["options"])  # help left out, sorted by dest
@@ -46,7 +46,7 @@ def test_table_from_parser_records_every_option() -> None:
 
 
 def test_dumped_table_drives_validation() -> None:
-    table = flags.table_from_dict(json.loads(json.dumps(flags.table_from_parser(_parser(), "9.9.9"))), "t.json")
+    table = flags.table_from_dict(json.loads(json.dumps(flag_dump.table_from_parser(_parser(), "9.9.9"))), "t.json")
     assert flags.render_argv(table, {"--tp": "2", "--no-enable-tf32-matmul": True, "--enable-metrics": True}) == [
         "--tp-size", "2", "--no-enable-tf32-matmul", "--enable-metrics"
     ]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import golden
 from harness.errors import UserError
+from harness.recipe import golden
 
 MUSE = "muse-spark-open-816b-a42b-nvfp4"
 QWEN = "qwen3.5-397b-a17b-nvfp4"

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from harness import golden
 from harness.cli import main as cli_main
 from harness.errors import UserError
+from harness.recipe import golden
 
 MUSE = "muse-spark-open-816b-a42b-nvfp4"
 QWEN = "qwen3.5-397b-a17b-nvfp4"

@@ -11,9 +11,9 @@ import pytest
 
 from harness.cli import main as cli
 from harness.errors import UserError
-from harness.plan import build_plan, fingerprint
-from harness.points import apply_overrides, load_plans, parse_override
-from harness.recipe import expand_points, parse_recipe
+from harness.recipe.load import expand_points, parse_recipe
+from harness.recipe.plan import build_plan, fingerprint
+from harness.recipe.points import apply_overrides, load_plans, parse_override
 
 ROOT = Path(__file__).resolve().parents[2]
 GB300 = ROOT / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from harness.errors import UserError
-from harness.recipe import expand_points, load_recipe, parse_recipe, parse_recipe_text, select_points
+from harness.recipe.load import expand_points, load_recipe, parse_recipe, parse_recipe_text, select_points
 
 BASE: dict[str, Any] = {
     "config_key": "t",

@@ -11,8 +11,8 @@ import pytest
 
 from harness.cli import main as cli
 from harness.errors import UserError
-from harness.recipe import parse_recipe
-from harness.recipe_diff import diff_recipes, diff_specs, read_recipe_text
+from harness.recipe.diff import diff_recipes, diff_specs, read_recipe_text
+from harness.recipe.load import parse_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
 GB300 = ROOT / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.commands.plan import schema_markdown
-from harness.points import load_plans
+from harness.recipe.points import load_plans
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "tests" / "fixtures" / "recipes" / "example.yaml"
@@ -21,7 +21,7 @@ def test_readme_field_table_is_generated_from_the_models() -> None:
 
 
 def test_every_recipe_field_is_documented() -> None:
-    from harness.recipe import Recipe
+    from harness.recipe.schema import Recipe
 
     table = schema_markdown()
     for name in Recipe.model_fields:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.points import load_plans
+from harness.recipe.points import load_plans
 from slurm.profile import load_profile, parse_profile
 from slurm.render import batch_script, check_fit, sbatch_argv, stage_plans, sweep_plan
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness import aiperf, results
 from harness.artifacts import read_json, write_json
-from harness.plan import PointPlan
-from harness.server_metrics import achieved_accept_length
-from harness.validity import Thresholds, verdict
+from harness.point import aiperf, result_fields
+from harness.point.server_metrics import achieved_accept_length
+from harness.point.validity import Thresholds, verdict
+from harness.recipe.plan import PointPlan
 
 
 def point_dir(out_dir: Path, plan: PointPlan) -> Path:
@@ -42,11 +42,11 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
     raw_records = aiperf.read_records(artifact_dir)
     if summary is None and not raw_records:
         return None, None
-    records = [results.parse_record(r) for r in raw_records]
+    records = [result_fields.parse_record(r) for r in raw_records]
     counts = aiperf.read_phase_counts(artifact_dir)
     cancelled = None if counts is None else counts["cancelled"]
-    accounting = results.request_accounting(records, cancelled)
-    metrics = results.request_metrics(records, plan.resources.num_gpus)
+    accounting = result_fields.request_accounting(records, cancelled)
+    metrics = result_fields.request_metrics(records, plan.resources.num_gpus)
     settings = plan.settings
     args = settings["args"]
     overflow = (summary or {}).get("context_overflow_count")
@@ -79,7 +79,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
         "num_requests_successful": accounting["successful"],
         "request_accounting": accounting,
         "request_metrics": metrics,
-        "achieved_concurrency": results.achieved_concurrency(records),
+        "achieved_concurrency": result_fields.achieved_concurrency(records),
         "context_overflow_count": int(overflow.get("avg") or 0) if isinstance(overflow, dict) else 0,
         "speculative_acceptance": {"target": target, "achieved": achieved, "reason": al_reason}
         if target else None,

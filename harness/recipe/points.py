@@ -18,17 +18,9 @@ import yaml
 from pydantic import ValidationError
 
 from harness.errors import UserError
-from harness.plan import PointPlan, build_plans
-from harness.recipe import (
-    OWNED_FLAGS,
-    KvOffload,
-    Point,
-    Recipe,
-    expand_points,
-    load_recipe,
-    parse_recipe,
-    select_points,
-)
+from harness.recipe.load import expand_points, load_recipe, parse_recipe, select_points
+from harness.recipe.plan import PointPlan, build_plans
+from harness.recipe.schema import OWNED_FLAGS, KvOffload, Point, Recipe
 
 _FREE_MAPPINGS = {("server", "args"), ("server", "env"), ("sim_args",)}  # recipe mappings that take new keys
 
@@ -64,7 +56,7 @@ def _split_free(key: str) -> tuple[str, str, str]:
 
 def _canonical(recipe: Recipe, flag: str, text: str) -> str:
     """The canonical dashless name of `flag` in the recipe's pinned flag table."""
-    from harness import flags
+    from harness.recipe import flags
 
     try:
         return flags.load_table(recipe.server.sglang_version).resolve(flag).name[2:]

@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness import flags
 from harness.errors import UserError
-from harness.recipe import ACC_ENV_PREFIX, ArgValue, KvOffload, Point, Recipe
+from harness.recipe import flags
+from harness.recipe.schema import ACC_ENV_PREFIX, ArgValue, KvOffload, Point, Recipe
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
 SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # which flag table the simulator parses argv with
@@ -128,7 +128,7 @@ def acceptance_env(recipe: Recipe, args: dict[str, Any], where: str) -> dict[str
     spec = recipe.speculative
     if spec is None or spec.golden is None or spec.mode == "eval":
         return {}
-    from harness import golden
+    from harness.recipe import golden
 
     if recipe.model.golden_key is None:
         raise UserError(f"{where}: model.golden_key: needed to look up speculative.golden.curve")

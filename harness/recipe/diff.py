@@ -22,8 +22,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import UserError
-from harness.plan import client_traces, structured_args
-from harness.recipe import Point, Recipe, expand_points, parse_recipe_text
+from harness.recipe.load import expand_points, parse_recipe_text
+from harness.recipe.plan import client_traces, structured_args
+from harness.recipe.schema import Point, Recipe
 
 UNSET = object()
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.plan import ClientPlan
-from harness.process_group import ProcessGroup
+from harness.point.process_group import ProcessGroup
+from harness.recipe.plan import ClientPlan
 
 SCENARIO = "inferencex-agentx-mvp"
 SCENARIO_MIN_DURATION_S = 900

@@ -122,8 +122,10 @@ class GoldenCurve(BaseModel):
 
 
 def golden_dir() -> Path:
-    """The directory holding the shipped golden curve files."""
-    return Path(__file__).resolve().parent.parent / "golden_al_distribution"
+    """The directory holding the shipped golden curve files (the `golden_al_distribution` package)."""
+    import golden_al_distribution
+
+    return Path(golden_al_distribution.__file__).resolve().parent
 
 
 def list_curves(directory: Path | None = None) -> list[str]:

@@ -18,18 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import aiperf
 from harness.artifacts import write_json, write_text
-from harness.corpus_input import aiperf_corpus_dir
-from harness.fingerprint import build_fingerprint, host_fingerprint, redact_argv, redact_env, server_info
-from harness.plan import PointPlan
-from harness.point_result import build_point_result, point_dir
-from harness.point_watch import ClientProgress, StopSignals
+from harness.point import aiperf
+from harness.point.corpus_input import aiperf_corpus_dir
+from harness.point.fingerprint import build_fingerprint, host_fingerprint, redact_argv, redact_env, server_info
+from harness.point.readiness import NotReady, wait_until_ready
+from harness.point.result import build_point_result, point_dir
+from harness.point.server_metrics import scrape
+from harness.point.status import PointStatus
+from harness.point.validity import Thresholds
+from harness.point.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
-from harness.readiness import NotReady, wait_until_ready
-from harness.server_metrics import scrape
-from harness.status import PointStatus
-from harness.validity import Thresholds
+from harness.recipe.plan import PointPlan
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
 CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond warmup + duration + grace

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from harness import aiperf
-from harness.plan import PointPlan
-from harness.status import PointStatus
+from harness.point import aiperf
+from harness.point.status import PointStatus
+from harness.recipe.plan import PointPlan
 
 
 class StopSignals:

@@ -1,0 +1,231 @@
+"""Loading a recipe: YAML text → a validated `Recipe` (schema, flags, env, rules) → concrete `Point`s.
+
+Every mistake is a one-line `UserError` naming the file, the line and the key path. `expand_points`
+resolves `extends` chains and `zip:` into the effective args, env and KV offload of every point.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from harness.errors import UserError
+from harness.recipe.schema import (
+    ACC_ENV_PREFIX,
+    OWNED_FLAGS,
+    POINT_NAME,
+    KvOffload,
+    Point,
+    PointSpec,
+    Recipe,
+    normalize_point_name,
+)
+from harness.recipe.yaml_lines import Where, line_map
+
+
+def _normalize_key(path: tuple[str, ...], key: str) -> str:
+    return normalize_point_name(key) if path == ("points",) else key
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read and validate a recipe file; any mistake is a one-line UserError naming file, line and key path."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such recipe file") from None
+    return parse_recipe_text(text, str(path))
+
+
+def parse_recipe_text(text: str, source: str) -> Recipe:
+    """Validate recipe YAML text; `source` names it in errors (a path, or `REV:path`)."""
+    where = Where(source)
+    try:
+        raw = yaml.safe_load(text)
+        where.lines = line_map(text, where, _normalize_key)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise UserError(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or str(exc).splitlines()[0]}") from None
+    return parse_recipe(raw, source, where)
+
+
+def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None) -> Recipe:
+    """Validate a parsed recipe mapping: schema, point names, flags, env, inheritance."""
+    where = where or Where(source)
+    if not isinstance(raw, dict):
+        raise UserError(f"{source}: a recipe is a mapping of keys")
+    points = raw.get("points")
+    if isinstance(points, dict):
+        renamed: dict[str, Any] = {}
+        for key, spec in points.items():
+            name = normalize_point_name(key)
+            if not POINT_NAME.match(name):
+                raise where.error(("points", str(key)), "point names are concurrencies: c28 or 28")
+            if name in renamed:
+                raise where.error(("points", name), f"given twice ({key!r} and an earlier spelling)")
+            renamed[name] = {} if spec is None else spec
+        raw = {**raw, "points": renamed}
+    try:
+        recipe = Recipe.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        msg = str(first.get("msg", "")).removeprefix("Value error, ")
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        raise where.error(tuple(first.get("loc", ())), msg + more) from None
+    recipe = _canonical_flags(recipe, where)
+    _check_rules(recipe, where)
+    expand_points(recipe, source, where)  # inheritance errors surface at load time
+    return recipe
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+
+def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
+    """Every arg name checked against the pinned flag table and rewritten to its canonical spelling."""
+    from harness.recipe import flags
+
+    try:
+        table = flags.load_table(recipe.server.sglang_version)
+    except UserError:
+        known = ", ".join(flags.available_versions())
+        raise where.error(("server", "sglang_version"), f"no flag table for SGLang "
+                          f"{recipe.server.sglang_version} (have {known}; `harness flags dump` makes one)") from None
+
+    def canon(path: tuple[str, ...], key: str, values: list[Any]) -> tuple[str, list[Any]]:
+        """Canonical dashless name and the values as SGLang's parser stores them (`no-X: true` -> `X: false`)."""
+        if key.startswith("-"):
+            raise where.error((*path, key), f"write flag names without dashes: {key.lstrip('-')}")
+        try:
+            name = table.resolve(table.match(key)).name[2:]
+            converted = [next(iter(flags.validate_args(table, {key: v}, "").values())) for v in values]
+        except UserError as exc:
+            raise where.error((*path, key), str(exc).split(": ", 1)[1]) from None
+        if name in OWNED_FLAGS:
+            raise where.error((*path, key), f"--{name} comes from {OWNED_FLAGS[name]}; set it there")
+        return name, converted
+
+    def canon_args(path: tuple[str, ...], args: dict[str, Any], listed: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in args.items():
+            name, converted = canon(path, key, value if listed else ([] if value is None else [value]))
+            if name in out:
+                raise where.error((*path, key), f"--{name} is already given under another spelling")
+            out[name] = converted if listed else (converted[0] if converted else None)
+        return out
+
+    envs: list[tuple[tuple[str, ...], dict[str, Any]]] = [(("server", "env"), dict(recipe.server.env))]
+    envs += [(("points", n, "env"), dict(p.env)) for n, p in recipe.points.items()]
+    for path, env in envs:
+        for key in env:
+            if key.startswith(ACC_ENV_PREFIX):
+                raise where.error((*path, key), "synthetic acceptance is set by the harness from the golden curve "
+                                  "(speculative.golden); remove it from the recipe")
+    if recipe.zip is not None:
+        for key in recipe.zip.env:
+            if key.startswith(ACC_ENV_PREFIX):
+                raise where.error(("zip", "env", key), "synthetic acceptance comes only from the golden curve")
+    server = recipe.server.model_copy(update={"args": canon_args(("server", "args"), recipe.server.args)})
+    zip_ = recipe.zip and recipe.zip.model_copy(update={"args": canon_args(("zip", "args"), recipe.zip.args, True)})
+    points = {n: p.model_copy(update={"args": canon_args(("points", n, "args"), p.args)})
+              for n, p in recipe.points.items()}
+    return recipe.model_copy(update={"server": server, "zip": zip_, "points": points})
+
+
+def _check_rules(recipe: Recipe, where: Where) -> None:
+    z = recipe.zip
+    if z is not None:
+        for kind, table in (("args", z.args), ("env", z.env)):
+            for key, values in table.items():
+                if len(values) != len(z.conc):
+                    raise where.error(("zip", kind, key), f"{len(values)} values for {len(z.conc)} concurrencies "
+                                      "(zip lists are lined up index by index with zip.conc)")
+    if not recipe.points and recipe.zip is None:
+        raise where.error(("points",), "a recipe needs at least one point (points: or zip:)")
+    spec = recipe.speculative
+    if spec is not None and spec.golden is not None and spec.mode == "perf" and recipe.model.golden_key is None:
+        raise where.error(("model", "golden_key"), "needed to look up speculative.golden.curve")
+
+
+# --------------------------------------------------------------------------------------- expansion
+
+
+def _specs(recipe: Recipe) -> dict[str, tuple[dict[str, Any], dict[str, Any], PointSpec]]:
+    """Per point: the zip values (args, env) and its points: entry (empty when only zipped)."""
+    out: dict[str, tuple[dict[str, Any], dict[str, Any], PointSpec]] = {}
+    z = recipe.zip
+    if z is not None:
+        for i, conc in enumerate(z.conc):
+            out[f"c{conc}"] = ({k: v[i] for k, v in z.args.items()}, {k: v[i] for k, v in z.env.items()}, PointSpec())
+    for name, spec in recipe.points.items():
+        zargs, zenv, _ = out.get(name, ({}, {}, spec))
+        out[name] = (zargs, zenv, spec)
+    return out
+
+
+def _resolve(name: str, specs: dict[str, tuple[dict[str, Any], dict[str, Any], PointSpec]], recipe: Recipe,
+             where: Where, seen: tuple[str, ...]) -> Point:
+    zargs, zenv, spec = specs[name]
+    if name in seen:
+        cycle = " -> ".join((*seen[seen.index(name):], name))
+        raise where.error(("points", seen[0], "extends"), f"cycle {cycle}")
+    if spec.extends is None:
+        args: dict[str, Any] = dict(recipe.server.args)
+        env: dict[str, str] = dict(recipe.server.env)
+        kv, chain = recipe.kv_offload, []
+    else:
+        if spec.extends not in specs:
+            raise where.error(("points", name, "extends"),
+                              f"unknown point {spec.extends!r} (points: {', '.join(_order(specs))})")
+        parent = _resolve(spec.extends, specs, recipe, where, (*seen, name))
+        args, env, kv = dict(parent.args), dict(parent.env), parent.kv_offload
+        chain = [*parent.extends_chain, spec.extends]
+    for key, value in {**zargs, **spec.args}.items():
+        if value is None:
+            args.pop(key, None)
+        else:
+            args[key] = value
+    for key, val in {**zenv, **spec.env}.items():
+        if val is None:
+            env.pop(key, None)
+        else:
+            env[key] = val
+    if spec.kv_offload is not None:
+        change = spec.kv_offload.model_dump(exclude_none=True)
+        merged = {**kv.model_dump(), **change}
+        if change.get("kind") == "none":
+            merged.update(hicache_size_gb=None, write_policy=None)
+        try:
+            kv = KvOffload.model_validate(merged)
+        except ValidationError as exc:
+            msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
+            raise where.error(("points", name, "kv_offload"), msg) from None
+    conc = int(name[1:])
+    return Point(name=name, conc=conc, args=args, env=env, kv_offload=kv, extends_chain=chain)
+
+
+def _order(specs: dict[str, Any]) -> list[str]:
+    return sorted(specs, key=lambda n: int(n[1:]))
+
+
+def expand_points(recipe: Recipe, source: str = "<recipe>", where: Where | None = None) -> list[Point]:
+    """All points of the recipe, sorted by concurrency, with zip values and `extends` chains resolved."""
+    where = where or Where(source)
+    specs = _specs(recipe)
+    return [_resolve(name, specs, recipe, where, ()) for name in _order(specs)]
+
+
+def select_points(points: list[Point], names: list[str] | None, source: str = "<recipe>") -> list[Point]:
+    """Keep the named points (`c4` or `4`), in concurrency order; unknown names are an error."""
+    if not names:
+        return points
+    wanted = [normalize_point_name(n) for n in names]
+    by_name = {p.name: p for p in points}
+    missing = [n for n in wanted if n not in by_name]
+    if missing:
+        raise UserError(f"{source}: no point {', '.join(missing)} (points: {', '.join(by_name)})")
+    return [p for p in points if p.name in wanted]
