@@ -20,7 +20,9 @@ def table_from_parser(parser: Any, sglang_version: str) -> dict[str, Any]:
     """A flag-table document from an argparse parser (SGLang's `ServerArgs.add_cli_args` applied to one).
 
     One entry per option, keyed by its destination: option strings, action class name, type callable
-    name, nargs, choices and default. The help action is left out.
+    name, nargs, choices (a set's in sorted order, so dumps are reproducible), default and the constant a
+    store-const action stores. The help action is left out; a second action on one destination is keyed
+    `dest#2`.
     """
     options: dict[str, dict[str, Any]] = {}
     for action in parser._actions:
@@ -32,9 +34,13 @@ def table_from_parser(parser: Any, sglang_version: str) -> dict[str, Any]:
         n = 2
         while key in options:
             key, n = f"{action.dest}#{n}", n + 1
+        choices = action.choices
+        if isinstance(choices, (set, frozenset)):
+            choices = sorted(choices, key=str)
         options[key] = {
             "action": type(action).__name__,
-            "choices": None if action.choices is None else [_jsonable(c) for c in action.choices],
+            "choices": None if choices is None else [_jsonable(c) for c in choices],
+            "const": _jsonable(getattr(action, "const_value", action.const)),
             "default": _jsonable(action.default),
             "flags": list(action.option_strings),
             "nargs": action.nargs,

@@ -1,8 +1,8 @@
 """SGLang server flags as the pinned SGLang version's own argparse parser defines them.
 
 The harness never hard-codes SGLang flag names: it validates server arguments against a flag table dumped
-from `sglang.srt.server_args.ServerArgs.add_cli_args` (shipped in `harness/flag_tables/<version>.json`,
-regenerated with `harness flags dump` inside the engine image). Validation reproduces what SGLang's
+from `sglang.srt.server_args.ServerArgs.add_cli_args` (shipped in `harness/recipe/flag_tables/<version>.json`,
+regenerated from the released wheel with `tools/sglang_flag_table.py`, or `harness flags dump` inside the engine image). Validation reproduces what SGLang's
 parser would do with the argv the harness renders: unknown flags, argparse prefix abbreviations
 (`allow_abbrev`; an ambiguous prefix is an error), bad choices and values the flag's type rejects are
 all reported before anything is launched, and every flag comes out in its full canonical spelling.
@@ -13,7 +13,6 @@ from __future__ import annotations
 import bisect
 import difflib
 import json
-import math
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -22,22 +21,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from harness.errors import UserError
+from harness.recipe.flag_values import BadValue, convert
 
 DEFAULT_VERSION = "0.5.23"
 
 FlagKind = Literal["store_true", "boolean_optional", "value"]
 
-_INT = re.compile(r"[+-]?\d+")
-_HUMAN_INT = re.compile(r"\d+(?:\.\d+)?[kKmMgGtT]?")
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*")
-_TYPE_WORDS = {
-    "int": "an integer",
-    "float": "a number",
-    "human_readable_int": "an integer",
-    "loads": "a JSON value",
-    "json_list_type": "a JSON list",
-    "parse_cuda_graph_config_arg": "a JSON value",
-}
 
 
 class RawOption(BaseModel):
@@ -51,6 +41,7 @@ class RawOption(BaseModel):
     nargs: int | str | None
     choices: tuple[Any, ...] | None
     default: Any
+    const: Any = None
 
 
 class RawTable(BaseModel):
@@ -95,7 +86,8 @@ class Flag(BaseModel):
         return self.kind == "value" and (self.nargs in ("+", "*") or isinstance(self.nargs, int))
 
 
-def _flag_from_raw(dest: str, raw: RawOption) -> Flag:
+def _flag_from_raw(key: str, raw: RawOption) -> Flag:
+    dest = key.split("#")[0]  # a second action on one dest is keyed `dest#2` in the table
     if raw.action == "BooleanOptionalAction":
         positives = [f for f in raw.flags if not f.startswith("--no-")]
         negative = next((f for f in raw.flags if f.startswith("--no-")), None)
@@ -218,108 +210,6 @@ def table_from_dict(data: dict[str, Any], where: str) -> FlagTable:
     return FlagTable(version=raw.sglang_version, source=raw.source, flags=flags)
 
 
-# ---------------------------------------------------------------------------------------------- values
-
-
-class _BadValue(Exception):
-    """A value the flag's argparse action would reject; the message says what was expected."""
-
-
-def _convert_scalar(flag: Flag, value: Any) -> Any:
-    """The value argparse would store for one argv token, or _BadValue saying what was expected."""
-    if isinstance(value, bool):
-        raise _BadValue(f"expected {_TYPE_WORDS.get(flag.type or '', 'a value')}, got {str(value).lower()}")
-    t = flag.type
-    if t == "int":
-        if isinstance(value, int):
-            return value
-        if isinstance(value, str) and _INT.fullmatch(value.strip()):
-            return int(value)
-        raise _BadValue(f"expected an integer, got {value!r}")
-    if t == "float":
-        if isinstance(value, (int, float)) and math.isfinite(value):
-            return value
-        if isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                number = math.nan
-            if math.isfinite(number):
-                return number
-        raise _BadValue(f"expected a number, got {value!r}")
-    if t == "human_readable_int":
-        if isinstance(value, int) or (isinstance(value, str) and _HUMAN_INT.fullmatch(value.strip())):
-            return value
-        raise _BadValue(f"expected an integer such as 131072 or '128k', got {value!r}")
-    if t in ("loads", "parse_cuda_graph_config_arg"):
-        return _json_value(value, (dict, list, str, int, float), "a JSON value")
-    if t == "json_list_type":
-        return _json_value(value, (list,), "a JSON list")
-    if isinstance(value, (dict, list)):
-        raise _BadValue(f"expected a single value, got {type(value).__name__}")
-    if t is None:  # the table does not record the type: any scalar argv token
-        if value is None or (isinstance(value, float) and not math.isfinite(value)):
-            raise _BadValue("expected a value")
-        return value
-    # str-like types (str, nullable_str, parse_cuda_graph_backend_arg, …): argv tokens are strings
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return str(value)
-    raise _BadValue(f"expected a string, got {value!r} (quote it)")
-
-
-def _json_value(value: Any, allowed: tuple[type, ...], what: str) -> Any:
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            raise _BadValue(f"expected {what}, got text that is not JSON: {value!r}") from None
-        if not isinstance(parsed, allowed):
-            raise _BadValue(f"expected {what}, got {value!r}")
-        return value
-    if isinstance(value, allowed) and not isinstance(value, str):
-        return value
-    raise _BadValue(f"expected {what}, got {value!r}")
-
-
-def _check_choice(flag: Flag, value: Any) -> None:
-    if flag.choices is None:
-        return
-    if flag.type is None:  # type unknown: compare argv spellings
-        ok = str(value) in {str(c) for c in flag.choices}
-    else:
-        ok = value in flag.choices
-    if not ok:
-        close = difflib.get_close_matches(str(value), [str(c) for c in flag.choices], n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]}?" if close else ""
-        raise _BadValue(f"{value!r} is not one of {', '.join(str(c) for c in flag.choices)}{hint}")
-
-
-def _convert(flag: Flag, value: Any) -> Any:
-    if flag.kind in ("store_true", "boolean_optional"):
-        if not isinstance(value, bool):
-            raise _BadValue(f"expected true or false (the flag takes no value), got {value!r}")
-        return value
-    if flag.takes_list:
-        items = list(value) if isinstance(value, (list, tuple)) else [value]
-        if flag.nargs == "+" and not items:
-            raise _BadValue("expected at least one value")
-        if isinstance(flag.nargs, int) and len(items) != flag.nargs:
-            raise _BadValue(f"expected exactly {flag.nargs} values, got {len(items)}")
-        out = [_convert_scalar(flag, item) for item in items]
-        for item in out:
-            _check_choice(flag, item)
-        return out
-    if value is None:
-        if flag.nargs == "?":
-            return None
-        raise _BadValue("expected a value (remove the flag to leave it unset)")
-    converted = _convert_scalar(flag, value)
-    _check_choice(flag, converted)
-    return converted
-
-
 def validate_args(table: FlagTable, args: dict[str, Any], where: str) -> dict[str, Any]:
     """Check server arguments against `table`; return them keyed by canonical full flag spelling.
 
@@ -338,8 +228,8 @@ def validate_args(table: FlagTable, args: dict[str, Any], where: str) -> dict[st
         flag = table.resolve(spelling)
         negated = spelling == flag.negative
         try:
-            converted = _convert(flag, value)
-        except _BadValue as exc:
+            converted = convert(flag, value)
+        except BadValue as exc:
             raise UserError(f"{where}.{_dashed(key)}: {exc}") from None
         if negated:
             converted = not converted

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
-from harness.recipe import flags
+from harness.recipe import flags, postinit
 from harness.recipe.schema import ACC_ENV_PREFIX, ArgValue, KvOffload, Point, Recipe
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
@@ -196,6 +196,9 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     table = _flag_table(recipe, f"{source}: server.sglang_version")
     checked = flags.validate_args(table, effective_args(recipe, point), f"{where}.args")
     args = {name[2:]: value for name, value in checked.items()}
+    rejected = postinit.post_init_errors({table.resolve(name).dest: value for name, value in checked.items()})
+    if rejected:
+        raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup: {rejected[0]}")
     acc_env = acceptance_env(recipe, args, where)
     settings = point_settings(recipe, point, args, acc_env)
     try:

@@ -22,8 +22,10 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from harness.recipe.postinit import post_init_errors
+from harness.sim.cli import SIM_VERSION_ENV
 from harness.sim.engine import Engine, EngineConfig
-from harness.sim.flagtable import load_table, sglang_dests
+from harness.sim.flagtable import DEFAULT_VERSION, load_table, sglang_dests
 from harness.sim.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.timing import Profile, TimingModel, load_profile
 
@@ -43,10 +45,19 @@ class Resolved:
     seed: int
     startup_seconds: float
     server_args: dict[str, Any]
+    sglang_version: str = DEFAULT_VERSION
+
+
+class ServerArgsError(ValueError):
+    """A combination SGLang's server-args resolution rejects (the server exits at startup)."""
 
 
 def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
-    """Resolve defaults the way SGLang's hooks do (where the simulator models them)."""
+    """Resolve defaults the way SGLang's hooks do (where the simulator models them), after SGLang's
+    model-independent rejections (`harness.recipe.postinit`)."""
+    errors = post_init_errors(vars(args))
+    if errors:
+        raise ServerArgsError(errors[0])
     profile = load_profile(args.sim_profile)
     tp = int(args.tp_size or 1)
     timing = TimingModel(profile, tp)
@@ -81,7 +92,8 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         decode_log_interval=int(args.decode_log_interval or 40),
         seed=int(seed),
     )
-    server_args = {k: getattr(args, k) for k in sglang_dests() if hasattr(args, k)}
+    version = env.get(SIM_VERSION_ENV, DEFAULT_VERSION)
+    server_args = {k: getattr(args, k) for k in sglang_dests(version) if hasattr(args, k)}
     server_args.update(
         model_path=model_path,
         served_model_name=model_name,
@@ -104,7 +116,8 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     if hicache and not args.hicache_ratio:
         server_args["hicache_ratio"] = 2.0
     startup = args.sim_startup_seconds if args.sim_startup_seconds is not None else profile.startup_seconds
-    return Resolved(profile, timing, cfg, spec, model_name, model_path, context_length, int(seed), startup, server_args)
+    return Resolved(profile, timing, cfg, spec, model_name, model_path, context_length, int(seed), startup,
+                    server_args, version)
 
 
 def _redact(argv: list[str]) -> list[str]:
@@ -124,7 +137,7 @@ def _redact(argv: list[str]) -> list[str]:
 def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     info: dict[str, Any] = dict(res.server_args)
     info["launch_command"] = " ".join(["python3", "-m", "sglang.launch_server", *_redact(argv)])
-    info["version"] = load_table()["sglang_version"]
+    info["version"] = load_table(res.sglang_version)["sglang_version"]
     info["frontend"] = "python"
     info["startup_time"] = time.time()
     info["simulator"] = {
@@ -154,6 +167,9 @@ def serve_forever(args: argparse.Namespace, argv: list[str]) -> int:
     except (FileNotFoundError, SpecArgsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except ServerArgsError as exc:  # SGLang raises ValueError from ServerArgs resolution: traceback, exit 1
+        print(f"ValueError: {exc}", file=sys.stderr)
+        return 1
     try:
         check_at_start(res.spec, res.engine.sim_env)
     except ValueError:

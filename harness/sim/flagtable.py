@@ -16,24 +16,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from harness.recipe.flag_values import human_readable_int
+
 DEFAULT_VERSION = "0.5.23"
 TABLE_DIR = Path(__file__).resolve().parent.parent / "recipe" / "flag_tables"
 
-# Types SGLang's parser uses that are not plain Python builtins. The simulator only needs to
-# accept what SGLang accepts; the richer ones (JSON payloads, CUDA-graph specs) stay strings.
-_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str}
-
-
-def _human_readable_int(text: str) -> int:
-    """SGLang's `human_readable_int`: an integer, optionally with a K/M/G suffix (powers of 1000)."""
-    t = text.strip()
-    scale = {"k": 1_000, "m": 1_000_000, "g": 1_000_000_000}.get(t[-1:].lower())
-    if scale is not None:
-        return int(float(t[:-1]) * scale)
-    return int(t)
-
-
-_TYPES["human_readable_int"] = _human_readable_int
+# Types SGLang's parser uses. The simulator only needs to accept what SGLang accepts; JSON payloads and
+# CUDA-graph specs stay the strings they were given (choices are still checked on them).
+_TYPES: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str,
+                                           "human_readable_int": human_readable_int}
 
 
 @cache
@@ -45,9 +36,26 @@ def load_table(version: str = DEFAULT_VERSION) -> dict[str, Any]:
     return table
 
 
+class _StoreConst(argparse.Action):
+    """SGLang's DeprecatedStoreConstAction: the old spelling (with or without its one value) stores a constant."""
+
+    def __init__(self, option_strings: list[str], dest: str, const: Any = None, **kwargs: Any) -> None:
+        self._value = const
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, self._value)
+
+
 def add_sglang_options(parser: argparse.ArgumentParser, version: str = DEFAULT_VERSION) -> None:
-    """Add every option of SGLang `version`'s launch parser to `parser`, with the same dests."""
-    for dest, spec in load_table(version)["options"].items():
+    """Add every option of SGLang `version`'s launch parser to `parser`, with the same dests.
+
+    Types the simulator knows are applied (int, float, str, human_readable_int); every other value stays
+    the string given. Choices are enforced on every flag that has them, as SGLang's argparse does.
+    """
+    for key, spec in load_table(version)["options"].items():
+        dest = key.split("#")[0]  # a second action on one dest is keyed `dest#2`
         flags: list[str] = spec["flags"]
         action = spec["action"]
         default = spec["default"]
@@ -56,20 +64,20 @@ def add_sglang_options(parser: argparse.ArgumentParser, version: str = DEFAULT_V
         elif action == "BooleanOptionalAction":
             positive = [f for f in flags if not f.startswith("--no-")]
             parser.add_argument(*positive, dest=dest, action=argparse.BooleanOptionalAction, default=default)
+        elif action == "DeprecatedStoreConstAction":
+            parser.add_argument(*flags, dest=dest, action=_StoreConst, const=spec.get("const"),
+                                nargs=spec["nargs"], choices=spec["choices"], default=argparse.SUPPRESS)
         else:
             kwargs: dict[str, Any] = {"dest": dest, "default": default}
             if spec["nargs"] not in (None, 0):
                 kwargs["nargs"] = spec["nargs"]
-            typ = spec["type"]
-            if typ in _TYPES:
-                kwargs["type"] = _TYPES[typ]
-                if spec["choices"] is not None:
-                    kwargs["choices"] = spec["choices"]
-            elif spec["choices"] is not None and typ is None:
+            if spec["type"] in _TYPES:
+                kwargs["type"] = _TYPES[spec["type"]]
+            if spec["choices"] is not None:
                 kwargs["choices"] = spec["choices"]
             parser.add_argument(*flags, **kwargs)
 
 
 def sglang_dests(version: str = DEFAULT_VERSION) -> list[str]:
     """The dest names of every SGLang option (the keys of the resolved server args)."""
-    return list(load_table(version)["options"])
+    return list(dict.fromkeys(key.split("#")[0] for key in load_table(version)["options"]))

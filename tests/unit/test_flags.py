@@ -21,7 +21,7 @@ def test_shipped_tables() -> None:
     assert flags.available_versions() == ["0.5.20", "0.5.23"]
     assert flags.load_table() is T23  # the pinned default, cached
     assert (T20.version, len(T20.flags)) == ("0.5.20", 494)
-    assert (T23.version, len(T23.flags)) == ("0.5.23", 530)
+    assert (T23.version, len(T23.flags)) == ("0.5.23", 531)
 
 
 def test_unknown_version() -> None:
@@ -156,7 +156,10 @@ def test_validate_args_canonicalises_and_converts() -> None:
         ({"--served-model-name": ["a", "b"]}, "--served-model-name: expected a single value, got list"),
         ({"--cuda-graph-bs-decode": []}, "--cuda-graph-bs-decode: expected at least one value"),
         ({"--cuda-graph-bs-decode": [1, "x"]}, "--cuda-graph-bs-decode: expected an integer, got 'x'"),
-        ({"--context-length": "lots"}, "--context-length: expected an integer such as 131072 or '128k'"),
+        ({"--context-length": "lots"}, "--context-length: expected an integer or one with a size suffix"),
+        ({"--context-length": "128K"}, "--context-length: expected an integer or one with a size suffix"),
+        ({"--context-length": "1m"}, "--context-length: expected an integer or one with a size suffix"),
+        ({"--context-length": "1.5Ki"}, "--context-length: expected an integer or one with a size suffix"),
         ({"--default-chat-template-kwargs": "{bad"},
          "--default-chat-template-kwargs: expected a JSON value, got text that is not JSON"),
         ({"--forward-hooks": {"a": 1}}, "--forward-hooks: expected a JSON list, got {'a': 1}"),
@@ -175,14 +178,52 @@ def test_validate_args_errors(args: dict[str, Any], message: str) -> None:
     assert str(exc.value).startswith(f"{WHERE}.{message}")
 
 
-def test_table_without_recorded_types_accepts_any_scalar_and_checks_choices_by_spelling() -> None:
-    assert flags.validate_args(T20, {"--tp-size": 8, "--fuseep-mode": "2", "--moe-runner-backend": "marlin"}, WHERE) == {
-        "--tp-size": 8, "--fuseep-mode": "2", "--moe-runner-backend": "marlin"
-    }
-    with pytest.raises(UserError, match=r"--fuseep-mode: '3' is not one of 1, 2"):
-        flags.validate_args(T20, {"--fuseep-mode": "3"}, WHERE)
-    with pytest.raises(UserError, match="--tp-size: expected a value, got true"):
-        flags.validate_args(T20, {"--tp-size": True}, WHERE)
+def test_0520_table_records_types_and_nargs_like_sglangs_parser() -> None:
+    # SGLang 0.5.20's argparse rejects a non-integer --max-running-requests and takes lists for nargs='+'
+    with pytest.raises(UserError, match="--max-running-requests: expected an integer, got 'abc'"):
+        flags.validate_args(T20, {"--max-running-requests": "abc"}, WHERE)
+    with pytest.raises(UserError, match="--swa-full-tokens-ratio: expected a number, got 'x'"):
+        flags.validate_args(T20, {"--swa-full-tokens-ratio": "x"}, WHERE)
+    assert flags.validate_args(T20, {"--cuda-graph-bs-decode": [1, 2, 4], "--fuseep-mode": 2}, WHERE) == {
+        "--cuda-graph-bs-decode": [1, 2, 4], "--fuseep-mode": 2}
+    with pytest.raises(UserError, match=r"--fuseep-mode: 3 is not one of 1, 2"):
+        flags.validate_args(T20, {"--fuseep-mode": 3}, WHERE)
+    typed = [f for f in T20.flags if f.kind == "value" and f.type is None]
+    assert typed == []  # every value-taking option of both tables has its type
+    assert [f.name for f in T23.flags if f.kind == "value" and f.type is None] == ["--monokernel-backend"]
+
+
+@pytest.mark.parametrize("version", ["0.5.20", "0.5.23"])
+@pytest.mark.parametrize(("value", "number"), [
+    ("131072", 131072), ("128k", 128_000), ("25.6k", 25_600), ("1M", 10**6), ("2G", 2 * 10**9), ("1T", 10**12),
+    ("1Ki", 1024), ("128Ki", 131072), ("1Mi", 2**20), ("1Gi", 2**30), ("1Ti", 2**40),
+])
+def test_size_suffixes_as_sglang_parses_them(version: str, value: str, number: int) -> None:
+    from harness.recipe.flag_values import human_readable_int
+    from harness.sim.cli import build_parser
+
+    table = flags.load_table(version)
+    assert flags.validate_args(table, {"--context-length": value}, WHERE) == {"--context-length": value}
+    assert human_readable_int(value) == number
+    assert build_parser(version).parse_args(["--context-length", value]).context_length == number
+
+
+@pytest.mark.parametrize("value", ["128K", "1m", "1g", "1t", "1.5Ki", "1KI", "k", "12 k"])
+def test_size_suffixes_sglang_rejects(value: str) -> None:
+    from harness.sim.cli import build_parser
+
+    with pytest.raises(UserError, match="--context-length: expected an integer or one with a size suffix"):
+        flags.validate_args(T23, {"--context-length": value}, WHERE)
+    with contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit):
+        build_parser("0.5.23").parse_args(["--context-length", value])
+
+
+def test_enable_amd_monokernel_and_its_deprecated_spelling_share_one_dest() -> None:
+    flag = T23.resolve("--enable-amd-monokernel")
+    assert (flag.dest, flag.kind) == ("enable_amd_monokernel", "store_true")
+    old = T23.resolve("--monokernel-backend")
+    assert (old.dest, old.choices) == ("enable_amd_monokernel", ("amd",))
+    assert T20.get("--enable-amd-monokernel") is None
 
 
 def test_render_argv() -> None:

@@ -35,7 +35,7 @@ def test_table_from_parser_records_every_option() -> None:
     assert list(doc["options"]) == sorted(doc["options"])  # help left out, sorted by dest
     assert "help" not in doc["options"]
     assert doc["options"]["tp_size"] == {
-        "action": "_StoreAction", "choices": None, "default": 1,
+        "action": "_StoreAction", "choices": None, "const": None, "default": 1,
         "flags": ["--tp-size", "--tensor-parallel-size"], "nargs": None, "type": "int",
     }
     assert doc["options"]["enable_metrics"]["action"] == "_StoreTrueAction"
@@ -59,7 +59,7 @@ def test_shipped_tables_have_the_dump_shape() -> None:
         doc = json.loads((flags.tables_dir() / f"{version}.json").read_text())
         assert doc["sglang_version"] == version
         for entry in doc["options"].values():
-            assert set(entry) == {"action", "choices", "default", "flags", "nargs", "type"}
+            assert set(entry) == {"action", "choices", "const", "default", "flags", "nargs", "type"}
 
 
 def test_malformed_table_is_one_line() -> None:

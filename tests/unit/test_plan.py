@@ -88,8 +88,38 @@ def test_unknown_curve() -> None:
 
 
 def test_eagle_without_num_steps_is_refused() -> None:
-    with pytest.raises(UserError, match="needs an explicit value"):
+    with pytest.raises(UserError, match="without --speculative-num-steps: SGLang asserts"):
         plans(spec(num_steps=None))
+    with pytest.raises(UserError, match="without --speculative-num-steps: SGLang asserts"):
+        plans(spec(num_steps=None, mode="eval"))  # no golden lookup: SGLang's own assertion still applies
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"speculative": {"algorithm": "DFLASH", "num_draft_tokens": 8, "mode": "eval"}},
+     "DFLASH speculative decoding requires setting --speculative-draft-model-path."),
+    ({"speculative": {"algorithm": "DFLASH", "draft_model": "org/d", "num_draft_tokens": 8, "mode": "eval"},
+      "parallelism": {"tp": 4, "pp": 2}},
+     "Currently DFLASH speculative decoding only supports pp_size == 1."),
+    ({"server": {"args": {"swa-full-tokens-ratio": 1.5}}}, "--swa-full-tokens-ratio should be in range (0, 1.0]."),
+    ({"server": {"args": {"swa-full-tokens-ratio": 0}}}, "--swa-full-tokens-ratio should be in range (0, 1.0]."),
+    ({"server": {"args": {"prefill-decode-interval": -1}}}, "--prefill-decode-interval must be non-negative."),
+    ({"server": {"args": {"disable-radix-cache": True}},
+      "kv_offload": {"kind": "dram", "hicache_size_gb": 100}},
+     "enable-hierarchical-cache and disable-radix-cache are mutually exclusive"),
+])
+def test_sglang_post_init_rejections_fail_the_plan(change: dict[str, Any], message: str) -> None:
+    raw = copy.deepcopy(SPEC)
+    for key, value in change.items():
+        if key == "speculative":
+            raw[key] = value
+        elif key == "server":
+            raw[key]["args"].update(value["args"])
+        else:
+            raw[key] = value
+    with pytest.raises(UserError) as exc:
+        plans(raw)
+    assert "rejects this at startup: " in str(exc.value)
+    assert message in str(exc.value)
 
 
 def test_fingerprint_excludes_concurrency_and_is_stable() -> None:

@@ -67,3 +67,54 @@ def test_prompt_token_count_is_deterministic_bytes_over_four() -> None:
     p1 = analyse(render_chat([{"role": "user", "content": "x" * 900}]))
     p2 = analyse(render_chat([{"role": "user", "content": "x" * 900}, {"role": "assistant", "content": "y"}]))
     assert len(p1.block_hashes) == 3 and p1.block_hashes[:3] == p2.block_hashes[:3]
+
+
+@pytest.mark.parametrize("version", ["0.5.20", "0.5.23"])
+def test_recipe_argv_resolves_under_both_tables(version: str) -> None:
+    # the 0.5.20 table once had no types: every value stayed a string and resolve() crashed with a TypeError
+    from harness.sim.app import resolve
+
+    a = build_parser(version).parse_args(RECIPE_ARGV)
+    res = resolve(a, {"HARNESS_SIM_SGLANG_VERSION": version})
+    assert (res.engine.max_running, res.spec.num_draft_tokens, res.engine.stream_interval) == (3, 8, 20)
+    assert res.server_args["swa_full_tokens_ratio"] == 0.3 and res.sglang_version == version
+
+
+def test_choices_are_enforced_on_every_choice_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    for value in ("bogus", "tc_piecewise"):  # a non-builtin argparse type (parse_cuda_graph_backend_arg)
+        with pytest.raises(SystemExit):
+            build_parser("0.5.23").parse_args(["--cuda-graph-backend-decode", value])
+    assert build_parser("0.5.23").parse_args(["--cuda-graph-backend-decode", "full"]).cuda_graph_backend_decode == "full"
+    assert build_parser("0.5.23").parse_args(["--monokernel-backend", "amd"]).enable_amd_monokernel is True
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--swa-full-tokens-ratio", "1.5"], "--swa-full-tokens-ratio should be in range (0, 1.0]."),
+    (["--prefill-decode-interval", "-1"], "--prefill-decode-interval must be non-negative."),
+    (["--disable-radix-cache"], "enable-hierarchical-cache and disable-radix-cache are mutually exclusive"),
+    (["--pp-size", "2"], "Currently DFLASH speculative decoding only supports pp_size == 1."),
+])
+def test_sglang_post_init_rejections_stop_the_simulator(extra: list[str], message: str) -> None:
+    from harness.sim.app import ServerArgsError, resolve
+
+    with pytest.raises(ServerArgsError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        resolve(build_parser().parse_args([*RECIPE_ARGV, *extra]), {})
+
+
+def test_dflash_without_draft_and_eagle_topk_without_steps_stop_the_simulator() -> None:
+    from harness.sim.app import ServerArgsError, resolve
+
+    argv = [a for a in RECIPE_ARGV if a != "RadixArk/Muse-Spark-Open-DFlash2" and a != "--speculative-draft-model-path"]
+    with pytest.raises(ServerArgsError, match="requires setting --speculative-draft-model-path"):
+        resolve(build_parser().parse_args(argv), {})
+    eagle = ["--speculative-algorithm", "EAGLE", "--speculative-eagle-topk", "1"]
+    with pytest.raises(ServerArgsError, match="without --speculative-num-steps"):
+        resolve(build_parser().parse_args(eagle), {})
+
+
+def test_server_info_version_follows_the_table_in_use() -> None:
+    from harness.sim.app import resolve, server_info
+
+    env = {"HARNESS_SIM_SGLANG_VERSION": "0.5.20"}
+    res = resolve(build_parser("0.5.20").parse_args(RECIPE_ARGV), env)
+    assert server_info(res, RECIPE_ARGV, env)["version"] == "0.5.20"
