@@ -280,7 +280,7 @@ def test_recipe_argv_starts_unchanged_with_dflash_and_reports_accept_length() ->
          "ValueError: Invalid simulate_acc_method: bogus", ["--speculative-algorithm", "EAGLE"]),
         ({"SGLANG_SIMULATE_ACC_LEN": "3", "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real"},
          "ValueError: Invalid SGLANG_SIMULATE_ACC_TOKEN_MODE 'real'; expected 'fixed' or 'real-draft-token'.",
-         ["--speculative-algorithm", "DFLASH"]),
+         ["--speculative-algorithm", "DFLASH", "--speculative-draft-model-path", "org/draft"]),
     ],
 )
 def test_bad_simulate_env_crashes_like_sglang(env: dict[str, str], message: str, algo: list[str]) -> None:
