@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ from typing import Any
 from harness.artifacts import write_json, write_text
 from harness.point import aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
-from harness.point.fingerprint import build_fingerprint, host_fingerprint, redact_argv, redact_env, server_info
-from harness.point.readiness import NotReady, wait_until_ready
+from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
+from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
 from harness.point.server_metrics import scrape
 from harness.point.status import PointStatus
 from harness.point.validity import Thresholds
@@ -60,42 +59,8 @@ class PointOutcome:
     result: dict[str, Any] | None
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-SLURM_ENV = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "SLURM_JOB_GPUS",
-             "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
-
-
-def slurm_env() -> dict[str, str]:
-    """Where a Slurm array task runs: its ids, node and the GPU indices Slurm gave it (need not start at 0)."""
-    import os
-
-    if "SLURM_JOB_ID" not in os.environ:
-        return {}
-    return {k: os.environ[k] for k in SLURM_ENV if k in os.environ}
-
-
-def with_port(argv: list[str], port: int) -> list[str]:
-    out = list(argv)
-    out[out.index("--port") + 1] = str(port)
-    return out
-
-
-class PointStopped(Exception):
-    def __init__(self, state: str, reason: str):
-        super().__init__(reason)
-        self.state = state
-        self.reason = reason
-
-
 def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     """Run one point end to end; never leaves a process of the point running."""
-    from launchers import LaunchContext, get_launcher
-
     pdir = point_dir(options.out_dir, plan)
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
@@ -106,49 +71,28 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     slurm = slurm_env()
     if slurm:
         status.data["slurm"] = slurm
-    launcher = get_launcher(options.launcher)
-    # local and pyxis servers run on this node (a pyxis step shares the host network): a free local port
-    on_node = options.launcher in ("local", "pyxis")
-    port = free_port() if on_node else plan.server.port
-    host = plan.server.host if on_node else socket.gethostname()
-    base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
-    server_argv = with_port(plan.server.argv, port)
-    ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=options.mounts,
-                        gpus=options.gpus, container_name=f"harness-{plan.config_key}-c{plan.conc}-{port}",
-                        image_path=options.image_path)
+    endpoint = prepare_server(plan, pdir, options.launcher, mounts=options.mounts, gpus=options.gpus,
+                              image_path=options.image_path)
+    base_url = endpoint.base_url
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(plan, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": str(corpus_dir)})
     client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp)
-    write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(server_argv, plan.server.env, ctx)))
-               + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"
                + "".join(f"{k}={v}\n" for k, v in sorted(client_env.items())))
     write_json(pdir / "plan.json", plan.model_dump())
     status.data["corpus"] = corpus
 
-    server = None
+    server = FreshServer(endpoint)
     power = None
     client_run = None
     metrics_before = metrics_after = None
     state, reason = "failed", None
     with StopSignals() as sigs:
         try:
-            status.phase("launching", shlex.join(server_argv[:4]) + " ...")
-            server = launcher.start(server_argv, plan.server.env, ctx)
-            status.data["server_pid"] = server.process.pid
-            status.save()
-            _check_stop(sigs)
-            wait_until_ready(base_url, plan.client.served_model_name, server.exit_code,
-                             budget_s=options.ready_timeout_s, on_loading=lambda: status.phase("loading"),
-                             should_stop=sigs.reason)
-            status.phase("ready")
-            fp = build_fingerprint(host=host_fingerprint(), server=server_info(base_url), image=plan.image,
-                                   image_digest=None, engine=plan.server.engine, server_argv=server.argv,
-                                   server_env=plan.server.env, launcher=options.launcher)
-            write_json(pdir / "fingerprint_agg_w0.json", fp)
+            server.start_ready(plan, status, sigs, options.ready_timeout_s)
             metrics_before = scrape(base_url)
             power = PowerSampler(None, pdir / "power.csv")  # the GPUs this process may use
             power.start()
@@ -159,12 +103,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             timeout = plan.client.warmup_s + plan.client.duration_s + plan.client.grace_s + CLIENT_OVERHEAD_S
 
             def should_stop() -> str | None:
-                # a signal names the cause even when it also reached the server first (scancel, walltime)
-                if sigs.reason():
-                    return sigs.reason()
-                if server.exit_code() is not None:
-                    return f"server_exited: status {server.exit_code()} during the run"
-                return None
+                return server.stop_reason(sigs)
 
             progress = ClientProgress(plan, artifact_dir, status, options.progress_every_s)
             client_run = client.wait(timeout, should_stop=should_stop, on_tick=progress.tick)
@@ -189,9 +128,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
         finally:
             if power is not None:
                 power.stop()   # idempotent; covers the paths that never reached "draining"
-            if server is not None:
-                code = server.stop(options.server_stop_grace_s)
-                status.data["server_exit_code"] = code
+            server.stop(options.server_stop_grace_s, status)
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = build_point_result(
@@ -205,11 +142,6 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                       valid=None if result is None else result["validity"]["valid"],
                       result=None if result_path is None else result_path.name)
     return PointOutcome(state, reason, exit_status, pdir, result_path, result)
-
-
-def _check_stop(sigs: StopSignals) -> None:
-    if sigs.reason():
-        raise PointStopped("cancelled", sigs.reason() or "")
 
 
 def _exit_status(state: str, result: dict[str, Any] | None, signum: int | None) -> int:

@@ -25,6 +25,7 @@ from typing import Any
 from harness.recipe.postinit import post_init_errors
 from harness.sim.cli import SIM_VERSION_ENV
 from harness.sim.engine import Engine, EngineConfig
+from harness.sim.eval_answers import EvalAnswers
 from harness.sim.flagtable import DEFAULT_VERSION, load_table, sglang_dests
 from harness.sim.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.timing import Profile, TimingModel, load_profile
@@ -170,6 +171,13 @@ def serve_forever(args: argparse.Namespace, argv: list[str]) -> int:
     except ServerArgsError as exc:  # SGLang raises ValueError from ServerArgs resolution: traceback, exit 1
         print(f"ValueError: {exc}", file=sys.stderr)
         return 1
+    answers = None
+    if args.sim_eval_answers:
+        try:
+            answers = EvalAnswers.from_file(args.sim_eval_answers, args.sim_eval_accuracy, res.seed)
+        except (OSError, ValueError) as exc:
+            print(f"error: --sim-eval-answers: {exc}", file=sys.stderr)
+            return 2
     try:
         check_at_start(res.spec, res.engine.sim_env)
     except ValueError:
@@ -181,10 +189,11 @@ def serve_forever(args: argparse.Namespace, argv: list[str]) -> int:
         uvloop.install()
     except ImportError:
         pass
-    return asyncio.run(_serve(args, argv, res, env))
+    return asyncio.run(_serve(args, argv, res, env, answers))
 
 
-async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: dict[str, str]) -> int:
+async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: dict[str, str],
+                 answers: EvalAnswers | None) -> int:
     from aiohttp import web
 
     from harness.sim.prompt import analyse
@@ -205,6 +214,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         enable_cache_report=bool(args.enable_cache_report),
         truth=truth,
         faults=Faults(args.sim_error_rate, args.sim_drop_rate, random.Random(res.seed + 1)),
+        eval_answers=answers,
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()

@@ -30,6 +30,11 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--sim-drop-rate", type=float, default=0.0,
                    help="fraction of streams closed mid-response")
     g.add_argument("--sim-truth-log", default=None, help="write one JSON line per request to this file")
+    g.add_argument("--sim-eval-answers", default=None, metavar="FILE",
+                   help="JSON lines of {question, answer}: a prompt containing a known question gets its worked "
+                        "answer ending in '#### <number>' (e.g. harness/evals/gsm8k/test.jsonl)")
+    g.add_argument("--sim-eval-accuracy", type=float, default=1.0, metavar="P",
+                   help="with --sim-eval-answers: probability that an answer's final number is right (seeded)")
     g.add_argument("--sim-seed", type=int, default=None,
                    help="seed for acceptance draws and faults (default: --random-seed, else 0)")
 
@@ -49,7 +54,7 @@ def build_parser(version: str | None = None) -> argparse.ArgumentParser:
 
 
 def check_sim_args(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    for name in ("sim_error_rate", "sim_drop_rate"):
+    for name in ("sim_error_rate", "sim_drop_rate", "sim_eval_accuracy"):
         v = getattr(args, name)
         if not 0.0 <= v <= 1.0:
             parser.error(f"--{name.replace('_', '-')}: expected a fraction in [0, 1], got {v}")

@@ -7,6 +7,7 @@ import collections
 from dataclasses import dataclass, field
 
 from harness.sim.kvcache import Block
+from harness.sim.prompt import output_text
 
 
 @dataclass(slots=True)
@@ -49,12 +50,19 @@ class SimRequest:
     aborted: bool = False
     logged: bool = False  # truth log / latency metrics written
     hold_until_finish: bool = False  # `fixed` token mode: nothing decodes to text until the end
+    text_tokens: list[str] | None = None  # the output's words when it is a known answer (eval answering)
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def context_tokens(self) -> int:
         return self.prompt_tokens + self.output
+
+    def text(self, start: int, count: int) -> str:
+        """Text of output tokens [start, start + count)."""
+        if self.text_tokens is None:
+            return output_text(start, count)
+        return "".join(self.text_tokens[start:start + count])
 
     def push(self, chunk: Chunk) -> None:
         self.chunks.append(chunk)

@@ -20,7 +20,8 @@ from aiohttp import web
 
 from harness.sim import metrics as metrics_mod
 from harness.sim.engine import Engine
-from harness.sim.prompt import analyse, natural_length, output_text, render_chat
+from harness.sim.eval_answers import EvalAnswers, tokens_of
+from harness.sim.prompt import analyse, natural_length, render_chat
 from harness.sim.request import SimRequest
 from harness.sim.truth import TruthLog
 
@@ -43,6 +44,7 @@ class ServerState:
     enable_cache_report: bool
     truth: TruthLog | None
     faults: Faults
+    eval_answers: EvalAnswers | None = None
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -163,11 +165,15 @@ class Handlers:
             limit = min(max_tokens, room)
         else:
             limit = room
-        if body.get("ignore_eos"):
-            target = limit
+        problem = st.eval_answers.find(body["messages"]) if st.eval_answers is not None else None
+        text_tokens = None
+        if problem is not None and st.eval_answers is not None:
+            text_tokens = tokens_of(st.eval_answers.answer(problem))
+            target = min(limit, len(text_tokens))
+            finish = "length" if len(text_tokens) > limit else "stop"
         else:
-            target = min(limit, natural_length(prompt.digest))
-        finish = "length" if target >= limit else "stop"
+            target = limit if body.get("ignore_eos") else min(limit, natural_length(prompt.digest))
+            finish = "length" if target >= limit else "stop"
         stream = bool(body.get("stream", False))
         opts = body.get("stream_options") or {}
         include_usage = bool(opts.get("include_usage")) if isinstance(opts, dict) else False
@@ -183,6 +189,7 @@ class Handlers:
             hold_until_finish=eng.cfg.spec.enabled
             and eng.cfg.sim_env.enabled
             and eng.cfg.sim_env.token_mode == "fixed",
+            text_tokens=text_tokens,
         )
         drop_at = None
         if st.faults.drop_rate > 0 and stream and st.faults.rng.random() < st.faults.drop_rate:
@@ -250,7 +257,7 @@ class Handlers:
                     parts.append(head + '{"role":"assistant","content":""}' + tail_open)
                 if c.count > 0:
                     sent_tokens = True
-                    text = json.dumps(output_text(c.start, c.count))
+                    text = json.dumps(req.text(c.start, c.count))
                     parts.append(head + '{"content":' + text + "}" + tail_open)
                 if c.finish:
                     done = True
@@ -312,7 +319,7 @@ class Handlers:
                     "index": 0,
                     "message": {
                         "role": "assistant",
-                        "content": output_text(0, req.output),
+                        "content": req.text(0, req.output),
                         "reasoning_content": None,
                         "tool_calls": None,
                     },

@@ -1,0 +1,85 @@
+"""`harness eval RECIPE [--point cN]`: an accuracy eval (lm-eval GSM8K) of a point's serving config on a
+fresh server, its InferenceX eval row, and the verdict against the threshold.
+
+Exit status: 0 at or above the threshold, 3 below it, 1 failed (server died, lm-eval crashed, nothing
+scored), 2 bad input, 128+N cancelled by signal N.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.evals.run import EvalOutcome
+
+TASKS = ("gsm8k",)
+
+
+def add_eval_options(parser: argparse.ArgumentParser) -> None:
+    """Options of the eval shared by `eval`, `sweep --with-eval` and `submit --with-eval`."""
+    parser.add_argument("--task", default="gsm8k", choices=TASKS, help="eval task (default gsm8k)")
+    parser.add_argument("--limit", type=int, help="evaluate only the first N problems (smoke runs)")
+    parser.add_argument("--min-score", type=float,
+                        help="threshold when harness/evals/thresholds.yaml has none for the task")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from launchers import launcher_kinds
+
+    parser.add_argument("recipe", help="recipe YAML file")
+    parser.add_argument("--point", help="the point whose serving config is evaluated (default: highest concurrency)")
+    add_eval_options(parser)
+    parser.add_argument("--out", default="runs", type=Path, help="output directory (default: runs)")
+    parser.add_argument("--launcher", default="local", choices=launcher_kinds(), help="how the server starts")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting, e.g. sim_args.sim-eval-accuracy=0.8 (recorded)")
+    parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
+    parser.add_argument("--eval-timeout", type=float, default=6 * 3600.0, help="seconds lm-eval may run")
+    parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
+    parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
+
+
+def check_eval_args(args: argparse.Namespace) -> None:
+    from harness.errors import UserError
+
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit: expected a positive number of problems")
+    if args.min_score is not None and not 0.0 <= args.min_score <= 1.0:
+        raise UserError("--min-score: expected a score in [0, 1]")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.evals.plan import eval_plan
+    from harness.evals.run import EvalOptions, run_eval
+    from harness.evals.thresholds import load_thresholds, model_prefix, resolve_threshold
+
+    check_eval_args(args)
+    recipe, plan, overrides = eval_plan(args.recipe, args.point, args.task, args.overrides)
+    threshold = resolve_threshold(load_thresholds(), model_prefix(plan.config_key), args.task, args.min_score)
+    options = EvalOptions(out_dir=args.out, threshold=threshold, task=args.task, limit=args.limit,
+                          launcher=args.launcher, ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
+                          eval_timeout_s=args.eval_timeout, mounts=tuple(args.mount), image_path=args.image_path,
+                          overrides=tuple(overrides))
+    outcome = run_eval(plan, options)
+    print(describe_eval(outcome), flush=True)
+    return outcome.exit_status
+
+
+def describe_eval(o: EvalOutcome) -> str:
+    r = o.result
+    sim = " (simulated)" if r["simulated"] else ""
+    lines = [f"{o.eval_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
+    if r["score"] is not None:
+        verdict = "PASS" if r["passed"] else "FAIL (below threshold)"
+        lines.append(f"  {r['task']} {r['score_name']} = {r['score']:.4f} ± {_se(r['score_se'])} "
+                     f"(n={r['n_eff']}){sim}; threshold {r['min_score']:.2f} ({r['threshold_source']}): {verdict}")
+    else:
+        lines.append(f"  {r['task']}: no score; threshold {r['min_score']:.2f} ({r['threshold_source']})")
+    lines.append(f"  row: {o.eval_dir / r['row']}")
+    return "\n".join(lines)
+
+
+def _se(value: object) -> str:
+    return f"{value:.4f}" if isinstance(value, float | int) else str(value)

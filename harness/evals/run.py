@@ -1,0 +1,226 @@
+"""The eval runner: an accuracy eval of one point's serving config on a fresh server.
+
+launching → loading → ready (fingerprint) → evaluating (lm-eval) → server stopped → collecting →
+`eval_row_<task>.json` (InferenceX's EvalRow), `eval_result.json` (score, threshold, verdict) + `status.json`,
+all in `<out>/<config_key>/eval-conc<N>/`.
+
+The server lifecycle is the point runner's (`harness.point.serve`): the same launch, finite readiness,
+fingerprint, signals and teardown of the whole process group. The plan is the point's with
+`speculative.mode: eval` (speculative decoding on, no synthetic acceptance: real outputs). Exit statuses:
+0 completed and at or above the threshold, 3 completed below it, 1 failed (server died, lm-eval crashed
+or wrote no results, no scored sample), 128+signal when cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.artifacts import write_json, write_text
+from harness.evals import lmeval_client
+from harness.evals.row import build_eval_row, extract_metrics
+from harness.evals.thresholds import Threshold, model_prefix
+from harness.point.process_group import ProcessGroup
+from harness.point.readiness import NotReady
+from harness.point.result import spec_decoding_label
+from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
+from harness.point.status import PointStatus
+from harness.point.watch import StopSignals
+from harness.recipe.plan import PointPlan
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
+RESULT_FILE = "eval_result.json"
+LOG_FILE = "lm_eval.log"
+OUTPUT_DIR = "lm_eval"
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    out_dir: Path
+    threshold: Threshold
+    task: str = "gsm8k"
+    limit: int | None = None
+    launcher: str = "local"
+    ready_timeout_s: float = 1800.0
+    eval_timeout_s: float = 6 * 3600.0
+    server_stop_grace_s: float = 15.0
+    mounts: tuple[str, ...] = ()
+    gpus: tuple[str, ...] | None = None
+    image_path: str | None = None
+    overrides: tuple[str, ...] = ()
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class EvalOutcome:
+    state: str
+    reason: str | None
+    exit_status: int
+    eval_dir: Path
+    result: dict[str, Any]
+
+
+def eval_dir(out_dir: Path, plan: PointPlan) -> Path:
+    return Path(out_dir) / plan.config_key / f"eval-conc{plan.conc}"
+
+
+def row_name(task: str) -> str:
+    return f"eval_row_{task}.json"
+
+
+def meta_env(plan: PointPlan, task: str, limit: int | None) -> dict[str, Any]:
+    """`meta_env.json`: InferenceX's eval metadata keys (single node) plus the harness's identity."""
+    args = plan.settings["args"]
+    tp, ep, pp = int(args.get("tp-size", 1)), int(args.get("ep-size", 1)), int(args.get("pp-size", 1))
+    return {
+        "is_multinode": False, "framework": "sglang", "precision": str(plan.settings.get("precision")),
+        "spec_decoding": spec_decoding_label(args.get("speculative-algorithm")),
+        "recipe_fingerprint": plan.fingerprint, "tp": tp, "pp": pp, "dcp_size": 1, "pcp_size": 1,
+        "conc": plan.conc, "ep": ep, "dp_attention": False,
+        "prefill_tp": tp, "prefill_pp": pp, "prefill_dcp_size": 1, "prefill_pcp_size": 1, "prefill_ep": ep,
+        "prefill_dp_attention": False, "prefill_num_workers": 1,
+        "decode_tp": tp, "decode_pp": pp, "decode_dcp_size": 1, "decode_pcp_size": 1, "decode_ep": ep,
+        "decode_dp_attention": False, "decode_num_workers": 1,
+        "model": str(args.get("model-path")), "infmax_model_prefix": model_prefix(plan.config_key),
+        "hw": plan.resources.gpu, "isl": 0, "osl": 0,
+        # the harness's own identity of the eval
+        "config_key": plan.config_key, "image": plan.image, "task": task, "limit": limit,
+        "served_model_name": plan.client.served_model_name, "engine": plan.server.engine,
+        "simulated": plan.server.engine == "sim",
+    }
+
+
+def verdict(row: dict[str, Any], threshold: Threshold) -> dict[str, Any]:
+    """Pass/fail of a row against its threshold; None when there is no score to judge."""
+    score = row["score"] if row["infrastructure_success"] else None
+    return {"score": score, "score_name": row["score_name"], "score_se": row["score_se"],
+            "n_eff": row["n_eff"], "min_score": threshold.min_score, "threshold_source": threshold.source,
+            "passed": None if score is None else bool(score >= threshold.min_score)}
+
+
+def _write_contract_json(path: Path, data: dict[str, Any]) -> None:
+    """Another tool's format exactly: no `schema_version` added."""
+    write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
+    """Run one eval end to end; never leaves a process of it running."""
+    edir = eval_dir(options.out_dir, plan)
+    edir.mkdir(parents=True, exist_ok=True)
+    cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
+    status = PointStatus(edir, plan.conc, plan.config_key)
+    status.data.update(kind="eval", task=options.task, fingerprint=plan.fingerprint, launcher=options.launcher,
+                       overrides=list(options.overrides), engine=plan.server.engine,
+                       simulated=plan.server.engine == "sim")
+    slurm = slurm_env()
+    if slurm:
+        status.data["slurm"] = slurm
+    meta = meta_env(plan, options.task, options.limit)
+    _write_contract_json(edir / "meta_env.json", meta)
+    write_json(edir / "plan.json", plan.model_dump())
+    shutil.copyfile(lmeval_client.task_file(options.task), edir / f"task_{options.task}.yaml")
+    server = FreshServer(prepare_server(plan, edir, options.launcher, mounts=options.mounts, gpus=options.gpus,
+                                        image_path=options.image_path))
+    output_dir = edir / OUTPUT_DIR
+    shutil.rmtree(output_dir, ignore_errors=True)   # a re-run never reads an older run's results
+    client: ProcessGroup | None = None
+    state, reason = "failed", None
+    with StopSignals() as sigs:
+        try:
+            server.start_ready(plan, status, sigs, options.ready_timeout_s)
+            base_url = server.endpoint.base_url
+            context = lmeval_client.served_context_length(base_url)
+            if context is None:
+                raise PointStopped("failed", "probe_failed: /v1/models reports no max_model_len")
+            argv = lmeval_client.build_argv(task=options.task, model=plan.client.served_model_name,
+                                            base_url=base_url, concurrency=plan.conc, context_length=context,
+                                            output_dir=output_dir, limit=options.limit)
+            env = lmeval_client.build_env(cache_dir)
+            write_text(edir / "client_command.txt", f"cd {shlex.quote(str(lmeval_client.TASK_DIRS[options.task]))}\n"
+                       + shlex.join(argv) + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(env.items())))
+            status.phase("evaluating", f"(lm-eval {options.task}, {plan.conc} concurrent"
+                         f"{'' if options.limit is None else f', limit {options.limit}'})")
+            client = ProcessGroup(argv, {**os.environ, **env}, edir / LOG_FILE,
+                                  cwd=lmeval_client.TASK_DIRS[options.task])
+            status.data["client_pid"] = client.pid
+            status.save()
+            deadline = time.monotonic() + options.eval_timeout_s
+            stop = None
+            while client.exit_code() is None:
+                stop = server.stop_reason(sigs) or ("timeout" if time.monotonic() > deadline else None)
+                if stop:
+                    break
+                time.sleep(0.25)
+            code = client.stop(grace_s=10.0, first_signal=signal.SIGTERM)
+            status.data["client_exit_code"] = code
+            if stop == "timeout":
+                raise PointStopped("failed", f"client_timeout: lm-eval ran past {options.eval_timeout_s:.0f} s")
+            if stop:
+                raise PointStopped("cancelled" if sigs.reason() else "failed", stop)
+            if code != 0:
+                raise PointStopped("failed", f"client_failed: lm-eval exited {code}; "
+                                   f"{lmeval_client.last_error(edir / LOG_FILE)}")
+            if lmeval_client.find_results(output_dir) is None:
+                raise PointStopped("failed", "client_failed: lm-eval wrote no results file")
+            state = "completed"
+        except NotReady as exc:
+            state, reason = ("cancelled", sigs.reason()) if sigs.reason() else ("failed", f"{exc.reason}: {exc}")
+        except PointStopped as exc:
+            state, reason = exc.state, exc.reason
+        except Exception as exc:  # unexpected: still tear down and record
+            state, reason = "failed", f"harness_error: {type(exc).__name__}: {exc}"
+        finally:
+            if client is not None:
+                client.stop(grace_s=5.0)
+            server.stop(options.server_stop_grace_s, status)
+        status.phase("collecting")
+        row, files = _collect(edir, output_dir, options.task, meta, state, reason)
+        if state == "completed" and not row["infrastructure_success"]:
+            state, reason = "failed", f"no_scored_samples: {row['integration_error']['message']}"
+        judged = verdict(row, options.threshold)
+        result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
+                  "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
+                  "recipe_fingerprint": plan.fingerprint, "image": plan.image, "state": state,
+                  "state_reason": reason, "overrides": list(options.overrides), **judged,
+                  "row": row_name(options.task), **files}
+        write_json(edir / RESULT_FILE, result)
+        exit_status = _exit_status(state, judged["passed"], sigs.received)
+        status.finish(state, reason, exit_status, passed=judged["passed"], score=judged["score"],
+                      min_score=options.threshold.min_score, result=RESULT_FILE)
+    return EvalOutcome(state, reason, exit_status, edir, result)
+
+
+def _collect(edir: Path, output_dir: Path, task: str, meta: dict[str, Any], state: str,
+             reason: str | None) -> tuple[dict[str, Any], dict[str, str | None]]:
+    """The eval row from lm-eval's results (a failure row when there are none or the run failed)."""
+    found = lmeval_client.find_results(output_dir)
+    files: dict[str, str | None] = {"lm_eval_results": None, "lm_eval_samples": None}
+    error = None if state == "completed" else {"type": (reason or state).split(":", 1)[0],
+                                               "message": reason or state}
+    if found is None:
+        error = error or {"type": "MissingResults", "message": "lm-eval wrote no results file"}
+        m = extract_metrics({}, task, source=OUTPUT_DIR, integration_error=error)
+    else:
+        results_path, samples_path = found
+        files = {"lm_eval_results": str(results_path.relative_to(edir)),
+                 "lm_eval_samples": None if samples_path is None else str(samples_path.relative_to(edir))}
+        m = extract_metrics(lmeval_client.read_results(results_path), task, source=files["lm_eval_results"] or "",
+                            integration_error=error)
+    row = build_eval_row(meta, m)
+    _write_contract_json(edir / row_name(task), row)
+    return row, files
+
+
+def _exit_status(state: str, passed: bool | None, signum: int | None) -> int:
+    if state == "cancelled":
+        return 128 + int(signum) if signum else EXIT_FAILED
+    if state == "failed" or passed is None:
+        return EXIT_FAILED
+    return EXIT_PASSED if passed else EXIT_BELOW

@@ -1,0 +1,136 @@
+"""A fresh server for one plan: where it listens, launching it, waiting until it is ready, its fingerprint.
+
+Shared by the point runner (`harness run`) and the eval runner (`harness eval`): both start the plan's
+server in its own process group (its output in `server.log`), record the exact launch command, wait with
+a finite budget until it is really ready (liveness on every poll, `/health`, a one-token chat completion),
+write `fingerprint_agg_w0.json`, and stop the whole process group whatever ends the run.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.artifacts import write_json, write_text
+from harness.point.fingerprint import build_fingerprint, host_fingerprint, redact_argv, redact_env, server_info
+from harness.point.readiness import wait_until_ready
+from harness.point.status import PointStatus
+from harness.point.watch import StopSignals
+from harness.recipe.plan import PointPlan
+
+if TYPE_CHECKING:
+    from launchers import LaunchContext, Launcher, RunningServer
+
+SLURM_ENV = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "SLURM_JOB_GPUS",
+             "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
+
+
+class PointStopped(Exception):
+    """A run ended early: `state` is failed or cancelled, `reason` starts with a reason code."""
+
+    def __init__(self, state: str, reason: str):
+        super().__init__(reason)
+        self.state = state
+        self.reason = reason
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def slurm_env() -> dict[str, str]:
+    """Where a Slurm array task runs: its ids, node and the GPU indices Slurm gave it (need not start at 0)."""
+    if "SLURM_JOB_ID" not in os.environ:
+        return {}
+    return {k: os.environ[k] for k in SLURM_ENV if k in os.environ}
+
+
+def with_port(argv: list[str], port: int) -> list[str]:
+    out = list(argv)
+    out[out.index("--port") + 1] = str(port)
+    return out
+
+
+def check_stop(sigs: StopSignals) -> None:
+    if sigs.reason():
+        raise PointStopped("cancelled", sigs.reason() or "")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the plan's server will listen and exactly how it is launched."""
+
+    launcher_kind: str
+    launcher: Launcher
+    ctx: LaunchContext
+    host: str
+    base_url: str
+    argv: list[str]
+    env: dict[str, str]
+
+
+def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: tuple[str, ...] = (),
+                   gpus: tuple[str, ...] | None = None, image_path: str | None = None) -> Endpoint:
+    """Choose the port and write `server_command.txt` (exact launcher argv + env, secrets redacted)."""
+    from launchers import LaunchContext, get_launcher
+
+    launcher = get_launcher(launcher_kind)
+    # local and pyxis servers run on this node (a pyxis step shares the host network): a free local port
+    on_node = launcher_kind in ("local", "pyxis")
+    port = free_port() if on_node else plan.server.port
+    host = plan.server.host if on_node else socket.gethostname()
+    base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
+    argv = with_port(plan.server.argv, port)
+    ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
+                        container_name=f"harness-{plan.config_key}-c{plan.conc}-{port}", image_path=image_path)
+    write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(argv, plan.server.env, ctx)))
+               + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
+    return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env))
+
+
+class FreshServer:
+    """The plan's server for one run: started once, then stopped as a whole whatever happened."""
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self.running: RunningServer | None = None
+
+    def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float) -> None:
+        """Launch, wait until ready, write the fingerprint. Raises NotReady or PointStopped."""
+        ep = self.endpoint
+        status.phase("launching", shlex.join(ep.argv[:4]) + " ...")
+        self.running = ep.launcher.start(ep.argv, ep.env, ep.ctx)
+        status.data["server_pid"] = self.running.process.pid
+        status.save()
+        check_stop(sigs)
+        wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
+                         budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
+                         should_stop=sigs.reason)
+        status.phase("ready")
+        fp = build_fingerprint(host=host_fingerprint(), server=server_info(ep.base_url), image=plan.image,
+                               image_digest=None, engine=plan.server.engine, server_argv=self.running.argv,
+                               server_env=plan.server.env, launcher=ep.launcher_kind)
+        write_json(Path(ep.ctx.point_dir) / "fingerprint_agg_w0.json", fp)
+
+    def exit_code(self) -> int | None:
+        return None if self.running is None else self.running.exit_code()
+
+    def stop_reason(self, sigs: StopSignals) -> str | None:
+        """Why a run must stop now: a signal (named even when it also reached the server, as scancel and
+        the walltime do), or the server gone."""
+        if sigs.reason():
+            return sigs.reason()
+        if self.exit_code() is not None:
+            return f"server_exited: status {self.exit_code()} during the run"
+        return None
+
+    def stop(self, grace_s: float, status: PointStatus) -> None:
+        """Stop the server's whole process group (if it was started); its exit code goes to status.json."""
+        if self.running is not None:
+            status.data["server_exit_code"] = self.running.stop(grace_s)
