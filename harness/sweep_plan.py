@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.evals.plan import EvalTask
 from harness.point.run import PointOptions
 from harness.point.validity import Thresholds
 from harness.recipe.plan import PointPlan
@@ -26,6 +27,11 @@ class SweepPlanFile(BaseModel):
     gpus: list[str] | None = None
     overrides: list[str] = []
     points: list[PointPlan]
+    eval: EvalTask | None = None   # one more array task after the points (`submit --with-eval`)
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.points) + (self.eval is not None)
 
     def options(self) -> PointOptions:
         return PointOptions(out_dir=Path(self.out_dir), launcher=self.launcher, ready_timeout_s=self.ready_timeout_s,

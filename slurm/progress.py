@@ -27,6 +27,7 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
             "result": str(result) if result.exists() else None,
             "name": p["name"], "reason": reason, "phase": status.get("phase") if status else None,
             "valid": status.get("valid") if status else None,
+            "kind": p.get("kind", "point"), "passed": status.get("passed") if status else None,
             "slurm_state": task.state if task else None, "node": task.node if task else None,
             "slurm_job_id": task.job_id if task else None, "point_dir": p["point_dir"],
         })
@@ -45,8 +46,11 @@ def finished(record: dict[str, Any], tasks: dict[int, TaskState], source: str | 
 
 
 def exit_status(views: list[dict[str, Any]]) -> int:
-    """0 when every point completed and left its result file, else 1."""
-    return 0 if views and all(v["state"] == "completed" and v["result"] for v in views) else 1
+    """0 when every point (and the eval) completed and left its result file, 3 when all did but the eval
+    scored below its threshold, else 1."""
+    if not views or not all(v["state"] == "completed" and v["result"] for v in views):
+        return 1
+    return 3 if any(v.get("kind") == "eval" and v.get("passed") is False for v in views) else 0
 
 
 def render_table(views: list[dict[str, Any]]) -> str:

@@ -120,11 +120,18 @@ def batch_script(python: str, plan_file: Path, sbatch: list[str], profile: Clust
 
 def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path, script: Path,
                       sbatch: list[str], plans: list[PointPlan], out_dir: Path, staged: dict[str, str],
-                      submitted_ns: int) -> dict[str, Any]:
+                      submitted_ns: int, evaluation: Any = None) -> dict[str, Any]:
+    """The job as later commands see it; an eval task (`--with-eval`) is listed after the points."""
     from harness.point.result import point_dir, result_name
 
+    points = [{"task_id": i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p)),
+               "result": f"{result_name(p)}.json"} for i, p in enumerate(plans)]
+    if evaluation is not None:
+        from harness.evals.run import eval_dir, row_name
+
+        points.append({"task_id": len(plans), "name": f"eval-{evaluation.plan.name}", "conc": evaluation.plan.conc,
+                       "point_dir": str(eval_dir(out_dir, evaluation.plan)), "result": row_name(evaluation.task),
+                       "kind": "eval"})
     return {"job_id": job_id, "cluster": cluster, "recipe": recipe, "out_dir": str(out_dir),
             "plan_file": str(plan_file), "script": str(script), "sbatch": sbatch, "staged_models": staged,
-            "submitted_ns": submitted_ns,
-            "points": [{"task_id": i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p)),
-                        "result": f"{result_name(p)}.json"} for i, p in enumerate(plans)]}
+            "submitted_ns": submitted_ns, "points": points}

@@ -34,6 +34,10 @@ class SubmitRequest:
     ready_timeout_s: float | None = None
     require_power: bool = False
     python: str | None = None
+    with_eval: bool = False
+    eval_task: str = "gsm8k"
+    eval_limit: int | None = None
+    eval_min_score: float | None = None
 
 
 def default_out_dir(config_key: str, now_ns: int) -> Path:
@@ -61,7 +65,9 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     thresholds = with_required_power(recipe.validity, req.require_power)
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
                               list(req.overrides), thresholds)
-    sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=len(plans),
+    if req.with_eval:
+        sweep.eval = _staged_eval(req, profile)
+    sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=sweep.n_tasks,
                                 out_dir=out_dir, script=script, throttle=req.throttle, time_limit=req.time_limit,
                                 signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}")
     python = req.python or profile.driver.python or sys.executable
@@ -69,7 +75,16 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     write_text(script, render.batch_script(python, plan_file, sbatch, profile, plans[0].image))
     os.chmod(script, 0o755)
     return {"profile": profile.name, "plans": plans, "staged": staged, "out_dir": out_dir,
-            "plan_file": plan_file, "script": script, "sbatch": sbatch}
+            "plan_file": plan_file, "script": script, "sbatch": sbatch, "eval": sweep.eval}
+
+
+def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
+    """The sweep's eval task, its plan pointed at the staged checkpoints like the points'."""
+    from harness.evals.plan import eval_task
+
+    task = eval_task(req.recipe, req.points, req.eval_task, req.eval_limit, req.eval_min_score, list(req.overrides))
+    staged_plans, _ = render.stage_plans([task.plan], profile.model_staging)
+    return task.model_copy(update={"plan": staged_plans[0]})
 
 
 def submit(req: SubmitRequest) -> dict[str, Any]:
@@ -80,6 +95,6 @@ def submit(req: SubmitRequest) -> dict[str, Any]:
     record = render.submission_record(
         job_id, cluster=prep["profile"], recipe=str(Path(req.recipe).resolve()), plan_file=prep["plan_file"],
         script=prep["script"], sbatch=prep["sbatch"], plans=prep["plans"], out_dir=prep["out_dir"],
-        staged=prep["staged"], submitted_ns=now)
+        staged=prep["staged"], submitted_ns=now, evaluation=prep["eval"])
     jobs.record_job(record)
     return record

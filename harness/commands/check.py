@@ -1,6 +1,8 @@
 """`harness check RECIPE... [--json]`: the review rules every recipe must pass.
 
 One line per rule with PASS, FAIL, WARN or N/A and the evidence (which point, which inherited setting).
+With `--results DIR` the `accuracy-eval` rule also checks each curve's newest accuracy eval there
+(`--waive-eval REASON` turns its FAIL into a recorded WARN).
 Exit status 1 when any rule FAILs, 2 when a recipe cannot be read, 0 otherwise (warnings included).
 """
 
@@ -8,25 +10,37 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipes", nargs="*", metavar="RECIPE", help="recipe files to check")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--rules", action="store_true", help="list the rules and their rationale, then exit")
+    parser.add_argument("--results", action="append", type=Path, default=[], metavar="DIR",
+                        help="run directory holding the curves' results: also check their accuracy evals")
+    parser.add_argument("--waive-eval", metavar="REASON",
+                        help="accept a missing, failed or below-threshold eval, recording REASON (needs --results)")
 
 
 def main(args: argparse.Namespace) -> int:
     from harness.check import RULES, check_recipe, render_text
+    from harness.check.rules_eval import AccuracyEval
     from harness.errors import UserError
 
     if args.rules:
-        for rule in RULES:
+        for rule in (*RULES, AccuracyEval([])):
             print(f"{rule.id:<22} {rule.rationale}")
         return 0
     if not args.recipes:
         raise UserError("harness check: give at least one recipe file, e.g. recipes/quickstart-sim.yaml")
-    reports = [check_recipe(path) for path in args.recipes]
+    if args.waive_eval is not None and (not args.results or not args.waive_eval.strip()):
+        raise UserError("--waive-eval: needs --results DIR and a non-empty reason")
+    for d in args.results:
+        if not d.is_dir():
+            raise UserError(f"--results {d}: no such directory")
+    rules = (*RULES, AccuracyEval(args.results, args.waive_eval)) if args.results else RULES
+    reports = [check_recipe(path, rules) for path in args.recipes]
     failed = any(r.status == "FAIL" for r in reports)
     if args.json:
         print(json.dumps({"status": "FAIL" if failed else "PASS",

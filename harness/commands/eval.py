@@ -51,18 +51,18 @@ def check_eval_args(args: argparse.Namespace) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.evals.plan import eval_plan
-    from harness.evals.run import EvalOptions, run_eval
-    from harness.evals.thresholds import load_thresholds, model_prefix, resolve_threshold
+    from harness.evals.plan import eval_task
+    from harness.evals.run import options_for, run_eval
+    from harness.recipe.load import load_recipe
 
     check_eval_args(args)
-    recipe, plan, overrides = eval_plan(args.recipe, args.point, args.task, args.overrides)
-    threshold = resolve_threshold(load_thresholds(), model_prefix(plan.config_key), args.task, args.min_score)
-    options = EvalOptions(out_dir=args.out, threshold=threshold, task=args.task, limit=args.limit,
-                          launcher=args.launcher, ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
-                          eval_timeout_s=args.eval_timeout, mounts=tuple(args.mount), image_path=args.image_path,
-                          overrides=tuple(overrides))
-    outcome = run_eval(plan, options)
+    task = eval_task(args.recipe, [args.point] if args.point else None, args.task, args.limit, args.min_score,
+                     args.overrides)
+    task = task.model_copy(update={"eval_timeout_s": args.eval_timeout})
+    ready = args.ready_timeout or load_recipe(args.recipe).server.ready_timeout_s
+    options = options_for(task, args.out, launcher=args.launcher, ready_timeout_s=ready, mounts=tuple(args.mount),
+                          image_path=args.image_path)
+    outcome = run_eval(task.plan, options)
     print(describe_eval(outcome), flush=True)
     return outcome.exit_status
 

@@ -28,13 +28,17 @@ def default_out(run_dirs: list[Path]) -> Path:
 def main(args: argparse.Namespace) -> int:
     from harness.report import build_report
     from harness.report.curves import report_json
+    from harness.report.evals import eval_line
     from harness.report.markdown import coverage_lines
     from harness.report.table import render_table
 
     out_dir = args.out or default_out(args.run_dirs)
     outputs = build_report(args.run_dirs, out_dir, with_records=not args.no_records)
     if args.json:
-        json.dump(report_json(outputs.curves), sys.stdout, indent=2)
+        from harness.report.evals import eval_json
+
+        evals = {c.config_key: eval_json(outputs.evals.get(c.config_key)) for c in outputs.curves}
+        json.dump({**report_json(outputs.curves), "evals": evals}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     for c in outputs.curves:
@@ -45,6 +49,7 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join("  " + line[2:] for line in coverage_lines(c)))
         for w in c.warnings:
             print(f"warning: {w}")
+        print(eval_line(outputs.evals.get(c.config_key)))
         print()
     print(f"report: {outputs.html_path}")
     print(f"markdown: {outputs.markdown_path}")

@@ -1,7 +1,8 @@
 """`harness run-point SWEEP_PLAN.json`: run one point of a planned sweep (what a Slurm array task execs).
 
 The file holds the options and every point's plan (`harness.sweep_plan.SweepPlanFile`); the task picks its point
-by `--task-id`, defaulting to `$SLURM_ARRAY_TASK_ID`.
+by `--task-id`, defaulting to `$SLURM_ARRAY_TASK_ID`. With an eval planned (`submit --with-eval`), the task
+after the last point runs it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.sweep_plan import SweepPlanFile
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,8 +34,23 @@ def main(args: argparse.Namespace) -> int:
             raise UserError("run-point: give --task-id or run inside a Slurm array task")
         task = int(env)
     sweep = load_sweep_plan(args.plan_file)
-    if not 0 <= task < len(sweep.points):
-        raise UserError(f"{args.plan_file}: task {task} out of range (0..{len(sweep.points) - 1})")
+    if not 0 <= task < sweep.n_tasks:
+        raise UserError(f"{args.plan_file}: task {task} out of range (0..{sweep.n_tasks - 1})")
+    if task == len(sweep.points) and sweep.eval is not None:
+        return _run_eval(sweep)
     outcome = run_point(sweep.points[task], sweep.options())
     print(describe_outcome(outcome), flush=True)
+    return outcome.exit_status
+
+
+def _run_eval(sweep: SweepPlanFile) -> int:
+    from harness.commands.eval import describe_eval
+    from harness.evals.run import options_for, run_eval
+
+    assert sweep.eval is not None
+    options = options_for(sweep.eval, Path(sweep.out_dir), launcher=sweep.launcher,
+                          ready_timeout_s=sweep.ready_timeout_s, mounts=tuple(sweep.mounts),
+                          gpus=None if sweep.gpus is None else tuple(sweep.gpus), image_path=sweep.image_path)
+    outcome = run_eval(sweep.eval.plan, options)
+    print(describe_eval(outcome), flush=True)
     return outcome.exit_status

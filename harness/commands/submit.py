@@ -2,7 +2,8 @@
 
 Prints the job id (stdout, alone on its line). `--wait` follows the job to its end; `--json` prints
 `{"job_id", "out_dir", "points": [{"conc", "task_id", "state", "exit_code", "result", ...}]}` (with
-`--wait`, the final states). Exit status with `--wait`: 0 when every point completed with its result.
+`--wait`, the final states). Exit status with `--wait`: 0 when every point (and the eval, with `--with-eval`)
+completed with its result, 3 when they did but the eval scored below its threshold, else 1.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
     parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
     parser.add_argument("--python", help="interpreter the compute nodes run the harness with")
+    from harness.commands.sweep import add_with_eval
+
+    add_with_eval(parser)
     parser.add_argument("--dry-run", action="store_true", help="write the plan and script, print the sbatch "
                                                                "command, submit nothing")
     parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
@@ -49,11 +53,16 @@ def main(args: argparse.Namespace) -> int:
 
     if args.throttle is not None and args.throttle < 1:
         raise UserError("--throttle: expected a positive number of points")
+    if args.with_eval:
+        from harness.commands.eval import check_eval_args
+
+        check_eval_args(args)
     overrides = [*args.overrides, *([f"client.duration_s={args.duration}"] if args.duration else [])]
     req = SubmitRequest(recipe=args.recipe, cluster=args.cluster, points=args.points, overrides=tuple(overrides),
                         out_dir=args.out, throttle=args.throttle, time_limit=args.time_limit,
                         signal_margin_s=args.signal_margin, ready_timeout_s=args.ready_timeout,
-                        require_power=args.require_power, python=args.python)
+                        require_power=args.require_power, python=args.python, with_eval=args.with_eval,
+                        eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score)
     if args.dry_run:
         prep = prepare(req, time.time_ns())
         print(shlex.join(prep["sbatch"]))

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.evals.plan import EvalTask
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -13,6 +17,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 (default: all)")
     parser.add_argument("--force", action="store_true", help="re-run points already completed in --out")
     parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
+    add_with_eval(parser)
+
+
+def add_with_eval(parser: argparse.ArgumentParser) -> None:
+    from harness.commands.eval import add_eval_options
+
+    parser.add_argument("--with-eval", action="store_true",
+                        help="also run the accuracy eval (lm-eval GSM8K) at the highest selected concurrency")
+    add_eval_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -24,6 +37,7 @@ def main(args: argparse.Namespace) -> int:
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))
     options = options_from_args(args, recipe)
+    evaluation = _eval_task(args)
     worst = EXIT_VALID
     t0 = time.monotonic()
     for i, plan in enumerate(plans, 1):
@@ -45,9 +59,45 @@ def main(args: argparse.Namespace) -> int:
             worst = EXIT_FAILED
         elif outcome.exit_status == EXIT_INVALID and worst == EXIT_VALID:
             worst = EXIT_INVALID
+    if evaluation is not None:
+        status = _run_eval(args, evaluation, options.ready_timeout_s, t0)
+        if status > 128:
+            print("sweep cancelled", flush=True)
+            return status
+        if status == EXIT_FAILED or worst == EXIT_FAILED:
+            worst = EXIT_FAILED
+        elif status == EXIT_INVALID:   # the eval completed below its threshold
+            worst = EXIT_INVALID
     if not args.no_report:
         _report(args, recipe.config_key)
     return worst
+
+
+def _eval_task(args: argparse.Namespace) -> EvalTask | None:
+    """The sweep's eval, planned (and its threshold resolved) before any point runs."""
+    from harness.commands.eval import check_eval_args
+    from harness.evals.plan import eval_task
+
+    if not args.with_eval:
+        return None
+    check_eval_args(args)
+    return eval_task(args.recipe, args.points, args.task, args.limit, args.min_score, list(args.overrides))
+
+
+def _run_eval(args: argparse.Namespace, task: EvalTask, ready_timeout_s: float, t0: float) -> int:
+    from harness.commands.eval import describe_eval
+    from harness.evals.run import completed_before, eval_dir, options_for, run_eval
+
+    if not args.force and completed_before(args.out, task.plan, task.task):
+        print(f"[eval] c{task.plan.conc} {task.task}: already completed in {eval_dir(args.out, task.plan)} "
+              "(use --force to re-run)", flush=True)
+        return 0
+    print(f"[eval] c{task.plan.conc} {task.task}: starting ({time.monotonic() - t0:.0f} s elapsed)", flush=True)
+    options = options_for(task, args.out, launcher=args.launcher, ready_timeout_s=ready_timeout_s,
+                          mounts=tuple(args.mount), image_path=args.image_path)
+    outcome = run_eval(task.plan, options)
+    print(describe_eval(outcome), flush=True)
+    return outcome.exit_status
 
 
 def _report(args: argparse.Namespace, config_key: str) -> None:
@@ -55,9 +105,13 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
 
     curve_dir = args.out / config_key
     outputs = build_report([curve_dir], curve_dir / "report")
+    from harness.report.evals import eval_line
+
     for curve in outputs.curves:  # the curves the report was built from: results are read once
         print()
         print(render_table(curve.points))
+        if args.with_eval:
+            print(eval_line(outputs.evals.get(curve.config_key)))
     print()
     for png in outputs.png_paths:
         print(f"plot:   {png}")

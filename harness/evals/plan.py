@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict
+
 from harness.errors import UserError
+from harness.evals.thresholds import Threshold
 from harness.recipe.load import load_recipe
 from harness.recipe.plan import PointPlan
 from harness.recipe.points import load_plans
@@ -30,12 +33,30 @@ def eval_overrides(recipe: Recipe, task: str, overrides: list[str]) -> list[str]
     return [*extra, *overrides]
 
 
-def eval_plan(recipe_path: str | Path, point: str | None, task: str,
-              overrides: list[str]) -> tuple[Recipe, PointPlan, list[str]]:
-    """The eval plan of `point` (default: the highest concurrency) and the overrides it was built with."""
+class EvalTask(BaseModel):
+    """An eval as one more task of a sweep (`sweep --with-eval`, `submit --with-eval`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    plan: PointPlan
+    task: str = "gsm8k"
+    limit: int | None = None
+    threshold: Threshold
+    overrides: list[str] = []
+    eval_timeout_s: float = 6 * 3600.0
+
+
+def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str, limit: int | None,
+              min_score: float | None, overrides: list[str]) -> EvalTask:
+    """The eval of a sweep: the highest concurrency among the selected points, its threshold resolved now
+    (a missing threshold is bad input before anything starts)."""
+    from harness.evals.thresholds import load_thresholds, model_prefix, resolve_threshold
+
     recipe = load_recipe(recipe_path)
     all_overrides = eval_overrides(recipe, task, overrides)
-    recipe, plans = load_plans(recipe_path, [point] if point else None, all_overrides)
+    _, plans = load_plans(recipe_path, point_names, all_overrides)
     if not plans:
         raise UserError(f"{recipe_path}: no points to evaluate")
-    return recipe, max(plans, key=lambda p: p.conc), all_overrides
+    plan = max(plans, key=lambda p: p.conc)
+    threshold = resolve_threshold(load_thresholds(), model_prefix(plan.config_key), task, min_score)
+    return EvalTask(plan=plan, task=task, limit=limit, threshold=threshold, overrides=all_overrides)

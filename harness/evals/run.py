@@ -25,6 +25,7 @@ from typing import Any
 
 from harness.artifacts import write_json, write_text
 from harness.evals import lmeval_client
+from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold, model_prefix
 from harness.point.process_group import ProcessGroup
@@ -65,6 +66,22 @@ class EvalOutcome:
     exit_status: int
     eval_dir: Path
     result: dict[str, Any]
+
+
+def options_for(task: EvalTask, out_dir: Path, **launch: Any) -> EvalOptions:
+    """Options of a sweep's eval task; `launch` carries the sweep's launcher, mounts, timeouts."""
+    return EvalOptions(out_dir=Path(out_dir), threshold=task.threshold, task=task.task, limit=task.limit,
+                       eval_timeout_s=task.eval_timeout_s, overrides=tuple(task.overrides), **launch)
+
+
+def completed_before(out_dir: Path, plan: PointPlan, task: str) -> bool:
+    """An eval of the same plan and task already completed in `out_dir` (a sweep skips it without --force)."""
+    path = eval_dir(out_dir, plan) / RESULT_FILE
+    if not path.exists():
+        return False
+    prior = json.loads(path.read_text())
+    return bool(prior.get("state") == "completed" and prior.get("recipe_fingerprint") == plan.fingerprint
+                and prior.get("task") == task)
 
 
 def eval_dir(out_dir: Path, plan: PointPlan) -> Path:

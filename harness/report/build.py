@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.artifacts import write_json, write_text
 from harness.errors import UserError
 from harness.report.curves import FRONTIER_AXES, Curve, group_curves, report_json
+from harness.report.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
 from harness.report.load import load_results, read_request_samples, record_file
 from harness.report.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
 
@@ -21,6 +22,7 @@ class ReportOutputs:
     markdown_path: Path
     json_path: Path
     curves: list[Curve]
+    evals: dict[str, EvalSummary] = field(default_factory=dict)   # config_key -> its newest accuracy eval
 
 
 def distributions(curves: list[Curve]) -> dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]:
@@ -54,8 +56,13 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown
 
-    json_path = write_json(out_dir / "report.json", report_json(curves))
-    md_path = write_text(out_dir / "report.md", render_markdown(curves))
-    html_path = write_text(out_dir / "report.html", render_html(curves, pngs))
+    evals = newest_evals(run_dirs)
+    keys = [c.config_key for c in curves]
+    json_path = write_json(out_dir / "report.json",
+                           {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys}})
+    md_path = write_text(out_dir / "report.md", render_markdown(curves) + "\n" + eval_markdown(keys, evals))
+    page = render_html(curves, pngs)
+    page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
+    html_path = write_text(out_dir / "report.html", page)
     return ReportOutputs(png_paths=pngs, html_path=html_path, markdown_path=md_path, json_path=json_path,
-                         curves=curves)
+                         curves=curves, evals=evals)

