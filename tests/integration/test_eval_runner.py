@@ -144,3 +144,17 @@ def test_sweep_with_eval_runs_the_eval_after_the_points_and_reports_its_verdict(
                             "--duration", "5", "--out", str(tmp_path), "--with-eval", "--limit", "6", "--no-report"],
                            capture_output=True, text=True, timeout=120)
     assert "[eval] c4 gsm8k: already completed" in again.stdout
+
+
+def test_lm_eval_crash_exits_1_with_its_error(tmp_path):
+    """Every prompt is longer than the served context: the server answers 400, lm-eval gives up after its
+    retries and exits non-zero."""
+    r = harness_eval(str(QUICKSTART), "--limit", "2", "--out", str(tmp_path), "--set", "args.context-length=600")
+    assert r.returncode == 1, r.stdout + r.stderr
+    edir = tmp_path / "quickstart-sim" / "eval-conc8"
+    status = _read(edir / "status.json")
+    assert status["state"] == "failed" and status["reason"].startswith("client_failed: lm-eval exited 1")
+    assert status["client_exit_code"] == 1 and group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+    assert "longer than the model's context length" in (edir / "lm_eval.log").read_text()
+    row = _read(edir / "eval_row_gsm8k.json")
+    assert row["infrastructure_success"] is False and row["integration_error"]["type"] == "client_failed"

@@ -1,0 +1,63 @@
+"""The eval runner's pure parts: meta_env.json, the verdict and the exit status."""
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from harness.evals.plan import eval_overrides, eval_task
+from harness.evals.row import build_eval_row, extract_metrics
+from harness.evals.run import EXIT_BELOW, EXIT_FAILED, EXIT_PASSED, _exit_status, meta_env, verdict
+from harness.evals.thresholds import Threshold
+from harness.recipe.load import load_recipe
+from harness.recipe.points import load_plans
+
+ROOT = Path(__file__).resolve().parents[2]
+H200 = ROOT / "recipes" / "musespark-fp4-h200-sglang-agentic-dflash.yaml"
+FIX = ROOT / "tests" / "fixtures" / "evals"
+T90 = Threshold(task="gsm8k", min_score=0.9, source="default")
+
+
+def _row(score: float | None):
+    results = json.loads((FIX / "lm_eval_results_gsm8k.json").read_text())
+    meta = json.loads((FIX / "meta_env.json").read_text())
+    if score is None:
+        return build_eval_row(meta, extract_metrics(results, "gsm8k", "x", {"type": "t", "message": "m"}))
+    results["results"]["gsm8k"]["exact_match,strict-match"] = score
+    return build_eval_row(meta, extract_metrics(results, "gsm8k", "x"))
+
+
+@pytest.mark.parametrize("score,passed", [(0.9, True), (0.8999, False), (1.0, True), (0.0, False), (None, None)])
+def test_verdict(score, passed):
+    v = verdict(_row(score), T90)
+    assert v["passed"] is passed and v["min_score"] == 0.9 and v["threshold_source"] == "default"
+    assert v["score"] == score
+
+
+@pytest.mark.parametrize("state,passed,signum,code", [
+    ("completed", True, None, EXIT_PASSED), ("completed", False, None, EXIT_BELOW),
+    ("completed", None, None, EXIT_FAILED), ("failed", None, None, EXIT_FAILED),
+    ("cancelled", None, signal.SIGTERM, 143), ("cancelled", None, signal.SIGINT, 130),
+    ("cancelled", None, None, EXIT_FAILED)])
+def test_exit_status(state, passed, signum, code):
+    assert _exit_status(state, passed, signum) == code
+
+
+def test_eval_plan_of_a_speculative_recipe_has_no_synthetic_acceptance():
+    task = eval_task(H200, None, "gsm8k", 5, None, ["engine=sim"])
+    plan = task.plan
+    _, perf = load_plans(H200, None, ["engine=sim"])
+    assert plan.conc == max(p.conc for p in perf) == 48          # the highest concurrency
+    assert any(k.startswith("SGLANG_SIMULATE_ACC") for k in perf[-1].server.env)
+    assert not any(k.startswith("SGLANG_SIMULATE_ACC") for k in plan.server.env)
+    assert "--speculative-algorithm" in plan.server.argv and "--sim-eval-answers" in plan.server.argv
+    assert task.threshold.min_score == 0.9 and task.overrides[0] == "speculative.mode=eval"
+    meta = meta_env(plan, "gsm8k", 5)
+    assert (meta["tp"], meta["ep"], meta["conc"], meta["infmax_model_prefix"]) == (8, 8, plan.conc, "musespark")
+    assert meta["simulated"] is True and meta["spec_decoding"] == "dflash" and meta["isl"] == 0
+
+
+def test_real_engine_gets_no_simulator_answers():
+    recipe = load_recipe(H200)
+    assert eval_overrides(recipe, "gsm8k", []) == ["speculative.mode=eval"]
