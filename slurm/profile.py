@@ -60,6 +60,9 @@ class ClusterProfile(Strict):
     container: Container
     model_staging: dict[str, str] = Field(default_factory=dict,
                                           description="model path or HF id -> staged path on the nodes")
+    hf_cache: str | None = Field(None, description="staged Hugging Face hub cache as the server sees it (mount it "
+                                                   "with default_mounts); checkpoints not in model_staging are "
+                                                   "read from it offline (HF_HUB_CACHE, HF_HUB_OFFLINE=1)")
     default_mounts: list[str] = Field(default_factory=list, description="container mounts HOST:CONTAINER[:FLAGS]")
     sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, e.g. "
                                                                            "--constraint=gb300")

@@ -38,6 +38,15 @@ class SubmitRequest:
     eval_task: str = "gsm8k"
     eval_limit: int | None = None
     eval_min_score: float | None = None
+    preflight: bool = True
+
+
+class PreflightFailed(Exception):
+    """Preflight found problems; `lines` holds one line per failed check."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__(lines[0] if lines else "preflight failed")
+        self.lines = lines
 
 
 def default_out_dir(config_key: str, now_ns: int) -> Path:
@@ -53,10 +62,22 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
 
     profile = load_profile(req.cluster)
     recipe, plans = load_plans(req.recipe, req.points, list(req.overrides))
-    render.check_fit(recipe, plans, profile, req.recipe)
     if req.time_limit is not None and not TIME_LIMIT.match(req.time_limit):
         raise UserError(f"--time {req.time_limit!r}: expected minutes, HH:MM:SS or D-HH:MM:SS")
-    plans, staged = render.stage_plans(plans, profile.model_staging)
+    if req.preflight:
+        import yaml
+
+        from harness import preflight
+
+        report = preflight.cluster(recipe, plans, profile, yaml.safe_load(Path(req.cluster).read_text()),
+                                   recipe_src=str(req.recipe), cluster_src=str(req.cluster),
+                                   time_limit=req.time_limit, ready_timeout_s=req.ready_timeout_s)
+        if not report.ok:
+            raise PreflightFailed([f.line() for f in report.failures()])
+        plans, staged = report.plans, report.staged
+    else:
+        render.check_fit(recipe, plans, profile, req.recipe)
+        plans, staged = render.stage_plans(plans, profile.model_staging)
     out_dir = (req.out_dir or default_out_dir(recipe.config_key, now_ns)).resolve()
     (out_dir / "slurm").mkdir(parents=True, exist_ok=True)
     stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -84,6 +105,16 @@ def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
 
     task = eval_task(req.recipe, req.points, req.eval_task, req.eval_limit, req.eval_min_score, list(req.overrides))
     staged_plans, _ = render.stage_plans([task.plan], profile.model_staging)
+    if req.preflight:  # the same checkpoint resolution as the points' (HF cache, full revision hashes)
+        from harness.preflight import files
+
+        found, staged_plans = files.resolve_files(staged_plans, f"{req.recipe} (eval)",
+                                                  in_container=profile.container.runtime != "none",
+                                                  mounts=list(profile.default_mounts), hf_cache=profile.hf_cache,
+                                                  hf_cache_src=f"{req.cluster}:hf_cache")
+        failed = [f.line() for f in found if f.level == "fail"]
+        if failed:
+            raise PreflightFailed(failed)
     return task.model_copy(update={"plan": staged_plans[0]})
 
 

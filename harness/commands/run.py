@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.point.run import PointOptions, PointOutcome
+    from harness.recipe.plan import PointPlan
     from harness.recipe.schema import Recipe
 
 
@@ -42,6 +43,17 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
                         overrides=tuple(args.overrides), image_path=args.image_path)
 
 
+def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan]) -> list[PointPlan]:
+    """Preflight for points run on this machine: the corpus and the client's tokenizer (see harness.preflight)."""
+    from harness import preflight
+    from harness.errors import UserError
+
+    report = preflight.local(recipe, plans, recipe_path)
+    if not report.ok:
+        raise UserError("preflight: " + "; ".join(f"{f.where}: {f.message}" for f in report.failures()))
+    return report.plans
+
+
 def overrides_with_duration(args: argparse.Namespace) -> list[str]:
     extra = [f"client.duration_s={args.duration}"] if args.duration else []
     return [*args.overrides, *extra]
@@ -52,6 +64,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
+    plans = local_preflight(args.recipe, recipe, plans)
     outcome = run_point(plans[0], options_from_args(args, recipe))
     print(describe_outcome(outcome))
     return outcome.exit_status

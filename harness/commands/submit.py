@@ -30,6 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.commands.sweep import add_with_eval
 
     add_with_eval(parser)
+    parser.add_argument("--no-preflight", action="store_true",
+                        help="submit without `harness preflight`'s checks (e.g. to test the walltime margin)")
     parser.add_argument("--dry-run", action="store_true", help="write the plan and script, print the sbatch "
                                                                "command, submit nothing")
     parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
@@ -49,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     from slurm import query
     from slurm.follow import follow
     from slurm.progress import exit_status, job_json, point_views, render_table
-    from slurm.submit import SubmitRequest, prepare, submit
+    from slurm.submit import PreflightFailed, SubmitRequest, prepare, submit
 
     if args.throttle is not None and args.throttle < 1:
         raise UserError("--throttle: expected a positive number of points")
@@ -62,14 +64,27 @@ def main(args: argparse.Namespace) -> int:
                         out_dir=args.out, throttle=args.throttle, time_limit=args.time_limit,
                         signal_margin_s=args.signal_margin, ready_timeout_s=args.ready_timeout,
                         require_power=args.require_power, python=args.python, with_eval=args.with_eval,
-                        eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score)
-    if args.dry_run:
-        prep = prepare(req, time.time_ns())
+                        eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
+                        preflight=not args.no_preflight)
+    try:
+        prep = prepare(req, time.time_ns()) if args.dry_run else None
+    except PreflightFailed as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        print("preflight failed: nothing submitted (details: harness preflight RECIPE --cluster PROFILE)",
+              file=sys.stderr)
+        return 2
+    if prep is not None:
         print(shlex.join(prep["sbatch"]))
         print(f"script: {prep['script']}\nplan:   {prep['plan_file']}", file=sys.stderr)
         return 0
     try:
         record = submit(req)
+    except PreflightFailed as exc:
+        for line in exc.lines:
+            print(line, file=sys.stderr)
+        print("preflight failed: nothing submitted", file=sys.stderr)
+        return 2
     except query.SlurmError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

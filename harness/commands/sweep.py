@@ -29,13 +29,14 @@ def add_with_eval(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.commands.run import describe_outcome, options_from_args, overrides_with_duration
+    from harness.commands.run import describe_outcome, local_preflight, options_from_args, overrides_with_duration
     from harness.point.result import point_dir
     from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
     from harness.point.status import read_status
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))
+    plans = local_preflight(args.recipe, recipe, plans)
     options = options_from_args(args, recipe)
     evaluation = _eval_task(args)
     worst = EXIT_VALID

@@ -36,6 +36,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
                        artifact_dir: Path, client_run: Any,
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
+                       tokenizer: dict[str, str] | None = None,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points)."""
     summary = aiperf.read_summary(artifact_dir)
@@ -89,7 +90,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
                    "aiperf_benchmark_duration_s": ((summary or {}).get("benchmark_duration") or {}).get("avg"),
                    "aiperf_scenario_override": plan.client.duration_s < aiperf.SCENARIO_MIN_DURATION_S,
                    "requested_duration_s": plan.client.duration_s,
-                   "corpus": corpus},
+                   "corpus": corpus,
+                   "tokenizer": tokenizer},
         "fingerprint": _fingerprint_summary(pdir),
     }
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus

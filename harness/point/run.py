@@ -64,6 +64,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     pdir = point_dir(options.out_dir, plan)
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
+    tokenizer_used = client_tokenizer(plan)
     corpus = {"spec": plan.client.traces, "replayed": str(corpus_dir), "conversion": corpus_note}
     pdir.mkdir(parents=True, exist_ok=True)
     status = PointStatus(pdir, plan.conc, plan.config_key)
@@ -75,7 +76,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                               image_path=options.image_path)
     base_url = endpoint.base_url
     artifact_dir = pdir / "aiperf"
-    tokenizer = _prepare_tokenizer(plan, cache_dir)
+    tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": str(corpus_dir)})
     client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
@@ -84,6 +85,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                + "".join(f"{k}={v}\n" for k, v in sorted(client_env.items())))
     write_json(pdir / "plan.json", plan.model_dump())
     status.data["corpus"] = corpus
+    status.data["tokenizer"] = tokenizer_used
 
     server = FreshServer(endpoint)
     power = None
@@ -134,7 +136,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
         result, result_path = build_point_result(
             plan, overrides=options.overrides, thresholds=options.thresholds, pdir=pdir, artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
-            reason=reason, corpus=corpus)
+            reason=reason, corpus=corpus, tokenizer=tokenizer_used)
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]
         exit_status = _exit_status(state, result, sigs.received)
@@ -152,11 +154,24 @@ def _exit_status(state: str, result: dict[str, Any] | None, signum: int | None) 
     return EXIT_VALID if result and result["validity"]["valid"] else EXIT_INVALID
 
 
-def _prepare_tokenizer(plan: PointPlan, cache_dir: Path) -> str:
-    from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache
+def client_tokenizer(plan: PointPlan) -> dict[str, str]:
+    """Which tokenizer AIPerf builds prompts with: the plan's (the served model's, resolved by preflight), or
+    the harness's demo tokenizer for the simulator only. A real SGLang point never falls back to the demo one."""
+    from harness.errors import UserError
+    from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME
 
-    source = Path(plan.client.tokenizer) if plan.client.tokenizer else DEMO_TOKENIZER_DIR
-    name = DEMO_TOKENIZER_NAME if source == DEMO_TOKENIZER_DIR else f"local/{source.name or 'tokenizer'}"
-    return register_in_hf_cache(source, name, cache_dir / "hf")
+    if plan.client.tokenizer:
+        source = Path(plan.client.tokenizer)
+        return {"source": str(source), "name": f"local/{source.name or 'tokenizer'}", "kind": "model"}
+    if plan.server.engine != "sim":
+        raise UserError(f"points.{plan.name}: no client tokenizer: with engine sglang AIPerf must use the served "
+                        "model's tokenizer (client.tokenizer, or a checkpoint preflight can find)")
+    return {"source": str(DEMO_TOKENIZER_DIR), "name": DEMO_TOKENIZER_NAME, "kind": "demo (simulator only)"}
+
+
+def _prepare_tokenizer(tokenizer: dict[str, str], cache_dir: Path) -> str:
+    from harness.tokenizer import register_in_hf_cache
+
+    return register_in_hf_cache(Path(tokenizer["source"]), tokenizer["name"], cache_dir / "hf")
 
 

@@ -215,6 +215,9 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     traces: str | Path = traces_spec if traces_spec.startswith("hf:") else Path(traces_spec)
     if recipe_dir is not None and isinstance(traces, Path) and not traces.is_absolute():
         traces = (recipe_dir / traces).resolve()
+    tokenizer = recipe.client.tokenizer
+    if tokenizer is not None and recipe_dir is not None and not Path(tokenizer).is_absolute():
+        tokenizer = str((recipe_dir / tokenizer).resolve())
     par, hw = recipe.parallelism, recipe.hardware
     num_gpus = par.tp * par.pp
     return PointPlan(
@@ -224,7 +227,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
         client=ClientPlan(served_model_name=recipe.model.served_name, traces=str(traces),
                           concurrency=point.conc, duration_s=recipe.client.duration_s,
                           grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
-                          seed=recipe.client.seed, tokenizer=recipe.client.tokenizer,
+                          seed=recipe.client.seed, tokenizer=tokenizer,
                           max_sessions=recipe.client.max_sessions),
         resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
                             nodes=math.ceil(num_gpus / hw.gpus_per_node)),

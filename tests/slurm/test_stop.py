@@ -54,7 +54,7 @@ def test_walltime_margin_flushes_and_marks_cancelled(slurm: None, harness_env: d
                                                      tmp_path: Path) -> None:
     """A 1-minute limit with USR1 50 s before it: the point stops, writes everything, ends `cancelled`."""
     job = submit(harness_env, tmp_path, "--points", "c2", "--duration", "300", "--time", "1",
-                 "--signal-margin", "50")
+                 "--signal-margin", "50", "--no-preflight")  # preflight would refuse a walltime this short
     assert "--signal=B:USR1@50" in next((tmp_path / "slurm").glob("job-*.sh")).read_text()
     data = wait_for(lambda: (d := status(harness_env, job))["finished"] and d, 150, "the job to end", 2.0)
     point = data["points"][0]

@@ -1,0 +1,36 @@
+"""`harness preflight RECIPE --cluster PROFILE [--json]`: check a sweep before any GPU hour is spent.
+
+One line per check (PASS, WARN or FAIL, a code, `file:key` and what was found); exit status 2 when any check
+fails, else 0. `harness submit` runs the same checks before `sbatch` and refuses on a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recipe", help="recipe YAML file")
+    parser.add_argument("--cluster", required=True, help="cluster profile YAML (clusters/*.yaml)")
+    parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 (default: all)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a setting first, as submit does")
+    parser.add_argument("--time", dest="time_limit", help="time limit per point (overrides the profile)")
+    parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
+    parser.add_argument("--json", action="store_true", help='print {"ok", "findings": [...]} as JSON')
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.preflight.run import cluster_preflight
+
+    report = cluster_preflight(args.recipe, args.cluster, points=args.points, overrides=list(args.overrides),
+                               time_limit=args.time_limit, ready_timeout_s=args.ready_timeout)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        for finding in report.findings:
+            print(finding.line())
+        fails = len(report.failures())
+        print(f"preflight: {'FAIL' if fails else 'PASS'} ({fails} failed of {len(report.findings)} checks)")
+    return 0 if report.ok else 2

@@ -1,0 +1,26 @@
+"""Preflight from files: load the recipe and the cluster profile, plan, and run every cluster check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from harness.preflight import Report, cluster
+
+
+def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, points: list[str] | None = None,
+                      overrides: list[str] | None = None, time_limit: str | None = None,
+                      ready_timeout_s: float | None = None) -> Report:
+    """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
+    from harness.errors import UserError
+    from harness.recipe.points import load_plans
+    from slurm.profile import TIME_LIMIT, load_profile
+
+    profile = load_profile(cluster_path)
+    raw = yaml.safe_load(Path(cluster_path).read_text())
+    recipe, plans = load_plans(recipe_path, points, list(overrides or []))
+    if time_limit is not None and not TIME_LIMIT.match(time_limit):
+        raise UserError(f"--time {time_limit!r}: expected minutes, HH:MM:SS or D-HH:MM:SS")
+    return cluster(recipe, plans, profile, raw, recipe_src=str(recipe_path), cluster_src=str(cluster_path),
+                   time_limit=time_limit, ready_timeout_s=ready_timeout_s)

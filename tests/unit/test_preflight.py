@@ -1,0 +1,201 @@
+"""`harness preflight` and the checks `harness submit` runs before sbatch.
+
+The seed recipes are checked against filled-in cluster profiles (`tests/fixtures/clusters/*-filled.yaml`)
+whose paths point into a fake site built here: a fake staged checkpoint, a fake staged HF hub cache holding
+the draft at a full commit hash, a fake imported image file and a fake driver interpreter.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as cli
+from harness.preflight.run import cluster_preflight
+
+ROOT = Path(__file__).resolve().parents[2]
+GB300 = ROOT / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml"
+H200 = ROOT / "recipes" / "musespark-fp4-h200-sglang-agentic-dflash.yaml"
+FIXTURES = ROOT / "tests" / "fixtures" / "clusters"
+TRACES = ROOT / "recipes" / "traces" / "quickstart"
+DRAFT_COMMIT = "46c90f41" + "0123456789abcdef0123456789abcdef"  # a fake full hash extending the recipe's short one
+IMAGE_FILE = "lmsysorg_sglang_nightly-dev-20261021-c1c287a4.sqsh"
+
+
+def fake_site(root: Path) -> Path:
+    """Build the fake site the filled-in profiles point at; returns its root."""
+    model = root / "scratch" / "models" / "Muse-Spark-Open-816B-A42B-NVFP4"
+    model.mkdir(parents=True)
+    (model / "config.json").write_text('{"architectures": ["MuseSparkForConditionalGeneration"]}')
+    shutil.copy(ROOT / "harness" / "tokenizer" / "demo" / "tokenizer.json", model / "tokenizer.json")
+    draft = root / "lustre" / "hf-hub" / "models--RadixArk--Muse-Spark-Open-DFlash2"
+    (draft / "snapshots" / DRAFT_COMMIT).mkdir(parents=True)
+    (draft / "snapshots" / DRAFT_COMMIT / "config.json").write_text("{}")
+    (draft / "refs").mkdir()
+    (draft / "refs" / "main").write_text(DRAFT_COMMIT)
+    images = root / "lustre" / "harness" / "images"
+    images.mkdir(parents=True)
+    (images / IMAGE_FILE).write_bytes(b"fake squashfs image")
+    for arch in ("aarch64", "x86_64"):
+        py = root / "lustre" / "harness" / f"venv-{arch}" / "bin" / "python"
+        py.parent.mkdir(parents=True)
+        py.write_text("#!/bin/sh\n")
+    return root
+
+
+def profile(tmp_path: Path, name: str, edit: dict[str, str] | None = None) -> Path:
+    site = tmp_path / "fake-site"
+    if not site.exists():
+        fake_site(site)
+    text = (FIXTURES / f"{name}-filled.yaml").read_text().replace("FAKE_SITE", str(site))
+    for old, new in (edit or {}).items():
+        assert old in text
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def codes(report: object, level: str = "fail") -> dict[str, str]:
+    return {f.code: f.line() for f in report.findings if f.level == level}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("recipe", "name"), [(GB300, "gb300"), (H200, "h200")])
+def test_seed_recipes_pass_preflight_against_a_filled_in_profile(tmp_path: Path, recipe: Path, name: str) -> None:
+    report = cluster_preflight(recipe, profile(tmp_path, name), overrides=[f"client.traces={TRACES}"])
+    assert report.ok, "\n".join(f.line() for f in report.failures())
+    plan = report.plans[0]
+    argv = plan.server.argv
+    model_dir = tmp_path / "fake-site" / "scratch" / "models" / "Muse-Spark-Open-816B-A42B-NVFP4"
+    assert argv[argv.index("--model-path") + 1] == "/models/Muse-Spark-Open-816B-A42B-NVFP4"
+    assert argv[argv.index("--speculative-draft-model-revision") + 1] == DRAFT_COMMIT  # offline needs the full hash
+    assert plan.server.env["HF_HUB_CACHE"] == "/hf-hub" and plan.server.env["HF_HUB_OFFLINE"] == "1"
+    assert plan.client.tokenizer == str(model_dir)  # the served model's own tokenizer, as the client host sees it
+    assert codes(report, "warn") == {"image_version_unknown": codes(report, "warn")["image_version_unknown"]}
+
+
+@pytest.mark.parametrize(("recipe", "name"), [(GB300, "gb300"), (H200, "h200")])
+def test_submit_dry_run_of_the_seed_recipes_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                   recipe: Path, name: str) -> None:
+    rc = cli(["submit", str(recipe), "--cluster", str(profile(tmp_path, name)), "--dry-run",
+              "--out", str(tmp_path / "out"), "--set", f"client.traces={TRACES}"])
+    assert rc == 0, capsys.readouterr().err
+    plan = json.loads(next((tmp_path / "out" / "slurm").glob("plan-*.json")).read_text())
+    assert plan["points"][0]["client"]["tokenizer"].endswith("Muse-Spark-Open-816B-A42B-NVFP4")
+
+
+def test_shipped_profiles_with_placeholders_fail_one_line_each(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["preflight", str(GB300), "--cluster", str(ROOT / "clusters" / "gb300.yaml"), "--json"])
+    assert rc == 2
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    where = {f["where"] for f in findings if f["code"] == "cluster_placeholder"}
+    assert where == {"clusters/gb300.yaml:account".replace("clusters", str(ROOT / "clusters")),
+                     f"{ROOT}/clusters/gb300.yaml:partition", f"{ROOT}/clusters/gb300.yaml:container.image_cache_dir",
+                     f"{ROOT}/clusters/gb300.yaml:driver.python"}
+
+
+def test_submit_refuses_before_sbatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["submit", str(GB300), "--cluster", str(ROOT / "clusters" / "gb300.yaml"), "--dry-run",
+              "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "FAIL cluster_placeholder" in err and "nothing submitted" in err
+    assert not (tmp_path / "out" / "slurm").exists()
+
+
+def test_walltime_must_cover_ready_timeout_window_grace_and_teardown(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300", {'time_limit: "02:30:00"': 'time_limit: "00:30:00"'})
+    fails = codes(cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"]))
+    assert "= 7350 s > 1500 s" in fails["walltime"] and "at least 02:08:00" in fails["walltime"]
+    ok = cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"], time_limit="02:08:00")
+    assert "walltime" not in codes(ok)
+
+
+def test_gpus_per_task_against_tp_times_pp(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300", {"exclusive: true": "exclusive: true\ngpus_per_task: 2"})
+    fails = codes(cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"]))
+    assert "tp×pp = 4 GPUs, an array task" in fails["gpus_per_task"] and "gets 2" in fails["gpus_per_task"]
+    fails = codes(cluster_preflight(GB300, profile(tmp_path, "h200"), overrides=[f"client.traces={TRACES}"]))
+    assert "'gb300' but" in fails["gpu_type"]
+
+
+def test_sglang_version_of_the_image_and_the_models_minimum(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300")
+    base = [f"client.traces={TRACES}"]
+    fails = codes(cluster_preflight(GB300, path, overrides=[*base, "image=lmsysorg/sglang:v0.5.22-cu130"]))
+    assert "carries SGLang 0.5.22" in fails["image_version"]
+    assert "SGLang 0.5.22 cannot serve muse-spark-open-816b-a42b-nvfp4: it needs >= 0.5.23" in fails["model_min_version"]
+    fails = codes(cluster_preflight(GB300, path, overrides=[*base, "server.sglang_version=0.5.20"]))
+    assert "server.sglang_version: SGLang 0.5.20 cannot serve" in fails["model_min_version"]
+
+
+def test_missing_corpus_checkpoint_draft_tokenizer_and_image(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300")
+    site = tmp_path / "fake-site"
+    (site / "scratch" / "models" / "Muse-Spark-Open-816B-A42B-NVFP4" / "tokenizer.json").unlink()
+    shutil.rmtree(site / "lustre" / "hf-hub" / "models--RadixArk--Muse-Spark-Open-DFlash2" / "snapshots")
+    (site / "lustre" / "harness" / "images" / IMAGE_FILE).unlink()
+    fails = {f.where.split(":")[-1]: f.line() for f in cluster_preflight(GB300, path).failures()}
+    assert "no trace corpus there" in fails["client.traces"]
+    assert "@46c90f41: a short commit hash; none of the cached snapshots" in fails["speculative.draft_model"]
+    assert "the checkpoint has no tokenizer.json" in fails["client.tokenizer"]
+    assert f"{IMAGE_FILE} missing" in fails["container.image_cache_dir"]
+
+
+def test_a_short_draft_hash_must_name_one_cached_snapshot(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300")
+    snaps = tmp_path / "fake-site" / "lustre" / "hf-hub" / "models--RadixArk--Muse-Spark-Open-DFlash2" / "snapshots"
+    (snaps / ("46c90f41" + "f" * 32)).mkdir()
+    (snaps / ("46c90f41" + "f" * 32) / "config.json").write_text("{}")
+    fails = codes(cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"]))
+    assert "a short commit hash; several" in fails["checkpoint"]
+
+
+def test_an_hf_model_without_staging_or_cache_cannot_resolve_its_tokenizer(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300", {"hf_cache: /hf-hub": "hf_cache: null",
+                                      "  RadixArk/Muse-Spark-Open-816B-A42B-NVFP4: /models/Muse-Spark-Open-816B-A42B-NVFP4\n":
+                                      "  {}\n"})
+    path.write_text(path.read_text().replace("model_staging:\n  {}", "model_staging: {}"))
+    report = cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"])
+    fails = {f.where.split(":")[-1]: f.message for f in report.failures()}
+    assert "is an HF id: map it in model_staging" in fails["model.path"]
+    assert "cannot resolve the served model's tokenizer" in fails["client.tokenizer"]
+
+
+def test_the_client_never_uses_the_demo_tokenizer_for_sglang(tmp_path: Path) -> None:
+    from harness.errors import UserError
+    from harness.point.run import client_tokenizer
+    from harness.recipe.points import load_plans
+
+    _, plans = load_plans(GB300, ["c1"])
+    with pytest.raises(UserError, match="with engine sglang AIPerf must use the served model's tokenizer"):
+        client_tokenizer(plans[0])
+    _, sim = load_plans(GB300, ["c1"], ["engine=sim"])
+    assert client_tokenizer(sim[0])["kind"] == "demo (simulator only)"
+    staged = plans[0].model_copy(update={"client": plans[0].client.model_copy(update={"tokenizer": "/m/Muse"})})
+    assert client_tokenizer(staged) == {"source": "/m/Muse", "name": "local/Muse", "kind": "model"}
+
+
+def test_run_with_sglang_resolves_the_models_tokenizer_or_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import preflight
+    from harness.recipe.points import load_plans
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    rc = cli(["run", str(GB300), "--point", "c1", "--set", f"client.traces={TRACES}", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "client.tokenizer: cannot resolve the served model's tokenizer" in err
+    assert not (tmp_path / "o").exists()  # nothing launched
+    hub = tmp_path / "fake-hub"
+    snap = hub / "models--RadixArk--Muse-Spark-Open-816B-A42B-NVFP4" / "snapshots" / ("ab" * 20)
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text("{}")
+    (snap / "tokenizer.json").write_text("{}")
+    (snap.parent.parent / "refs").mkdir()
+    (snap.parent.parent / "refs" / "main").write_text("ab" * 20)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    recipe, plans = load_plans(GB300, ["c1"], [f"client.traces={TRACES}"])
+    report = preflight.local(recipe, plans, str(GB300))
+    assert report.ok and report.plans[0].client.tokenizer == str(snap)
