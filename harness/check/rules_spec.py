@@ -139,18 +139,34 @@ class ChatTemplate(Rule):
 
 class MaxRunningRequests(Rule):
     id = "max-running-requests"
-    rationale = "with speculative decoding the batch limit must be explicit, not derived from free memory"
+    rationale = ("with speculative decoding the batch limit must be explicit, not derived from free memory; "
+                 "below the concurrency, sessions queue in the server instead of running (WARN)")
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        below = self._below_concurrency(recipe, plans)
         spec_points = speculative_points(plans)
         if not spec_points:
-            return [Finding("N/A", "no speculative decoding")]
+            return below or [Finding("N/A", "no speculative decoding")]
         missing = [pp.name for pp in spec_points if pp.args.get(MAX_RUNNING) is None]
         if missing:
             return [Finding("FAIL", f"{', '.join(missing)}: no {MAX_RUNNING}", missing[0] if len(missing) == 1
-                            else None)]
+                            else None), *below]
         values = ", ".join(f"{pp.name}={fmt_value(pp.args[MAX_RUNNING])}" for pp in spec_points)
-        return [Finding("PASS", f"{MAX_RUNNING}: {values}")]
+        return below or [Finding("PASS", f"{MAX_RUNNING}: {values}")]
+
+    @staticmethod
+    def _below_concurrency(recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        """A point whose max running requests is below its concurrency (N live session trees, each at least one
+        request in flight) measures a queue, not the concurrency it is named after."""
+        out = []
+        for pp in plans:
+            limit = _as_int(pp.args.get(MAX_RUNNING))
+            if limit is not None and limit < pp.point.conc:
+                chain = recipe.arg_origin(pp.name, MAX_RUNNING)
+                out.append(Finding("WARN", f"{recipe.label(chain)}: {MAX_RUNNING} {limit} < concurrency "
+                                           f"{pp.point.conc}: sessions beyond {limit} wait in the server's queue",
+                                   pp.name))
+        return out
 
 
 def _as_int(value: Any) -> int | None:

@@ -201,30 +201,40 @@ def test_speculative_without_max_running_requests_fails_on_points_lacking_it(tmp
     assert evidence(got) == "c5, c24, c28: no --max-running-requests"
 
 
+def test_max_running_requests_below_the_concurrency_warns_naming_its_origin(tmp_path: Path) -> None:
+    def change(raw: dict[str, Any]) -> None:
+        raw["points"]["c24"]["args"] = {"max-running-requests": 24, "cuda-graph-max-bs-decode": 24}
+
+    got = variant(tmp_path, change)["max-running-requests"]
+    assert got.status == "WARN"
+    assert evidence(got) == ("c28 (inherits from c24): --max-running-requests 24 < concurrency 28: sessions beyond "
+                             "24 wait in the server's queue")
+
+
 def test_cuda_graph_batch_above_max_running_requests_fails(tmp_path: Path) -> None:
-    got = variant(tmp_path, lambda r: r["points"]["c10"]["args"].update({"cuda-graph-max-bs-decode": 10}))
+    got = variant(tmp_path, lambda r: r["points"]["c10"]["args"].update({"cuda-graph-max-bs-decode": 12}))
     finding = got["cuda-graph-bs"]
     assert finding.status == "FAIL"
-    assert evidence(finding) == "c10: --cuda-graph-max-bs-decode 10 > --max-running-requests 3"
+    assert evidence(finding) == "c10: --cuda-graph-max-bs-decode 12 > --max-running-requests 10"
 
 
 def test_cuda_graph_batch_inherited_from_base_names_its_origin(tmp_path: Path) -> None:
-    got = variant(tmp_path, lambda r: r["server"]["args"].update({"cuda-graph-max-bs-decode": 32}))
+    got = variant(tmp_path, lambda r: r["server"]["args"].update({"cuda-graph-max-bs-decode": 64}))
     finding = got["cuda-graph-bs"]
     assert [f.point for f in finding.findings] == ["c5", "c24", "c28"]
-    assert finding.findings[-1].evidence == ("c28 (inherits from c24 ← base): --cuda-graph-max-bs-decode 32 > "
-                                             "--max-running-requests 16")
+    assert finding.findings[-1].evidence == ("c28 (inherits from c24 ← base): --cuda-graph-max-bs-decode 64 > "
+                                             "--max-running-requests 32")
 
 
 def test_cuda_graph_batch_from_a_zip_names_the_zip(tmp_path: Path) -> None:
     def change(raw: dict[str, Any]) -> None:
-        raw["zip"] = {"conc": [2, 3], "args": {"cuda-graph-max-bs-decode": [2, 20]}}
+        raw["zip"] = {"conc": [2, 3], "args": {"cuda-graph-max-bs-decode": [2, 40]}}
         raw["points"] = {**raw["points"], "c40": {"extends": "c24", "args": {"max-running-requests": 4}}}
 
     finding = variant(tmp_path, change)["cuda-graph-bs"]
     assert [f.evidence for f in finding.findings] == [
-        "c3 (from zip): --cuda-graph-max-bs-decode 20 > --max-running-requests 16 (--max-running-requests from base)",
-        ("c40 (inherits from c24 ← base): --cuda-graph-max-bs-decode 16 > --max-running-requests 4 "
+        "c3 (from zip): --cuda-graph-max-bs-decode 40 > --max-running-requests 32 (--max-running-requests from base)",
+        ("c40 (inherits from c24 ← base): --cuda-graph-max-bs-decode 32 > --max-running-requests 4 "
         "(--max-running-requests from c40)"),
     ]
 
