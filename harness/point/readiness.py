@@ -52,10 +52,20 @@ def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
 
 def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | None], budget_s: float,
                      poll_s: float = 0.5, on_loading: Callable[[], None] | None = None,
-                     should_stop: Callable[[], str | None] | None = None) -> None:
-    """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped`)."""
+                     should_stop: Callable[[], str | None] | None = None,
+                     foreign: Callable[[], str | None] | None = None) -> None:
+    """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped` |
+    `port_in_use`). `foreign` says who else answers on the port (None: our server, or unknown); it is asked
+    whenever the port answers and once more before the server is declared ready, so another process is never
+    taken for ours."""
     deadline = time.monotonic() + budget_s
     loading_seen = False
+
+    def check_owner() -> None:
+        other = foreign() if foreign else None
+        if other:
+            raise NotReady("port_in_use", f"another process listens on the server's port: {other}")
+
     while True:
         code = exit_code()
         if code is not None:
@@ -64,6 +74,8 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
         if stop:
             raise NotReady("stopped", stop)
         status = _get(f"{base_url}/health", timeout=5)
+        if status:
+            check_owner()
         if status and not loading_seen:
             loading_seen = True
             if on_loading:
@@ -84,3 +96,4 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
             time.sleep(poll_s)
     if exit_code() is not None:
         raise NotReady("server_exited", "server exited right after the readiness probe")
+    check_owner()

@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 import shlex
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.artifacts import write_json, write_text
+from harness.point import port_owner
 from harness.point.fingerprint import build_fingerprint, host_fingerprint, redact_argv, redact_env, server_info
-from harness.point.readiness import wait_until_ready
+from harness.point.readiness import NotReady, wait_until_ready
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan
@@ -57,6 +59,28 @@ def with_port(argv: list[str], port: int) -> list[str]:
     return out
 
 
+def listen_at(argv: list[str], port: int) -> tuple[list[str], str]:
+    """The server argv on `port` and the URL that reaches what it binds (`--host`) from this node.
+
+    Every launcher shares the host's network (docker --network host, enroot, apptainer, a pyxis step), so the
+    server listens on this node and the probe connects to exactly the address `--host` binds."""
+    bind = argv[argv.index("--host") + 1] if "--host" in argv[:-1] else "127.0.0.1"
+    probe = "127.0.0.1" if bind in ("0.0.0.0", "", "::", "localhost", "127.0.0.1") else bind
+    return with_port(argv, port), f"http://{probe}:{port}"
+
+
+PORT_IN_USE_MARKERS = ("address already in use", "is not available", "only one usage of each socket address")
+
+
+def port_in_use_cause(server_log: Path) -> str | None:
+    """The line of `server.log` that says the server could not bind its port, if any."""
+    try:
+        lines = server_log.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    return next((ln.strip() for ln in reversed(lines) if any(m in ln.lower() for m in PORT_IN_USE_MARKERS)), None)
+
+
 def check_stop(sigs: StopSignals) -> None:
     if sigs.reason():
         raise PointStopped("cancelled", sigs.reason() or "")
@@ -81,12 +105,9 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     from launchers import LaunchContext, get_launcher
 
     launcher = get_launcher(launcher_kind)
-    # local and pyxis servers run on this node (a pyxis step shares the host network): a free local port
-    on_node = launcher_kind in ("local", "pyxis")
-    port = free_port() if on_node else plan.server.port
-    host = plan.server.host if on_node else socket.gethostname()
-    base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{port}"
-    argv = with_port(plan.server.argv, port)
+    argv, base_url = listen_at(plan.server.argv, free_port())
+    port = int(argv[argv.index("--port") + 1])
+    host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
                         container_name=f"harness-{plan.config_key}-c{plan.conc}-{port}", image_path=image_path)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(argv, plan.server.env, ctx)))
@@ -105,13 +126,24 @@ class FreshServer:
         """Launch, wait until ready, write the fingerprint. Raises NotReady or PointStopped."""
         ep = self.endpoint
         status.phase("launching", shlex.join(ep.argv[:4]) + " ...")
+        port = int(ep.argv[ep.argv.index("--port") + 1])
+        if not port_owner.port_free(port):
+            raise PointStopped("failed", f"port_in_use: port {port} is taken before launch: "
+                                         f"{port_owner.foreign_listener(port, time.time_ns()) or 'unknown process'}")
+        launched_ns = time.time_ns()
         self.running = ep.launcher.start(ep.argv, ep.env, ep.ctx)
         status.data["server_pid"] = self.running.process.pid
         status.save()
         check_stop(sigs)
-        wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
-                         budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
-                         should_stop=sigs.reason)
+        try:
+            wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
+                             budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
+                             should_stop=sigs.reason, foreign=lambda: port_owner.foreign_listener(port, launched_ns))
+        except NotReady as exc:
+            cause = port_in_use_cause(Path(ep.ctx.point_dir) / "server.log") if exc.reason == "server_exited" else None
+            if cause:  # the server died because it could not bind: say so, in its own words
+                raise NotReady("port_in_use", f"{exc}; server.log: {cause}") from None
+            raise
         status.phase("ready")
         fp = build_fingerprint(host=host_fingerprint(), server=server_info(ep.base_url), image=plan.image,
                                image_digest=None, engine=plan.server.engine, server_argv=self.running.argv,

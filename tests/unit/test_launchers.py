@@ -72,3 +72,30 @@ def test_apptainer():
 def test_unknown_kind_is_a_user_error():
     with pytest.raises(UserError, match="unknown kind 'kubernetes'"):
         get_launcher("kubernetes")
+
+
+@pytest.mark.parametrize("kind", ["local", "docker", "enroot", "pyxis", "apptainer"])
+@pytest.mark.parametrize(("bind", "probe"), [("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "127.0.0.1"),
+                                             ("10.1.2.3", "10.1.2.3")])
+def test_rendered_bind_address_and_probed_url_agree(kind: str, bind: str, probe: str) -> None:
+    """Every launcher shares the host network: the probe reaches exactly what the rendered --host binds."""
+    from harness.point.serve import listen_at
+
+    plan_argv = [*SERVER[:-4], "--host", bind, "--port", "30000"]
+    server_argv, url = listen_at(plan_argv, 41234)
+    rendered = get_launcher(kind).render(server_argv, ENV, ctx(image_path="/cache/sglang.sqsh"))
+    tail = rendered[len(rendered) - len(server_argv):]
+    assert tail[tail.index("--host") + 1] == bind and tail[tail.index("--port") + 1] == "41234"
+    assert url == f"http://{probe}:41234"
+    if kind == "docker":
+        assert rendered[rendered.index("--network") + 1] == "host"
+
+
+def test_the_plan_binds_loopback_and_the_runner_probes_loopback() -> None:
+    from harness.point.serve import listen_at
+    from harness.recipe.points import load_plans
+
+    root = Path(__file__).resolve().parents[2]
+    _, plans = load_plans(root / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml", ["c1"])
+    argv, url = listen_at(plans[0].server.argv, 5000)
+    assert argv[argv.index("--host") + 1] == "127.0.0.1" and url == "http://127.0.0.1:5000"

@@ -1,0 +1,92 @@
+"""Is the process answering on the server's port the one this point launched?
+
+A real SGLang server opens its HTTP port only after loading its weights, so during loading any other process
+listening on that port (a leftover server, another user's job) would answer the readiness probe and be
+fingerprinted and benchmarked in its place. Two guards, both pure reads of the host's state:
+
+- before launch, `port_free(port)` proves nothing listens on the port (a bind on every interface succeeds);
+- whenever the port answers, `foreign_listener(port, launched_ns)` looks up the listening socket in
+  `/proc/net/tcp{,6}` and the process holding it: a process started before this point launched its server
+  cannot be that server. Where the owner cannot be read (no `/proc`, another user's process), the check says
+  nothing and the pre-launch guard stands alone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+PROC = Path("/proc")
+LISTEN = "0A"
+START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution
+
+
+def port_free(port: int) -> bool:
+    """True when the port can be bound on all interfaces (nothing listens on it)."""
+    for family, host in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET, "127.0.0.1")):
+        with socket.socket(family, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
+def listening_inodes(port: int, proc: Path = PROC) -> set[int]:
+    """Socket inodes listening on TCP `port` (IPv4 and IPv6)."""
+    inodes: set[int] = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = (proc / "net" / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and fields[3] == LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(int(fields[9]))
+    return inodes
+
+
+def socket_owners(inodes: set[int], proc: Path = PROC) -> list[int]:
+    """Pids holding one of the socket `inodes` (only processes whose fds this user may read)."""
+    wanted = {f"socket:[{i}]" for i in inodes}
+    owners: list[int] = []
+    for entry in proc.iterdir() if inodes else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) in wanted for fd in (entry / "fd").iterdir()):
+                owners.append(int(entry.name))
+        except OSError:
+            continue
+    return sorted(owners)
+
+
+def process_start_ns(pid: int, proc: Path = PROC) -> int | None:
+    """Wall-clock start time of `pid` (from its start tick after boot and the boot time)."""
+    try:
+        stat = (proc / str(pid) / "stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])
+        btime = next(int(line.split()[1]) for line in (proc / "stat").read_text().splitlines()
+                     if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return btime * 1_000_000_000 + ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
+
+def describe(pid: int, proc: Path = PROC) -> str:
+    try:
+        cmd = (proc / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = "?"
+    return f"pid {pid} ({cmd[:160]})"
+
+
+def foreign_listener(port: int, launched_ns: int, proc: Path = PROC) -> str | None:
+    """A description of a process listening on `port` that started before `launched_ns`, else None."""
+    for pid in socket_owners(listening_inodes(port, proc), proc):
+        started = process_start_ns(pid, proc)
+        if started is not None and started < launched_ns - START_SLACK_NS:
+            return describe(pid, proc)
+    return None

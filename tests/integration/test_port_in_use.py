@@ -1,0 +1,108 @@
+"""A port someone else listens on: the point fails with `port_in_use` and never probes, fingerprints or
+benchmarks the other process (real sockets, a real foreign HTTP server, the real simulator)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.point import port_owner
+from harness.point.process_group import ProcessGroup
+from harness.point.readiness import NotReady, wait_until_ready
+from harness.point.run import PointOptions, run_point
+
+from .conftest import sim_plan
+
+# A stand-in for another SGLang-like server already on the port: healthy, and answers chat completions.
+FOREIGN = r"""
+import http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_GET(self):
+        self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+    def do_POST(self):
+        body = json.dumps({"choices": [{"message": {"content": "x"}}]}).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json"); self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def foreign(tmp_path: Path):  # type: ignore[no-untyped-def]
+    port = _port()
+    pg = ProcessGroup([sys.executable, "-c", FOREIGN, str(port)], dict(os.environ), tmp_path / "foreign.log")
+    deadline = time.monotonic() + 10
+    while port_owner.port_free(port):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.2)  # older than any server launched from here on, beyond /proc's start-time resolution
+    yield port, pg.pid
+    pg.stop()
+
+
+def test_foreign_listener_is_named_with_its_pid(foreign: tuple[int, int]) -> None:
+    port, pid = foreign
+    assert not port_owner.port_free(port)
+    assert f"pid {pid} (" in (port_owner.foreign_listener(port, time.time_ns()) or "")
+    assert port_owner.foreign_listener(port, 0) is None  # started after "launch": could be ours
+
+
+def test_readiness_refuses_a_healthy_server_that_is_not_ours(foreign: tuple[int, int], tmp_path: Path) -> None:
+    port, _ = foreign
+    ours = ProcessGroup([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ), tmp_path / "l")
+    launched = time.time_ns()
+    try:
+        with pytest.raises(NotReady) as exc:
+            wait_until_ready(f"http://127.0.0.1:{port}", "m", ours.exit_code, budget_s=10, poll_s=0.1,
+                             foreign=lambda: port_owner.foreign_listener(port, launched))
+        assert exc.value.reason == "port_in_use"
+    finally:
+        ours.stop()
+
+
+def test_point_on_a_taken_port_fails_before_launch(foreign: tuple[int, int], tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    port, pid = foreign
+    monkeypatch.setattr("harness.point.serve.free_port", lambda: port)
+    outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
+    assert outcome.state == "failed" and outcome.reason.startswith(f"port_in_use: port {port} is taken")
+    assert f"pid {pid}" in outcome.reason
+    files = {p.name for p in outcome.point_dir.iterdir()}
+    assert "fingerprint_agg_w0.json" not in files and "aiperf" not in files and outcome.result is None
+    assert "server_pid" not in json.loads((outcome.point_dir / "status.json").read_text())
+
+
+def test_port_taken_after_the_check_fails_with_the_servers_own_words(foreign: tuple[int, int], tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    port, _ = foreign
+    monkeypatch.setattr("harness.point.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.port_owner.port_free", lambda p: True)  # lost the race after the check
+    outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
+    assert outcome.state == "failed" and outcome.reason.startswith("port_in_use: "), outcome.reason
+    assert "another process listens on the server's port" in outcome.reason
+    assert "fingerprint_agg_w0.json" not in {p.name for p in outcome.point_dir.iterdir()}
+
+
+def test_a_server_that_cannot_bind_is_reported_as_port_in_use(foreign: tuple[int, int], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    port, _ = foreign
+    monkeypatch.setattr("harness.point.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.port_owner.port_free", lambda p: True)
+    monkeypatch.setattr("harness.point.port_owner.foreign_listener", lambda p, t: None)  # owner unreadable
+    monkeypatch.setattr("harness.point.readiness._get", lambda url, timeout: 0)  # as if loading, port closed
+    outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
+    assert outcome.state == "failed" and outcome.reason.startswith("port_in_use: server exited"), outcome.reason
+    assert "address already in use" in outcome.reason.lower()  # the server's own line from server.log
