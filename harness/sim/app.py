@@ -49,6 +49,10 @@ class Resolved:
     sglang_version: str = DEFAULT_VERSION
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".")[:3] if x.isdigit())
+
+
 class ServerArgsError(ValueError):
     """A combination SGLang's server-args resolution rejects (the server exits at startup)."""
 
@@ -92,6 +96,7 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         write_policy=args.hicache_write_policy,
         decode_log_interval=int(args.decode_log_interval or 40),
         seed=int(seed),
+        stream_rule="modulo" if _release(env.get(SIM_VERSION_ENV, DEFAULT_VERSION)) < (0, 5, 23) else "unsent",
     )
     version = env.get(SIM_VERSION_ENV, DEFAULT_VERSION)
     server_args = {k: getattr(args, k) for k in sglang_dests(version) if hasattr(args, k)}
@@ -215,6 +220,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         truth=truth,
         faults=Faults(args.sim_error_rate, args.sim_drop_rate, random.Random(res.seed + 1)),
         eval_answers=answers,
+        allow_auto_truncate=bool(getattr(args, "allow_auto_truncate", False)),
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()

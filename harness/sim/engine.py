@@ -61,11 +61,21 @@ class EngineConfig:
     write_policy: str
     decode_log_interval: int
     seed: int
+    # SGLang 0.5.23 streams the first token, then whenever >= stream_interval tokens are unsent ("unsent");
+    # 0.5.20 streams only when the output length is 1 modulo the interval ("modulo"), so with several tokens
+    # per speculative step most multiples are jumped over and text arrives late (output_streamer.py)
+    stream_rule: str = "unsent"
 
 
 @dataclass
 class EngineStats:
-    """Counters since start (the basis of /metrics and /server_info)."""
+    """Counters since start (the basis of /metrics and /server_info).
+
+    The request counters that `/metrics` exports (requests, prompt, generation and cached tokens, verify calls)
+    are bumped once per request when it finishes or is aborted, as SGLang's tokenizer manager reports them
+    (`tokenizer_manager.py` → `metrics_collector.py`), so deltas over a window count the requests that ended in
+    it. `verify_calls_total`/`accepted_tokens_total` are the scheduler's per-step view (`/server_info`).
+    """
 
     requests_total: int = 0
     aborted_total: int = 0
@@ -74,7 +84,8 @@ class EngineStats:
     cached_tokens_device: int = 0
     cached_tokens_host: int = 0
     retracted_total: int = 0
-    verify_calls_total: int = 0  # request x verify-step pairs
+    verify_calls_total: int = 0  # request x verify-step pairs, as steps run
+    spec_verify_calls_total: int = 0  # the same, counted when each request ends (sglang:spec_verify_calls_total)
     accepted_tokens_total: int = 0  # sum of accept lengths over those pairs
     decode_steps: int = 0
     prefill_steps: int = 0
@@ -138,8 +149,6 @@ class Engine:
 
     # ---- API for the HTTP side ----------------------------------------------------------------
     def submit(self, req: SimRequest) -> None:
-        self.stats.requests_total += 1
-        self.stats.prompt_tokens_total += req.prompt_tokens
         self.waiting.append(req)
         self._wake.set()
 
@@ -149,6 +158,7 @@ class Engine:
             return
         req.aborted = True
         self.stats.aborted_total += 1
+        self._count_ended(req)
         if req in self.waiting:
             self.waiting.remove(req)
         if self.chunked is req:
@@ -201,9 +211,10 @@ class Engine:
         cfg = self.cfg
         can_admit = bool(self.waiting) and self.num_running < cfg.max_running
         want_prefill = self.chunked is not None or can_admit
+        # SGLang defers every prefill while the interval runs, the next chunk of a chunked prefill included
+        # (scheduler.py `_should_defer_prefill`, re-armed after every extend batch, chunks too)
         if (
             want_prefill
-            and self.chunked is None
             and self.running
             and cfg.prefill_decode_interval > 0
             and len(self.running) >= cfg.prefill_decode_interval_min_bs
@@ -274,8 +285,6 @@ class Engine:
                 r.cached_tokens = m.tokens
                 r.cached_device_tokens = m.device_tokens
                 r.cached_host_tokens = m.host_tokens
-                self.stats.cached_tokens_device += m.device_tokens
-                self.stats.cached_tokens_host += m.host_tokens
             self._prefill_target[id(r)] = target
             kv.alloc_private(take)
             r.private_tokens += take
@@ -381,11 +390,11 @@ class Engine:
         self.kv.alloc_private(n)
         r.private_tokens += n
         r.output += n
-        self.stats.generation_tokens_total += n
         if r.output == n and r.first_token_mono == 0:
             r.first_token_mono = time.monotonic_ns()
         if r.output >= r.target_tokens:
             r.finished = True
+            self._count_ended(r)
             self._emit(r, final=True)
             self._release(r)
             if self.on_finish is not None:
@@ -401,9 +410,27 @@ class Engine:
             return
         if not r.stream or r.hold_until_finish:
             return
-        if r.emitted == 0 or unsent >= self.cfg.stream_interval:
+        interval = self.cfg.stream_interval
+        if self.cfg.stream_rule == "modulo":
+            send = interval == 1 or r.output % interval == 1
+        else:
+            send = r.emitted == 0 or unsent >= interval
+        if send and unsent > 0:
             r.push(Chunk(r.emitted, unsent, None))
             r.emitted = r.output
+
+    def _count_ended(self, r: SimRequest) -> None:
+        """Bump the exported request counters once, when `r` finishes or is aborted (as SGLang does)."""
+        if r.counted:
+            return
+        r.counted = True
+        st = self.stats
+        st.requests_total += 1
+        st.prompt_tokens_total += r.prompt_tokens
+        st.generation_tokens_total += r.output
+        st.cached_tokens_device += r.cached_device_tokens
+        st.cached_tokens_host += r.cached_host_tokens
+        st.spec_verify_calls_total += r.verify_steps
 
     def _release(self, r: SimRequest) -> None:
         if r.locked:
@@ -418,4 +445,5 @@ class Engine:
         """A request that cannot fit in an empty GPU pool is aborted (SGLang rejects it too)."""
         r.aborted = True
         self.stats.aborted_total += 1
+        self._count_ended(r)
         r.push(Chunk(r.emitted, 0, "abort"))

@@ -104,7 +104,8 @@ def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: in
               (al - 1) / drafts if recent else 0.0)
         gauge("sglang:spec_num_steps", "Speculative decoding steps.", spec.num_steps)
         gauge("sglang:spec_num_draft_tokens", "Speculative draft tokens.", spec.num_draft_tokens)
-        counter("sglang:spec_verify_calls_total", "Total verify calls (request x step).", st.verify_calls_total)
+        counter("sglang:spec_verify_calls_total", "Total verify calls (request x step).",
+                st.spec_verify_calls_total)
     if kv.hicache:
         gauge("sglang:hicache_host_used_tokens", "Tokens in the HiCache host pool.", kv.host_used)
         gauge("sglang:hicache_host_total_tokens", "Capacity of the HiCache host pool.", kv.host_capacity)

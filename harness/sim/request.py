@@ -49,6 +49,7 @@ class SimRequest:
     finished: bool = False
     aborted: bool = False
     logged: bool = False  # truth log / latency metrics written
+    counted: bool = False  # the exported request counters include it (once it ended)
     hold_until_finish: bool = False  # `fixed` token mode: nothing decodes to text until the end
     text_tokens: list[str] | None = None  # the output's words when it is a known answer (eval answering)
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)

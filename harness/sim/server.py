@@ -45,6 +45,7 @@ class ServerState:
     truth: TruthLog | None
     faults: Faults
     eval_answers: EvalAnswers | None = None
+    allow_auto_truncate: bool = False
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -162,6 +163,15 @@ class Handlers:
         if max_tokens is not None:
             if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
                 return _error(400, "max_tokens: a positive integer is required")
+            if max_tokens > room and not st.allow_auto_truncate:
+                # SGLang's tokenizer manager refuses instead of clamping (only --allow-auto-truncate clamps)
+                return _error(
+                    400,
+                    f"Requested token count exceeds the model's maximum context length of {st.context_length} "
+                    f"tokens. You requested a total of {max_tokens + prompt.tokens} tokens: {prompt.tokens} tokens "
+                    f"from the input messages and {max_tokens} tokens for the completion. Please reduce the "
+                    "number of tokens in the input messages or the completion to fit within the limit.",
+                )
             limit = min(max_tokens, room)
         else:
             limit = room

@@ -334,3 +334,25 @@ def test_faults_stall_and_drop() -> None:
         asyncio.run(stalled())
     finally:
         s.stop()
+
+
+def test_requests_beyond_the_context_length_get_sglangs_400_not_a_clamp() -> None:
+    s = Sim(["--sim-startup-seconds", "0", "--context-length", "4Ki"])
+    try:
+        s.wait_health()
+        status, body = s.post({"messages": MSGS, "max_tokens": 5000, "ignore_eos": True})
+        assert status == 400
+        message = json.loads(body)["message"]
+        assert message.startswith("Requested token count exceeds the model's maximum context length of 4096 tokens")
+        status, body = s.post({"messages": MSGS, "max_tokens": 50, "ignore_eos": True})
+        assert status == 200 and json.loads(body)["usage"]["completion_tokens"] == 50
+    finally:
+        s.stop()
+    clamp = Sim(["--sim-startup-seconds", "0", "--context-length", "4Ki", "--allow-auto-truncate"])
+    try:
+        clamp.wait_health()
+        status, body = clamp.post({"messages": MSGS, "max_tokens": 5000, "ignore_eos": True})
+        usage = json.loads(body)["usage"]
+        assert status == 200 and usage["prompt_tokens"] + usage["completion_tokens"] == 4096
+    finally:
+        clamp.stop()

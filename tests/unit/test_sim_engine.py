@@ -249,3 +249,91 @@ def test_abort_releases_everything() -> None:
 
     eng = asyncio.run(go())
     assert eng.stats.requests_total == 1 and eng.stats.generation_tokens_total < 10_000
+
+
+def test_prefill_decode_interval_defers_the_next_chunk_of_a_chunked_prefill_too() -> None:
+    # SGLang 0.5.23 re-arms the interval after every extend batch (each chunk) and defers every prefill,
+    # the continuation of a chunked prefill included (scheduler.py `_should_defer_prefill`)
+    eng = make_engine(prefill_decode_interval=6, chunked_prefill_size=256, max_prefill_tokens=256)
+    kinds: list[str] = []
+    pf, dc = eng._plan_prefill, eng._plan_decode
+
+    def spy_pf():  # type: ignore[no-untyped-def]
+        plan = pf()
+        if plan is not None:
+            kinds.append("P")
+        return plan
+
+    def spy_dc():  # type: ignore[no-untyped-def]
+        kinds.append("D")
+        return dc()
+
+    eng._plan_prefill, eng._plan_decode = spy_pf, spy_dc  # type: ignore[method-assign]
+
+    async def go() -> None:
+        task = asyncio.create_task(eng.run())
+        short = request("short", 400, rid="short")
+        eng.submit(short)
+        while short.output < 2:
+            await asyncio.sleep(0.001)
+        long = request("long prompt " * 400, 5, rid="long")  # ~1200 tokens: 5 chunks of 256
+        eng.submit(long)
+        while not long.finished:
+            await asyncio.sleep(0.001)
+        task.cancel()
+
+    asyncio.run(go())
+    seq = "".join(kinds)
+    chunks = seq[seq.index("P", 1):]
+    gaps = chunks.split("P")[1:-1]
+    assert len(gaps) >= 4  # the long prompt's chunks, each after its own interval
+    assert all(gap.count("D") >= 6 for gap in gaps), seq
+
+
+def test_request_counters_are_bumped_when_a_request_ends() -> None:
+    async def go() -> tuple[Engine, list[tuple[int, int, int]]]:
+        eng = make_engine(DFLASH8, {"SGLANG_SIMULATE_ACC_LEN": "3.5"})
+        task = asyncio.create_task(eng.run())
+        r = request("count me " * 30, 200)
+        eng.submit(r)
+        seen = []
+        while not r.finished:
+            st = eng.stats
+            seen.append((st.requests_total, st.generation_tokens_total, st.spec_verify_calls_total))
+            await asyncio.sleep(0.0005)
+        task.cancel()
+        return eng, seen
+
+    eng, seen = asyncio.run(go())
+    assert set(seen) == {(0, 0, 0)}  # nothing while it runs (SGLang reports a request once, at its end)
+    st = eng.stats
+    assert (st.requests_total, st.generation_tokens_total) == (1, 200)
+    assert st.prompt_tokens_total > 0 and st.spec_verify_calls_total == st.verify_calls_total > 0
+
+
+def test_stream_interval_rule_of_0520_and_0523_under_speculative_decoding() -> None:
+    # DFLASH commits several tokens per step: 0.5.23 sends whenever >= 20 tokens are unsent; 0.5.20 only when
+    # the output length is 1 modulo 20, which multi-token steps mostly jump over
+    env = {"SGLANG_SIMULATE_ACC_LEN": "3.5"}  # 3 or 4 tokens per step
+    new = make_engine(DFLASH8, env, stream_interval=20)
+    r_new = request("stream me " * 20, 400)
+    asyncio.run(run_until_done(new, [r_new]))
+    old = make_engine(DFLASH8, env, stream_interval=20, stream_rule="modulo")
+    r_old = request("stream me " * 20, 400)
+    asyncio.run(run_until_done(old, [r_old]))
+    sizes_new, sizes_old = chunk_sizes(r_new), chunk_sizes(r_old)
+    assert sum(sizes_new) == sum(sizes_old) == 400
+    assert sizes_new[0] == 1 and all(s >= 20 for s in sizes_new[1:-1])  # the first token (prefill) at once
+    ends = list(itertools.accumulate(sizes_old))
+    assert all(e % 20 == 1 for e in ends[:-1])  # every chunk but the last ends at a length of 1 modulo 20
+    assert len(sizes_old) < len(sizes_new) / 2 and max(sizes_old) >= 100  # text arrives in late bursts
+
+
+def test_simulator_picks_the_stream_rule_of_its_flag_table() -> None:
+    from harness.sim.app import resolve
+    from harness.sim.cli import build_parser
+
+    for version, rule in (("0.5.20", "modulo"), ("0.5.23", "unsent")):
+        res = resolve(build_parser(version).parse_args(["--stream-interval", "20"]),
+                      {"HARNESS_SIM_SGLANG_VERSION": version})
+        assert res.engine.stream_rule == rule
