@@ -11,6 +11,7 @@ the working directory) and the Hugging Face libraries are told not to reach the 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import urllib.request
 from pathlib import Path
@@ -104,6 +105,21 @@ def read_results(path: Path) -> dict[str, Any]:
     with open(path) as fh:
         data: dict[str, Any] = json.load(fh)
     return data
+
+
+_PROGRESS = re.compile(rb"Requesting API:\s*\d+%\|[^|]*\|\s*(\d+)/(\d+)")
+
+
+def progress(log_path: Path) -> tuple[int, int] | None:
+    """(requests answered, requests in all) from the newest progress bar in lm-eval's log, if any yet."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - 8192))
+            tail = fh.read()
+    except OSError:
+        return None
+    found = _PROGRESS.findall(tail)
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
 
 
 def last_error(log_path: Path) -> str:

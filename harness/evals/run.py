@@ -57,6 +57,7 @@ class EvalOptions:
     image_path: str | None = None
     overrides: tuple[str, ...] = ()
     cache_dir: Path | None = None
+    progress_every_s: float = 30.0   # 0 turns the progress lines off
 
 
 @dataclass(frozen=True)
@@ -168,12 +169,16 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
                                   cwd=lmeval_client.TASK_DIRS[options.task])
             status.data["client_pid"] = client.pid
             status.save()
-            deadline = time.monotonic() + options.eval_timeout_s
+            start = time.monotonic()
+            deadline, next_note = start + options.eval_timeout_s, start + options.progress_every_s
             stop = None
             while client.exit_code() is None:
                 stop = server.stop_reason(sigs) or ("timeout" if time.monotonic() > deadline else None)
                 if stop:
                     break
+                if options.progress_every_s > 0 and time.monotonic() >= next_note:
+                    next_note += options.progress_every_s
+                    _note_progress(plan, options.task, edir, status, time.monotonic() - start)
                 time.sleep(0.25)
             code = client.stop(grace_s=10.0, first_signal=signal.SIGTERM)
             status.data["client_exit_code"] = code
@@ -233,6 +238,15 @@ def _collect(edir: Path, output_dir: Path, task: str, meta: dict[str, Any], stat
     row = build_eval_row(meta, m)
     _write_contract_json(edir / row_name(task), row)
     return row, files
+
+
+def _note_progress(plan: PointPlan, task: str, edir: Path, status: PointStatus, elapsed_s: float) -> None:
+    """A progress line (stdout and harness.log) from lm-eval's own progress bar."""
+    done = lmeval_client.progress(edir / LOG_FILE)
+    answered = "building requests" if done is None else f"{done[0]}/{done[1]} requests answered"
+    line = f"c{plan.conc} eval {task}: lm-eval running {elapsed_s:.0f} s; {answered}"
+    print(line, flush=True)
+    status.note(f"[progress] {line}")
 
 
 def _exit_status(state: str, passed: bool | None, signum: int | None) -> int:

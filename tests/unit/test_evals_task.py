@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -77,3 +78,16 @@ def test_lm_eval_needs_no_torch():
             needed.append(req.name.lower())
     assert "aiohttp" in needed and "datasets" in needed
     assert not {"torch", "accelerate", "peft", "vllm"} & set(needed)
+
+
+def test_progress_from_lm_evals_own_progress_bar(tmp_path):
+    real = (Path(__file__).parents[1] / "fixtures" / "evals" / "lm_eval_progress.log").read_bytes()
+    log = tmp_path / "lm_eval.log"
+    assert lmeval_client.progress(log) is None
+    log.write_bytes(b"2026 INFO [evaluator:589] Running generate_until requests\n")
+    assert lmeval_client.progress(log) is None
+    log.write_bytes(real)
+    assert lmeval_client.progress(log) == (20, 20)
+    cut = real.index(b"14/20")
+    log.write_bytes(real[: cut + 5])                    # a log still being written
+    assert lmeval_client.progress(log) == (14, 20)
