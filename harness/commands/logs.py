@@ -1,5 +1,5 @@
 """`harness logs JOB [--point cN]`: a job's logs, point by point: the task's Slurm output, the point's
-harness.log (phases and final state), server.log and client.log."""
+harness.log (phases and final state), server.log and client.log (lm_eval.log for the eval task)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def main(args: argparse.Namespace) -> int:
     for p in points:
         pdir = Path(p["point_dir"])
         paths = {"slurm": slurm_output(record, int(p["task_id"])), "harness": pdir / "harness.log",
-                 "server": pdir / "server.log", "client": pdir / "client.log"}
+                 "server": pdir / "server.log",
+                 "client": pdir / ("lm_eval.log" if p.get("kind") == "eval" else "client.log")}
         for kind in kinds:
             path = paths[kind]
             if args.paths:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness.evals.row import EvalRow
-from tests.slurm.conftest import LOCAL_CI, QUICKSTART, ROOT
+from tests.slurm.conftest import LOCAL_CI, QUICKSTART, ROOT, harness
 
 
 def test_with_eval_adds_one_array_task_that_writes_the_eval_row(slurm: None, harness_env: dict[str, str],
@@ -33,3 +33,5 @@ def test_with_eval_adds_one_array_task_that_writes_the_eval_row(slurm: None, har
     assert status["slurm"]["SLURM_ARRAY_TASK_ID"] == "2" and status["state"] == "completed"
     script = next((out / "slurm").glob("job-*.sh")).read_text()
     assert "--array=0-2" in script
+    logs = harness(harness_env, "logs", data["job_id"], "--point", "eval-c4", "--kind", "client")
+    assert logs.returncode == 0 and "lm_eval.log" in logs.stdout and "Requesting API" in logs.stdout
