@@ -53,6 +53,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
     overflow = (summary or {}).get("context_overflow_count")
     target = _target_accept_length(plan)
     achieved, al_reason = achieved_accept_length(metrics_before, metrics_after) if target else (None, None)
+    expected = _expected_accept_length(plan, target, [r.output_tokens for r in records
+                                                      if r.ok and r.output_tokens is not None])
     result: dict[str, Any] = {
         "config_key": plan.config_key,
         "name": result_name(plan),
@@ -82,7 +84,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
         "request_metrics": metrics,
         "achieved_concurrency": result_fields.achieved_concurrency(records),
         "context_overflow_count": int(overflow.get("avg") or 0) if isinstance(overflow, dict) else 0,
-        "speculative_acceptance": {"target": target, "achieved": achieved, "reason": al_reason}
+        "speculative_acceptance": {"target": target, "expected": expected, "achieved": achieved,
+                                   "reason": al_reason}
         if target else None,
         "client": {"aiperf_exit_code": None if client_run is None else client_run.exit_code,
                    "aiperf_stopped": None if client_run is None else client_run.stopped,
@@ -108,6 +111,24 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
                                                  "message": result["state_reason"] or result["state"]})
     path = write_json(pdir / f"{result_name(plan)}.json", result)
     return result, path
+
+
+def _expected_accept_length(plan: PointPlan, target: float | None, output_lengths: list[int]) -> float | None:
+    """What the counters should show at the golden AL for these output lengths (see harness.point.accept_length)."""
+    if target is None:
+        return None
+    from harness.errors import UserError
+    from harness.point.accept_length import expected_measured
+    from harness.recipe.golden import draft_length
+
+    args = {f"--{k}": v for k, v in plan.settings["args"].items()}
+    try:
+        max_len = draft_length(str(args.get("--speculative-algorithm")), args) + 1
+    except UserError:
+        return None
+    method = plan.server.env.get("SGLANG_SIMULATE_ACC_METHOD", "match-expected")
+    value = expected_measured(output_lengths, target, method, max_len)
+    return None if value is None else round(value, 4)
 
 
 def _target_accept_length(plan: PointPlan) -> float | None:

@@ -62,3 +62,13 @@ def test_accept_length_off_target_and_unmeasured():
 def test_power_invalid_only_in_strict_mode():
     assert codes(good()) == []
     assert codes(good(), require_power=True) == ["power_invalid"]
+
+
+def test_accept_length_is_compared_with_its_expectation_for_the_output_lengths():
+    # at 50-token outputs a server hitting AL 4.05 exactly measures 3.907 (the last step before max_tokens)
+    spec = {"target": 4.05, "expected": 3.9074, "achieved": 3.91}
+    assert codes(good(speculative_acceptance=spec)) == []
+    assert codes(good(speculative_acceptance={k: v for k, v in spec.items() if k != "expected"})) == [
+        "accept_length_off_target"]  # against the golden value alone it would be flagged
+    v = verdict(good(speculative_acceptance={**spec, "achieved": 3.6}), 60.0, Thresholds())
+    assert "vs 3.907 expected for the observed output lengths at the golden 4.05" in v["reasons"][0]["message"]
