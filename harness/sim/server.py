@@ -78,7 +78,7 @@ class Handlers:
             "object": "model",
             "created": self.st.created,
             "owned_by": "sglang",
-            "root": self.st.model_path,
+            "root": self.st.model_name,  # SGLang: root = served_model_name (http_server.py)
             "max_model_len": self.st.context_length,
         }
         return web.json_response({"object": "list", "data": [card]})

@@ -134,7 +134,7 @@ def test_health_models_ready_and_server_info(sim: tuple[Sim, Path]) -> None:
     s, _ = sim
     assert s.get("/health")[0] == 200 and s.get("/health_generate")[0] == 200 and s.get("/ready")[0] == 200
     models = json.loads(s.get("/v1/models")[1])
-    assert models["data"][0]["id"] == "sim-model"
+    assert models["data"][0]["id"] == "sim-model" == models["data"][0]["root"]
     info = json.loads(s.get("/server_info")[1])
     assert info["served_model_name"] == "sim-model" and info["stream_interval"] == 4
     assert info["hicache_write_policy"] == "write_back" and info["simulator"]["calibrated"] is False
