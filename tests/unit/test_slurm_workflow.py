@@ -32,6 +32,10 @@ def test_workflow_shape() -> None:
     runs = {s.get("name"): s for s in steps}
     assert "self-hosted" in wf["jobs"]["sweep"]["runs-on"]
     assert "harness\" submit" in runs["Submit the sweep (one job array)"]["run"]
+    names = list(runs)
+    preflight = "Preflight (nothing is submitted when a check fails)"
+    assert "harness\" preflight" in runs[preflight]["run"] and "--json" in runs[preflight]["run"]
+    assert names.index(preflight) < names.index("Submit the sweep (one job array)")
     assert "follow \"$JOB_ID\"" in runs["Follow the sweep to its end"]["run"]
     cancel = runs["Cancel the Slurm job when this run is cancelled"]
     assert cancel["if"].startswith("cancelled()") and "cancel \"$JOB_ID\"" in cancel["run"]
