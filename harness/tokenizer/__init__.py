@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tempfile
 from pathlib import Path
 
 DEMO_TOKENIZER_DIR = Path(__file__).parent / "demo"
@@ -37,12 +38,22 @@ def register_in_hf_cache(source_dir: Path, repo_name: str, hf_home: Path) -> str
     repo_dir = Path(hf_home) / "hub" / f"models--{org}--{name}"
     snapshot = repo_dir / "snapshots" / revision
     if not snapshot.is_dir():
-        tmp = snapshot.with_name(revision + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        for f in files:
-            shutil.copy2(f, tmp / f.name)
-        tmp.rename(snapshot)
+        # points running at once (array tasks sharing a cache) each copy into their own directory; the first
+        # rename wins and the others find the same files in place
+        snapshot.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{revision}.", dir=snapshot.parent))
+        try:
+            for f in files:
+                shutil.copy2(f, tmp / f.name)
+            try:
+                tmp.rename(snapshot)
+            except OSError:
+                if not snapshot.is_dir():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     (repo_dir / "refs").mkdir(parents=True, exist_ok=True)
-    (repo_dir / "refs" / "main").write_text(revision)
+    ref = Path(tempfile.mkstemp(prefix=".main.", dir=repo_dir / "refs")[1])
+    ref.write_text(revision)
+    ref.replace(repo_dir / "refs" / "main")
     return repo_name

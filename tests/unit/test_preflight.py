@@ -199,3 +199,15 @@ def test_run_with_sglang_resolves_the_models_tokenizer_or_stops(tmp_path: Path, 
     recipe, plans = load_plans(GB300, ["c1"], [f"client.traces={TRACES}"])
     report = preflight.local(recipe, plans, str(GB300))
     assert report.ok and report.plans[0].client.tokenizer == str(snap)
+
+
+def test_tokenizer_registration_is_safe_when_points_run_at_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.tokenizer import DEMO_TOKENIZER_DIR, register_in_hf_cache
+
+    with ThreadPoolExecutor(8) as pool:
+        names = list(pool.map(lambda _: register_in_hf_cache(DEMO_TOKENIZER_DIR, "harness/demo", tmp_path), range(32)))
+    assert set(names) == {"harness/demo"}
+    snaps = list((tmp_path / "hub" / "models--harness--demo" / "snapshots").iterdir())
+    assert len(snaps) == 1 and (snaps[0] / "tokenizer.json").is_file()  # no leftover temporary directories
