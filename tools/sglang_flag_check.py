@@ -4,7 +4,9 @@
 
 For a list of values that exercise each argparse type the tables record (sizes, integers, floats, choices,
 lists, a store-const), it prints whether real SGLang, `harness.recipe.flags.validate_args` and the simulator's
-parser accept each; then it parses every point's server argv of the shipped recipes with the real parser.
+parser accept each; then it runs SGLang's own post-parse checks (`_handle_dflash`,
+`validate_prefill_decode_interval`, `handle_cache_compatibility`, called on the real parser's namespace) against
+`harness.recipe.postinit`, and parses every point's server argv of the shipped recipes with the real parser.
 Exit status 1 on any disagreement.
 """
 
@@ -32,6 +34,38 @@ CASES: list[tuple[str, Any]] = [
     ("--monokernel-backend", "amd"), ("--monokernel-backend", "x"),
     ("--cuda-graph-bs-decode", ["1", "2", "4"]),
 ]
+
+
+DFLASH = ["--speculative-algorithm", "DFLASH", "--speculative-num-draft-tokens", "8"]
+POST_INIT: list[tuple[list[str], str, str]] = [  # argv, module under sglang.srt.arg_groups, function
+    (DFLASH, "speculative_hook", "_handle_dflash"),
+    ([*DFLASH, "--speculative-draft-model-path", "d", "--pp-size", "2"], "speculative_hook", "_handle_dflash"),
+    (["--prefill-decode-interval", "-1"], "validation_hook", "validate_prefill_decode_interval"),
+    (["--prefill-decode-interval", "32"], "validation_hook", "validate_prefill_decode_interval"),
+    (["--enable-hierarchical-cache", "--disable-radix-cache"], "kv_cache_hook", "handle_cache_compatibility"),
+    (["--swa-full-tokens-ratio", "1.5"], "kv_cache_hook", "handle_cache_compatibility"),
+    (["--swa-full-tokens-ratio", "0.3"], "kv_cache_hook", "handle_cache_compatibility"),
+]
+
+
+def _sglang_rejects(real: argparse.ArgumentParser, argv: list[str], module: str, function: str) -> str | None:
+    """SGLang's own message for `argv` from one resolution step, or None when it accepts."""
+    import importlib
+
+    check = getattr(importlib.import_module(f"sglang.srt.arg_groups.{module}"), function)
+    ns = real.parse_args(["--model-path", "m", *argv])
+    ns.device = ns.device or "cuda"
+    ns._resolved_overrides = []
+    for _ in range(10):
+        try:
+            check(ns)
+            return None
+        except (ValueError, AssertionError) as exc:
+            return str(exc)
+        except AttributeError as exc:  # a private attribute full resolution sets first: the flag was given
+            name = str(exc).rsplit("'", 2)[-2]
+            setattr(ns, name, True)
+    raise RuntimeError(f"{function} could not run on a parsed namespace")
 
 
 def _accepts(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
@@ -67,6 +101,15 @@ def main() -> int:
                 h = False
             bad += not r == s == h
             print(f"{flag} {value!r}: sglang={r} simulator={s} harness={h}{'' if r == s == h else '  MISMATCH'}")
+        from harness.recipe.postinit import post_init_errors
+
+        for argv, module, function in POST_INIT:
+            theirs = _sglang_rejects(real, argv, module, function)
+            ours = post_init_errors(vars(real.parse_args(["--model-path", "m", *argv])))
+            agree = (theirs is None and not ours) or (theirs is not None and theirs in ours)
+            bad += not agree
+            print(f"{' '.join(argv)}: sglang={theirs or 'accepts'} harness={ours[0] if ours else 'accepts'}"
+                  f"{'' if agree else '  MISMATCH'}")
         parsed = 0
         for path in sorted((ROOT / "recipes").glob("musespark-*.yaml")):
             _, plans = load_plans(path, overrides=[f"server.sglang_version={args.version}"])
