@@ -1,4 +1,5 @@
-"""Atomic JSON artifacts: every JSON the harness writes carries `schema_version`."""
+"""Atomic JSON artifacts: every JSON of ours carries `schema_version`; a row published for another tool
+(InferenceX's `bmk_agentic_*`) follows that tool's contract and is written as given (`write_foreign_json`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,16 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
     """Write `data` (with `schema_version` first) to `path` atomically (temp file + rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    body = {"schema_version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema_version"}}
+    return _write(path, {"schema_version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema_version"}})
+
+
+def write_foreign_json(path: Path, data: dict[str, Any]) -> Path:
+    """Write another tool's row exactly as given (no `schema_version` added), atomically."""
+    return _write(Path(path), data)
+
+
+def _write(path: Path, body: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:

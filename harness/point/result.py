@@ -1,8 +1,13 @@
-"""A point's result: what the client and the server left behind → `bmk_agentic_<config_key>_conc<N>.json`.
+"""A point's result: what the client and the server left behind → two files in the point directory.
+
+- `point_result.json`: our own record (state, validity verdict with its thresholds, p99, achieved
+  concurrency, accept length, cancellations at the cutoff, overrides, engine, client settings, power over
+  our window). `report`, `compare`, `check`, `status` and Slurm read this file.
+- `bmk_agentic_<config_key>_conc<N>.json`: the published row, exactly one InferenceX AgentX row
+  (`harness.point.inferencex_row`). A simulated point publishes `hw: sim`, never a real GPU name.
 
 Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
-its partial result, marked invalid). The pure parts live in `harness.results` and `harness.validity`;
-this module reads the point's artifacts and assembles the file.
+its partial result, marked invalid).
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import read_json, write_json
+from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, result_fields
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
@@ -19,6 +24,10 @@ from harness.recipe.plan import PointPlan
 
 def point_dir(out_dir: Path, plan: PointPlan) -> Path:
     return Path(out_dir) / plan.config_key / f"conc{plan.conc}"
+
+
+RECORD_FILE = "point_result.json"
+RECORD_SCHEMA_VERSION = 1
 
 
 def result_name(plan: PointPlan) -> str:
@@ -109,8 +118,59 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
         result["validity"]["valid"] = False
         result["validity"]["reasons"].insert(0, {"code": f"point_{result['state']}",
                                                  "message": result["state_reason"] or result["state"]})
-    path = write_json(pdir / f"{result_name(plan)}.json", result)
+    result["schema_version"] = RECORD_SCHEMA_VERSION
+    result["row"] = f"{result_name(plan)}.json"
+    result["aiperf_submission"] = _aiperf_submission(summary)
+    write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary, pdir, metrics_after))
+    path = write_json(pdir / RECORD_FILE, result)
     return result, path
+
+
+def _aiperf_submission(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """AIPerf's own `submission_valid` verdict and reasons, copied as AIPerf wrote them (absent: None)."""
+    if not summary:
+        return None
+    keys = ("submission_valid", "submission_invalid_reasons", "submission_reasons")
+    found = {k: summary[k] for k in keys if k in summary}
+    return found or None
+
+
+def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[dict[str, Any]],
+                   summary: dict[str, Any] | None, pdir: Path,
+                   counters: dict[str, float] | None) -> dict[str, Any]:
+    from harness.point import inferencex_row
+
+    args = plan.settings["args"]
+    simulated = plan.server.engine == "sim"
+    tp = int(args.get("tp-size", 1))
+    hicache = bool(args.get("enable-hierarchical-cache"))
+    version = plan.settings.get("sglang_version") or (plan.settings.get("server") or {}).get("sglang_version")
+    backend: dict[str, str] | None = None
+    if hicache:
+        backend = {"name": "hicache"}
+        if version:
+            backend["version"] = str(version)
+    size = args.get("hicache-size")
+    dram_gb = int(round(float(size) * tp)) if hicache and isinstance(size, (int, float)) else 0
+    model = str(args.get("model-path") or "")
+    prefix = plan.settings.get("infmax_model_prefix") or model.rstrip("/").split("/")[-1].lower() or "unknown"
+    identity = {
+        "hw": inferencex_row.SIM_HW if simulated else plan.resources.gpu,
+        "conc": plan.conc, "image": plan.image, "recipe_fingerprint": plan.fingerprint, "model": model,
+        "infmax_model_prefix": prefix, "framework": "sglang", "precision": str(plan.settings.get("precision")),
+        "spec_decoding": inferencex_row.spec_decoding(args), "tp": tp, "ep": int(args.get("ep-size", 1)),
+        "pp": int(args.get("pp-size", 1)), "dcp_size": int(args.get("dcp-size", 1) or 1),
+        "pcp_size": int(args.get("pcp-size", 1) or 1), "dp_attention": bool(args.get("enable-dp-attention")),
+        "kv_offloading": "dram" if hicache else "none", "kv_offload_backend": backend,
+        "allocated_cpu_dram_gb": dram_gb,
+    }
+    log = pdir / "server.log"
+    server_log = log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None
+    power = {"valid": bool(result.get("power_valid")), "total_gpu_energy_j": result.get("total_gpu_energy_j"),
+             "window_s": result.get("power_window_s"), "per_gpu_avg_power_w": result.get("avg_power_w")
+             if isinstance(result.get("avg_power_w"), dict) else None}
+    return inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
+                                    server_log=server_log, counters=counters, power=power)
 
 
 def _expected_accept_length(plan: PointPlan, target: float | None, output_lengths: list[int]) -> float | None:

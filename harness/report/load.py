@@ -1,6 +1,9 @@
-"""Finding and reading result files: this harness's `bmk_agentic_*.json` and InferenceX-style aggregates.
+"""Finding and reading result files: this harness's `point_result.json` and InferenceX-style aggregates.
 
-A directory is searched recursively. Files named `bmk_agentic_*.json` are results; any other `*.json`
+A directory is searched recursively. A point directory of this harness holds our own record,
+`point_result.json`, and the published InferenceX row beside it (`bmk_agentic_*.json`): the record is read
+and the row beside it is skipped. Files named `bmk_agentic_*.json` without a record beside them are
+InferenceX rows (ours exported with `harness export --inferencex`, or InferenceX's own); any other `*.json`
 (except the known companion artifacts such as AIPerf exports and fingerprints) is read when it is small
 and is kept if it looks like an agentic aggregate: an object with `conc` and `request_metrics`, or a list
 of such objects (InferenceX's concatenated `agg_*.json`).
@@ -24,6 +27,7 @@ from typing import Any
 from harness.errors import UserError
 
 RESULT_PREFIX = "bmk_agentic_"
+RECORD_FILE = "point_result.json"
 # Companion artifacts that are never results; skipped without being opened.
 _NOT_RESULTS = re.compile(
     r"^(profile_export.*|fingerprint_.*|server_metrics_export.*|inputs|\.aiperf_results_ready|report"
@@ -99,8 +103,11 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in filenames:
-                if name.endswith(".json") and not _NOT_RESULTS.match(name):
-                    found.add((Path(dirpath) / name).resolve())
+                if not name.endswith(".json") or _NOT_RESULTS.match(name):
+                    continue
+                if name.startswith(RESULT_PREFIX) and RECORD_FILE in filenames:
+                    continue  # the published row of a point whose own record is read
+                found.add((Path(dirpath) / name).resolve())
     return sorted(found)
 
 
@@ -113,7 +120,7 @@ def load_results(paths: Iterable[Path]) -> list[PointResult]:
 
 
 def _read_candidate(path: Path) -> list[PointResult]:
-    named = path.name.startswith(RESULT_PREFIX)
+    named = path.name.startswith(RESULT_PREFIX) or path.name == RECORD_FILE
     if not named and path.stat().st_size > _MAX_CANDIDATE_BYTES:
         return []
     try:
@@ -199,7 +206,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
     if errors is None and total is not None and ok is not None:
         errors = total - ok
     valid, reasons = _validity(d, ok)
-    simulated = bool(d.get("simulated")) or d.get("engine") == "sim"
+    simulated = bool(d.get("simulated")) or d.get("engine") == "sim" or d.get("hw") == "sim"
     power_valid = d.get("power_valid")
     config_key = d.get("config_key") if isinstance(d.get("config_key"), str) else None
     return PointResult(

@@ -226,6 +226,9 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     await runner.setup()
     site = web.TCPSite(runner, args.host, int(args.port), reuse_address=True)
     await site.start()
+    # the KV pool line SGLang's scheduler prints at start-up (InferenceX reads it from the server log)
+    print(f"max_total_num_tokens={res.engine.kv_capacity}, max_running_requests={res.engine.max_running}",
+          flush=True)
     print(f"[sim] listening on http://{args.host}:{args.port} (profile {res.profile.name}, "
           f"engine sim, not calibrated)", flush=True)
     stop = asyncio.Event()

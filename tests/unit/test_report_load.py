@@ -70,3 +70,16 @@ def test_point_without_metrics_is_shown_but_unmeasured(tmp_path):
     (p,) = load_results([tmp_path])
     assert p.total_tput_per_gpu is None and p.stat("e2el", "p90") is None
     assert [r.code for r in p.invalid_reasons] == ["server_not_ready"]
+
+
+def test_a_point_directory_is_read_from_its_record_not_its_published_row(tmp_path):
+    row = json.loads((FIX.parent / "inferencex-contract/bmk_agentic_quickstart-sim_conc2.json").read_text())
+    (alone,) = load_results([FIX.parent / "inferencex-contract"])  # our published row, read as InferenceX's
+    assert alone.simulated and alone.hw == "sim" and alone.num_requests_total == 7
+    (tmp_path / "bmk_agentic_k_conc2.json").write_text(json.dumps(row))
+    record = {**row, "config_key": "k", "engine": "sim", "simulated": True,
+              "validity": {"valid": False, "reasons": [{"code": "too_few_completed", "message": "m"}]}}
+    (tmp_path / "point_result.json").write_text(json.dumps(record))
+    assert [p.name for p in find_result_files([tmp_path])] == ["point_result.json"]
+    (p,) = load_results([tmp_path])
+    assert p.config_key == "k" and not p.valid and p.invalid_reasons[0].code == "too_few_completed"
