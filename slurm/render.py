@@ -122,10 +122,10 @@ def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path
                       sbatch: list[str], plans: list[PointPlan], out_dir: Path, staged: dict[str, str],
                       submitted_ns: int, evaluation: Any = None) -> dict[str, Any]:
     """The job as later commands see it; an eval task (`--with-eval`) is listed after the points."""
-    from harness.point.result import point_dir, result_name
+    from harness.point.result import RECORD_FILE, point_dir, result_name
 
     points = [{"task_id": i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p)),
-               "result": f"{result_name(p)}.json"} for i, p in enumerate(plans)]
+               "result": RECORD_FILE, "row": f"{result_name(p)}.json"} for i, p in enumerate(plans)]
     if evaluation is not None:
         from harness.evals.run import eval_dir, row_name
 

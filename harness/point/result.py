@@ -227,5 +227,8 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     report = integrate_power(csv, tput["window_start_ns"], tput["window_end_ns"], expected_gpus=expected_gpus,
                              reference_duration_ns=reference)
     write_json(pdir / "power_validation.json", report.validation_json())
+    from harness.power.gpu_metrics import write_gpu_metrics
+
+    write_gpu_metrics(csv, pdir)
     tokens = tput["tokens"]
     return report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])

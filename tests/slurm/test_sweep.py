@@ -70,7 +70,8 @@ def test_every_point_completes_with_its_artifacts(sweep: dict[str, Any]) -> None
         (2, 0, "completed"), (4, 1, "completed"), (8, 2, "completed")]
     for p in data["points"]:
         assert p["exit_code"] in (0, 3)                          # 3: completed, verdict invalid (short window)
-        assert Path(p["result"]).name == f"bmk_agentic_quickstart-sim_conc{p['conc']}.json"
+        assert Path(p["result"]).name == "point_result.json"
+        assert (Path(p["result"]).parent / f"bmk_agentic_quickstart-sim_conc{p['conc']}.json").exists()
         result = json.loads(Path(p["result"]).read_text())
         assert (result["state"], result["engine"], result["conc"]) == ("completed", "sim", p["conc"])
         pdir = Path(p["result"]).parent

@@ -1,0 +1,55 @@
+"""Our power samples written as InferenceX's `gpu_metrics.csv`: nvidia-smi's CSV header and cell formats.
+
+nvidia-smi (`--query-gpu=timestamp,index,uuid,power.draw,temperature.gpu,utilization.gpu,clocks.sm,clocks.mem
+--format=csv`) writes local wall-clock timestamps without a zone (`2026/12/01 01:23:45.678`), so the UTC
+offset they were written in goes beside the file as `agentic_power_timezone_offset.txt` (`+HH:MM`), the
+file InferenceX's power adapter reads. Unknown cells are `[N/A]`, as nvidia-smi writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime, timezone
+from pathlib import Path
+
+from harness.artifacts import write_text
+from harness.power.samples import PowerSample, read_power_csv
+
+HEADER = ("timestamp, index, uuid, power.draw [W], temperature.gpu, utilization.gpu [%], "
+          "clocks.current.sm [MHz], clocks.current.memory [MHz]")
+CSV_NAME = "gpu_metrics.csv"
+OFFSET_NAME = "agentic_power_timezone_offset.txt"
+
+
+def _local(ns: int, tz: timezone) -> str:
+    return datetime.fromtimestamp(ns / 1e9, tz).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+
+
+def _cell(value: int | None, unit: str = "") -> str:
+    return "[N/A]" if value is None else f"{value}{unit}"
+
+
+def gpu_metrics_csv(samples: Iterable[PowerSample], tz: timezone) -> str:
+    lines = [HEADER]
+    for s in sorted(samples, key=lambda s: (s.timestamp_ns, s.gpu_index)):
+        lines.append(", ".join((_local(s.timestamp_ns, tz), str(s.gpu_index), s.gpu_uuid or "[N/A]",
+                                f"{s.power_w:.2f} W", _cell(s.temp_c), _cell(s.util_pct, " %"),
+                                _cell(s.sm_clock_mhz, " MHz"), _cell(s.mem_clock_mhz, " MHz"))))
+    return "\n".join(lines) + "\n"
+
+
+def utc_offset_text(tz: timezone) -> str:
+    seconds = int(tz.utcoffset(None).total_seconds())
+    sign = "+" if seconds >= 0 else "-"
+    return f"{sign}{abs(seconds) // 3600:02d}:{abs(seconds) % 3600 // 60:02d}"
+
+
+def write_gpu_metrics(power_csv: Path, out_dir: Path) -> Path | None:
+    """Write `gpu_metrics.csv` and the offset file from a point's `power.csv`; None when it has no sample."""
+    samples = read_power_csv(power_csv).samples if power_csv.exists() else []
+    if not samples:
+        return None
+    local = datetime.now().astimezone().tzinfo
+    tz = local if isinstance(local, timezone) else UTC
+    write_text(out_dir / OFFSET_NAME, utc_offset_text(tz) + "\n")
+    return write_text(out_dir / CSV_NAME, gpu_metrics_csv(samples, tz))
