@@ -34,6 +34,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("harness.commands.sim", "run the SGLang-compatible simulator (takes sglang.launch_server flags)"),
     "power": ("harness.commands.power", "sample GPU power with NVML, or integrate a power CSV over a window"),
     "compare": ("harness.commands.compare", "per point, old -> new between two runs of a curve"),
+    "export": ("harness.commands.export", "lay a run out as InferenceX artifacts: harness export --inferencex RUN_DIR OUT"),
     "traces": ("harness.commands.traces", "agentic trace corpora: synth, validate, stats, cap"),
     "golden": ("harness.commands.golden", "golden acceptance-length curves: list, show, lookup"),
     "flags": ("harness.commands.flags", "SGLang server flag tables: dump (inside the image), show"),

@@ -1,0 +1,22 @@
+"""`harness export --inferencex RUN_DIR OUT`: a run laid out as InferenceX's artifacts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--inferencex", action="store_true", required=True,
+                        help="lay the results out as InferenceX's artifacts (bmk_agentic_*, agentic_*, server_logs_*)")
+    parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory (searched recursively)")
+    parser.add_argument("out", type=Path, metavar="OUT", help="where the artifacts go")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.report.export import export_inferencex
+
+    written = export_inferencex(args.run_dir, args.out)
+    rows = [p for p in written if p.parent.name.startswith("bmk_agentic_")]
+    print(f"{args.out}: {len(rows)} InferenceX row(s), {len(written)} file(s)")
+    return 0
