@@ -21,8 +21,10 @@ import fnmatch
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from harness.errors import UserError
+from harness.yaml_input import load_yaml, read_text
 
 FILE_NAME = "perf-changelog.yaml"
 PR_LINK = r"^https://github\.com/[A-Za-z0-9][\w.-]*/[\w.-]+/pull/(\d+|XXX)$"
@@ -56,24 +58,6 @@ class ChangelogError(Exception):
     """A changelog text that is not valid YAML or not a list of valid entries (one line: file, entry, key)."""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that rejects a mapping key given twice."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} given twice (first on line {seen[key]})", key_node.start_mark)
-        seen[key] = key_node.start_mark.line + 1
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def hygiene_problems(data: bytes, source: str) -> list[str]:
     """Byte-level problems, one line each: `file:line: what`."""
     try:
@@ -101,13 +85,11 @@ def hygiene_problems(data: bytes, source: str) -> list[str]:
 def parse_entries(text: str, source: str) -> list[ChangelogEntry]:
     """The entries of a changelog text; raises ChangelogError with `file[:line]: key.path: what` on a mistake."""
     try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise ChangelogError(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    if raw is None:
-        return []
+        raw, lines = load_yaml(text, source)
+    except UserError as exc:
+        raise ChangelogError(str(exc)) from None
+    if raw is None or raw == []:
+        raise ChangelogError(f"{source}: <root>: no entries (a changelog is a list of at least one entry)")
     if not isinstance(raw, list):
         raise ChangelogError(f"{source}: <root>: expected a list of entries")
     entries = []
@@ -116,9 +98,12 @@ def parse_entries(text: str, source: str) -> list[ChangelogEntry]:
             entries.append(ChangelogEntry.model_validate(item))
         except ValidationError as exc:
             first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
+            loc = tuple(str(p) for p in first["loc"])
             msg = str(first["msg"]).removeprefix("Value error, ")
-            raise ChangelogError(f"{source}: [{index}]{'.' + loc if loc else ''}: {msg}") from None
+            line = next((lines[(str(index), *loc[:n])] for n in range(len(loc), -1, -1)
+                         if (str(index), *loc[:n]) in lines), None)
+            at = f"{source}:{line}" if line else source
+            raise ChangelogError(f"{at}: [{index}]{'.' + '.'.join(loc) if loc else ''}: {msg}") from None
     return entries
 
 
@@ -164,8 +149,8 @@ def recipe_config_keys(recipes_dir: Path) -> set[str]:
     keys = set()
     for path in sorted(recipes_dir.glob("*.yaml")):
         try:
-            raw = yaml.safe_load(path.read_text())
-        except yaml.YAMLError:
+            raw, _ = load_yaml(read_text(path, "recipe"), str(path))
+        except UserError:
             continue
         if isinstance(raw, dict) and isinstance(raw.get("config_key"), str):
             keys.add(raw["config_key"])

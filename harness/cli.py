@@ -70,7 +70,7 @@ def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | No
 
 
 def main(argv: list[str] | None = None) -> int:
-    from harness.errors import UserError
+    from harness.errors import UserError, one_line
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, module = _build_parser(argv)
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -17,3 +17,12 @@ def pydantic_error_line(source: str, exc: object) -> str:
     loc = ".".join(str(p) for p in first.get("loc", ()))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"{source}: {loc or '<root>'}: {first.get('msg')}{more}"
+
+
+MAX_MESSAGE_CHARS = 600
+
+
+def one_line(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """A message as one printable line of at most `limit` characters (line breaks and controls escaped)."""
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in message)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -11,12 +11,12 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from harness.errors import UserError, pydantic_error_line
+from harness.errors import UserError
+from harness.yaml_input import Where, load_yaml_file, short
 
-TIME_LIMIT = re.compile(r"^(\d+-)?\d+(:\d{2}){0,2}$")
+TIME_LIMIT = re.compile(r"^(\d{1,3}-)?\d{1,5}(:\d{2}){0,2}$")
 RUNTIME_LAUNCHER = {"pyxis": "pyxis", "enroot": "enroot", "apptainer": "apptainer", "docker": "docker",
                     "none": "local"}
 
@@ -71,8 +71,7 @@ class ClusterProfile(Strict):
     @field_validator("time_limit")
     @classmethod
     def _time(cls, v: str) -> str:
-        if not TIME_LIMIT.match(v):
-            raise ValueError("expected minutes, MM:SS, HH:MM:SS or D-HH:MM:SS")
+        check_time_limit(v)
         return v
 
     @field_validator("sbatch_directives")
@@ -106,22 +105,40 @@ class ClusterProfile(Strict):
         return self.gpus_per_task or self.gpus_per_node
 
 
-def parse_profile(data: object, source: str) -> ClusterProfile:
+def parse_profile(data: object, source: str, lines: dict[tuple[str, ...], int] | None = None) -> ClusterProfile:
+    if not isinstance(data, dict):
+        raise UserError(f"{source}: <root>: a cluster profile is a mapping of keys")
     try:
         return ClusterProfile.model_validate(data)
     except ValidationError as exc:
-        raise UserError(pydantic_error_line(source, exc)) from None
+        first = exc.errors()[0]
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        msg = str(first.get("msg", "")).removeprefix("Value error, ")
+        raise Where(source, lines).error(tuple(first.get("loc", ())), msg + more) from None
 
 
 def load_profile(path: str | Path) -> ClusterProfile:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such cluster profile (see clusters/*.yaml)") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    return parse_profile(data, str(path))
+    if not path.exists():
+        raise UserError(f"{path}: no such cluster profile (see clusters/*.yaml)")
+    data, lines = load_yaml_file(path, "cluster profile")
+    return parse_profile(data, str(path), lines)
+
+
+def check_time_limit(text: str) -> None:
+    """Raise ValueError unless `text` is one of Slurm's --time formats with minutes and seconds below 60
+    (and hours below 24 after a day count): `99:99:99` is a typo, not a time."""
+    message = f"{short(text)}: expected minutes, MM:SS, HH:MM:SS or D-HH:MM:SS"
+    if not TIME_LIMIT.match(text):
+        raise ValueError(message)
+    days, _, clock = text.rpartition("-")
+    parts = [int(p) for p in clock.split(":")]
+    if days and len(parts) >= 1 and parts[0] > 23:
+        raise ValueError(message + " (hours below 24 after a day count)")
+    if len(parts) >= 2 and any(p > 59 for p in parts[1:]):
+        raise ValueError(message + " (minutes and seconds below 60)")
+    if time_limit_seconds(text) == 0:
+        raise ValueError(message + " (longer than zero)")
 
 
 def time_limit_seconds(text: str) -> int:

@@ -58,12 +58,15 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     """Validate everything and write the plan file and the batch script; nothing is submitted yet."""
     from harness.errors import UserError
     from harness.recipe.points import load_plans
-    from slurm.profile import TIME_LIMIT
+    from slurm.profile import check_time_limit
 
     profile = load_profile(req.cluster)
     recipe, plans = load_plans(req.recipe, req.points, list(req.overrides))
-    if req.time_limit is not None and not TIME_LIMIT.match(req.time_limit):
-        raise UserError(f"--time {req.time_limit!r}: expected minutes, HH:MM:SS or D-HH:MM:SS")
+    if req.time_limit is not None:
+        try:
+            check_time_limit(req.time_limit)
+        except ValueError as exc:
+            raise UserError(f"--time {exc}") from None
     if req.preflight:
         import yaml
 

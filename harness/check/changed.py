@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.check import gitrev
 from harness.errors import UserError
 from harness.recipe.load import expand_points, load_recipe
 from harness.recipe.plan import build_plans
 from harness.recipe.schema import Recipe
+from harness.yaml_input import load_yaml_file
 
 RECIPES_DIR = "recipes"
 GOLDEN_DIR = "golden_al_distribution"
@@ -106,8 +105,8 @@ def load_curves(paths: list[Path], label: str = "") -> tuple[dict[str, Curve], l
 
 def _raw_key(path: Path) -> str | None:
     try:
-        raw = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, OSError):
+        raw, _ = load_yaml_file(path, "recipe")
+    except UserError:
         return None
     key = raw.get("config_key") if isinstance(raw, dict) else None
     return key if isinstance(key, str) else None

@@ -3,12 +3,13 @@
 Checks the entry schema, byte hygiene (UTF-8, LF, no tabs, no trailing whitespace, final newline), that
 entries added since REV name config keys of recipes under recipes/, and with --base that the file only
 grew by appending (no earlier entry edited, moved or deleted). Prints every problem, one per line; exit
-status 1 when there is any, 2 when the file or the revision cannot be read.
+status 2 when there is any (like every loader's mistakes) or when the file or the revision cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
@@ -24,13 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness import changelog
     from harness.check import gitrev
-    from harness.errors import UserError
+    from harness.yaml_input import read_bytes
 
     path = Path(args.file)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such changelog file") from None
+    data = read_bytes(path, "changelog")
     base, base_name = None, "the base revision"
     if args.base:
         root = gitrev.repo_root(path.resolve().parent)
@@ -41,9 +39,9 @@ def main(args: argparse.Namespace) -> int:
     known = changelog.recipe_config_keys(recipes) if recipes.is_dir() else None
     entries, problems = changelog.validate(data, str(args.file), base, base_name, known)
     for problem in problems:
-        print(problem)
+        print(f"error: {problem}", file=sys.stderr)
     if problems:
-        return 1
+        return 2
     since = f"; compared with {args.base}" if args.base else ""
     print(f"{args.file}: OK, {len(entries)} entries{since}")
     return 0

@@ -25,6 +25,7 @@ from harness.errors import UserError
 from harness.recipe.load import expand_points, parse_recipe_text
 from harness.recipe.plan import client_traces, structured_args
 from harness.recipe.schema import Point, Recipe
+from harness.yaml_input import decode, read_text
 
 UNSET = object()
 
@@ -98,18 +99,17 @@ def _show(value: Any) -> str:
 def read_recipe_text(spec: str, cwd: Path | None = None) -> tuple[str, str]:
     """(text, source) of `path` or `REV:path` (read with `git show`, path relative to the current directory)."""
     path = Path(spec)
-    if path.exists() or ":" not in spec:
-        try:
-            return path.read_text(), spec
-        except FileNotFoundError:
-            raise UserError(f"{spec}: no such recipe file (give a path or REV:path)") from None
+    if path.exists():
+        return read_text(path, "recipe"), spec
+    if ":" not in spec:
+        raise UserError(f"{spec}: no such recipe file (give a path or REV:path)")
     rev, _, rel = spec.partition(":")
     target = rel if rel.startswith(("./", "../", "/")) else f"./{rel}"
-    proc = subprocess.run(["git", "show", f"{rev}:{target}"], check=False, capture_output=True, text=True, cwd=cwd)
+    proc = subprocess.run(["git", "show", f"{rev}:{target}"], check=False, capture_output=True, cwd=cwd)
     if proc.returncode != 0:
-        reason = (proc.stderr.strip().splitlines() or ["git show failed"])[-1]
+        reason = (proc.stderr.decode(errors="replace").strip().splitlines() or ["git show failed"])[-1]
         raise UserError(f"{spec}: cannot read it from git: {reason}")
-    return proc.stdout, spec
+    return decode(proc.stdout, spec), spec
 
 
 def _flat(recipe: Recipe, point: Point | None) -> dict[str, Any]:

@@ -23,10 +23,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
 from harness.errors import UserError
+from harness.yaml_input import Where, load_yaml, read_text
 
 THINKING_MODES: tuple[str, ...] = ("thinking_on", "thinking_off")
 ACC_ENV_PREFIX = "SGLANG_SIMULATE_ACC_"
@@ -146,21 +146,15 @@ def _load_curve(name: str, root: Path) -> GoldenCurve:
         raise UserError(f"unknown golden curve {name!r} (known: {', '.join(known) or 'none'})")
     path = root / f"{name}.yaml"
     where = _display(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise UserError(f"{where}:{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    data, lines = load_yaml(read_text(path, "golden curve"), where)
     if not isinstance(data, dict) or not data:
         raise UserError(f"{where}: <root>: expected a mapping `<model key>: {{thinking_on: {{k: AL}}}}`")
     try:
         return GoldenCurve.model_validate({"name": name, "source": where, "models": data})
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"][1:])  # drop the "models" wrapper
         msg = str(first["msg"]).removeprefix("Value error, ")
-        raise UserError(f"{where}: {loc or '<root>'}: {msg}") from None
+        raise Where(where, lines).error(tuple(first["loc"][1:]), msg) from None  # drop the "models" wrapper
 
 
 def _display(path: Path) -> str:

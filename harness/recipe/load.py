@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from harness.errors import UserError
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
+    MAX_CONC,
     OWNED_FLAGS,
     POINT_NAME,
     KvOffload,
@@ -23,7 +23,7 @@ from harness.recipe.schema import (
     Recipe,
     normalize_point_name,
 )
-from harness.recipe.yaml_lines import Where, line_map
+from harness.yaml_input import Where, load_yaml, read_text
 
 
 def _normalize_key(path: tuple[str, ...], key: str) -> str:
@@ -32,25 +32,13 @@ def _normalize_key(path: tuple[str, ...], key: str) -> str:
 
 def load_recipe(path: str | Path) -> Recipe:
     """Read and validate a recipe file; any mistake is a one-line UserError naming file, line and key path."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such recipe file") from None
-    return parse_recipe_text(text, str(path))
+    return parse_recipe_text(read_text(path, "recipe"), str(path))
 
 
 def parse_recipe_text(text: str, source: str) -> Recipe:
     """Validate recipe YAML text; `source` names it in errors (a path, or `REV:path`)."""
-    where = Where(source)
-    try:
-        raw = yaml.safe_load(text)
-        where.lines = line_map(text, where, _normalize_key)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise UserError(f"{at}: not valid YAML: {getattr(exc, 'problem', None) or str(exc).splitlines()[0]}") from None
-    return parse_recipe(raw, source, where)
+    raw, lines = load_yaml(text, source, _normalize_key)
+    return parse_recipe(raw, source, Where(source, lines))
 
 
 def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None) -> Recipe:
@@ -64,7 +52,7 @@ def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None)
         for key, spec in points.items():
             name = normalize_point_name(key)
             if not POINT_NAME.match(name):
-                raise where.error(("points", str(key)), "point names are concurrencies: c28 or 28")
+                raise where.error(("points", str(key)), f"point names are concurrencies from 1 to {MAX_CONC}: c28 or 28")
             if name in renamed:
                 raise where.error(("points", name), f"given twice ({key!r} and an earlier spelling)")
             renamed[name] = {} if spec is None else spec
@@ -144,6 +132,17 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
                 if len(values) != len(z.conc):
                     raise where.error(("zip", kind, key), f"{len(values)} values for {len(z.conc)} concurrencies "
                                       "(zip lists are lined up index by index with zip.conc)")
+    par, gpus = recipe.parallelism, recipe.hardware.gpus_per_node
+    if par.tp * par.pp > gpus:
+        raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp} = {par.tp * par.pp} GPUs, more than "
+                          f"hardware.gpus_per_node {gpus} (a point's server runs on one node)")
+    if recipe.sim_args:
+        from harness.recipe.plan import render_sim_flags
+        from harness.sim.cli import sim_flags_problem
+
+        problem = sim_flags_problem(render_sim_flags(recipe.sim_args))
+        if problem is not None:
+            raise where.error(("sim_args",), problem)
     if not recipe.points and recipe.zip is None:
         raise where.error(("points",), "a recipe needs at least one point (points: or zip:)")
     spec = recipe.speculative

@@ -21,7 +21,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
 from harness.recipe import flags, postinit
-from harness.recipe.schema import ACC_ENV_PREFIX, ArgValue, KvOffload, Point, Recipe
+from harness.recipe.schema import (
+    ACC_ENV_PREFIX,
+    ArgValue,
+    KvOffload,
+    Point,
+    Recipe,
+    check_env_name,
+    check_env_value,
+)
+from harness.yaml_input import short
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
 SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # which flag table the simulator parses argv with
@@ -189,7 +198,12 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
                host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> PointPlan:
     """The complete, validated plan of one point."""
     where = f"{source}: points.{point.name}"
-    for key in point.env:
+    for key, value in point.env.items():
+        try:
+            check_env_name(key)
+            check_env_value(value)
+        except ValueError as exc:
+            raise UserError(f"{where}.env.{short(key)}: {exc}") from None
         if key.startswith(ACC_ENV_PREFIX):
             raise UserError(f"{where}.env.{key}: synthetic acceptance comes only from the golden curve "
                             "(speculative.golden); remove it")

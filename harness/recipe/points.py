@@ -14,13 +14,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from harness.errors import UserError
 from harness.recipe.load import expand_points, load_recipe, parse_recipe, select_points
 from harness.recipe.plan import PointPlan, build_plans
 from harness.recipe.schema import OWNED_FLAGS, KvOffload, Point, Recipe
+from harness.yaml_input import load_yaml, short
 
 _FREE_MAPPINGS = {("server", "args"), ("server", "env"), ("sim_args",)}  # recipe mappings that take new keys
 
@@ -29,17 +29,17 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     """`KEY=VALUE` -> (key path, value)."""
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise UserError(f"--set {text!r}: expected KEY=VALUE, e.g. args.max-running-requests=64")
+        raise UserError(f"--set {short(text)}: expected KEY=VALUE, e.g. args.max-running-requests=64")
     if key.startswith(("args.", "env.", "server.args.", "server.env.")):
         head, _, name = _split_free(key)
         path = [*head.split("."), name]
     else:
         path = key.split(".")
     if any(not part for part in path):
-        raise UserError(f"--set {text!r}: empty key part in {key!r}")
+        raise UserError(f"--set {short(text)}: empty key part in {key!r}")
     try:
-        parsed = yaml.safe_load(value) if value != "" else ""
-    except yaml.YAMLError:
+        parsed = load_yaml(value, "--set")[0] if value != "" else ""
+    except UserError:  # not YAML (or beyond its bounds): the text itself
         parsed = value
     if path[-2:-1] == ["env"] and parsed is not None:
         parsed = value
@@ -61,7 +61,7 @@ def _canonical(recipe: Recipe, flag: str, text: str) -> str:
     try:
         return flags.load_table(recipe.server.sglang_version).resolve(flag).name[2:]
     except UserError as exc:
-        raise UserError(f"--set {text}: {exc}") from None
+        raise UserError(f"--set {short(text)}: {exc}") from None
 
 
 _KV_FIELDS = {"enable-hierarchical-cache": "kind", "hicache-size": "hicache_size_gb",
@@ -86,7 +86,7 @@ def _route(recipe: Recipe, overrides: list[str]) -> tuple[list[tuple[list[str], 
             elif owned is not None:
                 target = OWNED_FLAGS[owned]
                 if target.startswith("("):
-                    raise UserError(f"--set {text}: --{owned} is {target.strip('()')}")
+                    raise UserError(f"--set {short(text)}: --{owned} is {target.strip('()')}")
                 recipe_level.append((target.split("."), value, text))
             else:
                 point_level.append(("args", name, value, text))
@@ -102,10 +102,10 @@ def _set_recipe(raw: dict[str, Any], path: list[str], value: Any, text: str) -> 
         if child is None and part in set(Recipe.model_fields) | _section_fields(path[:i]):
             child = node[part] = {}
         if not isinstance(child, dict):
-            raise UserError(f"--set {text}: {'.'.join(path)} is not a recipe setting")
+            raise UserError(f"--set {short(text)}: {'.'.join(path)} is not a recipe setting")
         node = child
     if path[-1] not in node and tuple(path[:-1]) not in _FREE_MAPPINGS:
-        raise UserError(f"--set {text}: {'.'.join(path)} is not a recipe setting")
+        raise UserError(f"--set {short(text)}: {'.'.join(path)} is not a recipe setting")
     if value is None and tuple(path[:-1]) in _FREE_MAPPINGS:
         node.pop(path[-1], None)
     else:

@@ -20,6 +20,7 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -29,9 +30,13 @@ from pydantic import (
 )
 
 from harness.point.validity import Thresholds
+from harness.yaml_input import short
 
 ArgValue = str | int | float | bool | list[str | int | float]
-POINT_NAME = re.compile(r"^c([1-9]\d*)$")
+WEEK_S = 7 * 86400.0  # longest time setting
+MAX_CONC = 100_000  # concurrent sessions of one point; beyond this is a typo, not a benchmark
+POINT_NAME = re.compile(r"^c([1-9]\d{0,5})$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ACC_ENV_PREFIX = "SGLANG_SIMULATE_ACC_"
 
 # Flags rendered from the recipe's structured blocks (dashless canonical name -> the recipe key to use).
@@ -58,18 +63,42 @@ def _env_value(value: Any) -> Any:
     return value
 
 
-EnvValue = Annotated[str, BeforeValidator(_env_value)]
-OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v))]
+def check_env_value(value: str) -> str:
+    """An environment value the kernel accepts: no NUL byte."""
+    if "\x00" in value:
+        raise ValueError("an environment value cannot hold a NUL byte")
+    return value
+
+
+def check_env_name(name: str) -> str:
+    """A portable environment variable name: letters, digits and `_`, not starting with a digit."""
+    if not ENV_NAME.match(name):
+        raise ValueError(f"{short(name)} is not an environment variable name (letters, digits, _; "
+                         "not starting with a digit)")
+    return name
+
+
+EnvName = Annotated[str, AfterValidator(check_env_name)]
+EnvValue = Annotated[str, BeforeValidator(_env_value), AfterValidator(check_env_value)]
+OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v)),
+                        AfterValidator(lambda v: v if v is None else check_env_value(v))]
+Text = Annotated[str, AfterValidator(lambda v: _non_blank(v))]
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ModelSpec(Strict):
-    path: str = Field(description="HF id or local path of the checkpoint (`--model-path`); clusters may map it to a staged copy")
+    path: Text = Field(description="HF id or local path of the checkpoint (`--model-path`); clusters may map it to a staged copy")
     revision: str | None = Field(default=None, description="checkpoint revision (`--revision`)")
-    served_name: str = Field(description="name clients use in requests (`--served-model-name`)")
+    served_name: Text = Field(description="name clients use in requests (`--served-model-name`)")
     chat_template: str | None = Field(default=
         None, description="`checkpoint` = the checkpoint's own Jinja template (no flag); else a path or builtin "
                           "name rendered as `--chat-template`")
@@ -79,7 +108,7 @@ class ModelSpec(Strict):
 
 
 class Hardware(Strict):
-    gpu: str = Field(description="GPU type label: gb300, h200, sim")
+    gpu: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", description="GPU type label: gb300, h200, sim")
     gpus_per_node: int = Field(ge=1, description="GPUs of one node")
 
 
@@ -133,25 +162,25 @@ class KvOffloadChange(Strict):
 
 class Client(Strict):
     traces: str = Field(description="trace corpus: a directory of Weka v1 JSON files (relative to the recipe)")
-    duration_s: float = Field(default=60.0, gt=0, description="profiling window length")
-    grace_s: float = Field(default=30.0, ge=0, description="wait for in-flight requests after the window")
-    warmup_s: float = Field(default=0.0, ge=0, description="agentic cache warmup before profiling")
+    duration_s: float = Field(default=60.0, gt=0, le=WEEK_S, description="profiling window length")
+    grace_s: float = Field(default=30.0, ge=0, le=WEEK_S, description="wait for in-flight requests after the window")
+    warmup_s: float = Field(default=0.0, ge=0, le=WEEK_S, description="agentic cache warmup before profiling")
     tokenizer: str | None = Field(default=None, description="tokenizer directory; default: the demo one")
-    seed: int = Field(default=42, description="seed of trajectory starts and sampling")
-    max_sessions: int | None = Field(default=None, ge=1, description="stop after this many sessions (default: time-boxed)")
+    seed: int = Field(default=42, ge=0, lt=2**63, description="seed of trajectory starts and sampling")
+    max_sessions: int | None = Field(default=None, ge=1, le=10**9, description="stop after this many sessions (default: time-boxed)")
 
 
 class Server(Strict):
     args: dict[str, ArgValue] = Field(default_factory=dict, description="base SGLang flags, dashless names")
-    env: dict[str, EnvValue] = Field(default_factory=dict, description="base server environment")
+    env: dict[EnvName, EnvValue] = Field(default_factory=dict, description="base server environment")
     sglang_version: str = Field(default="0.5.23", description="pinned SGLang version whose flag table validates args")
-    ready_timeout_s: float = Field(default=1800.0, gt=0, description="seconds to wait for the server to become ready")
+    ready_timeout_s: float = Field(default=1800.0, gt=0, le=WEEK_S, description="seconds to wait for the server to become ready")
 
 
 class Zip(Strict):
-    conc: list[Annotated[int, Field(ge=1)]] = Field(min_length=1, description="concurrencies, one point each")
+    conc: list[Annotated[int, Field(ge=1, le=MAX_CONC)]] = Field(min_length=1, description="concurrencies, one point each")
     args: dict[str, list[ArgValue]] = Field(default_factory=dict, description="flag -> one value per concurrency")
-    env: dict[str, list[EnvValue]] = Field(default_factory=dict, description="variable -> one value per concurrency")
+    env: dict[EnvName, list[EnvValue]] = Field(default_factory=dict, description="variable -> one value per concurrency")
 
     @field_validator("conc")
     @classmethod
@@ -164,7 +193,7 @@ class Zip(Strict):
 class PointSpec(Strict):
     extends: str | None = Field(default=None, description="start from another point's settings, e.g. c24")
     args: dict[str, ArgValue | None] = Field(default_factory=dict, description="flag changes; null removes an inherited flag")
-    env: dict[str, OptEnvValue] = Field(default_factory=dict, description="env changes; null removes an inherited variable")
+    env: dict[EnvName, OptEnvValue] = Field(default_factory=dict, description="env changes; null removes an inherited variable")
     kv_offload: KvOffloadChange | None = Field(default=None, description="changes to the inherited KV offload")
 
     @field_validator("extends", mode="before")
@@ -184,7 +213,7 @@ class Recipe(Strict):
 
     config_key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="curve identity, e.g. the file stem")
     description: str = Field(default="", description="one line for humans")
-    image: str = Field(description="pinned engine image, e.g. lmsysorg/sglang:v0.5.23")
+    image: Text = Field(description="pinned engine image, e.g. lmsysorg/sglang:v0.5.23")
     engine: Literal["sglang", "sim"] = Field(default="sglang", description="`sim` runs the same argv on the simulator")
     sim_profile: str = Field(default="demo", description="simulator hardware profile when engine is sim")
     sim_traces: str | None = Field(default=None, description="trace corpus replayed when engine is sim (default: client.traces)")

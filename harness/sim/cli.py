@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import NoReturn
 
 from harness.sim.flagtable import DEFAULT_VERSION, add_sglang_options
 
@@ -37,6 +38,29 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
                    help="with --sim-eval-answers: probability that an answer's final number is right (seeded)")
     g.add_argument("--sim-seed", type=int, default=None,
                    help="seed for acceptance draws and faults (default: --random-seed, else 0)")
+
+
+class _Refused(Exception):
+    pass
+
+
+class _CheckingParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(message)
+
+
+def sim_flags_problem(argv: list[str]) -> str | None:
+    """Why the simulator would refuse these `--sim-*` flags at start, or None (checked at plan time)."""
+    parser = _CheckingParser(prog="sim_args", add_help=False, allow_abbrev=False)
+    add_sim_options(parser)
+    try:
+        args = parser.parse_args(argv)
+        check_sim_args(args, parser)
+    except _Refused as exc:
+        return str(exc)
+    if "--sim-profile" in argv:
+        return "set the simulator profile with sim_profile, not sim_args"
+    return None
 
 
 def add_all_options(parser: argparse.ArgumentParser, version: str | None = None) -> None:

@@ -16,13 +16,25 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.traces.schema import Corpus, Trace, parse_trace
+from harness.yaml_input import decode, read_text
+
+MAX_CORPUS_BYTES = 4 * 1024 * 1024 * 1024  # a corpus file is read whole; a bound against reading a device
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _parse_json(text: str, where: str) -> Any:
+    """JSON as the standard defines it: NaN and Infinity are refused, and so are absurd nesting and integers."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise UserError(f"{where}: invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise UserError(f"{where}: invalid JSON: nested too deeply") from None
+    except ValueError as exc:  # NaN/Infinity, or an integer longer than Python converts
+        raise UserError(f"{where}: invalid JSON: {str(exc).split(';')[0]}") from None
 
 
 def _unique(traces: Iterable[tuple[Trace, str]], source: str) -> Corpus:
@@ -42,17 +54,24 @@ def read_jsonl(path: Path) -> Corpus:
     """One trace per non-blank line."""
 
     def gen() -> Iterable[tuple[Trace, str]]:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    where = f"{path}:{n}"
+        if not path.is_file():
+            raise UserError(f"{path}: not a regular file; expected a JSONL trace corpus")
+        try:
+            fh = open(path, "rb")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read the trace corpus: {exc.strerror or exc}") from None
+        with fh:
+            for n, raw in enumerate(fh, 1):
+                where = f"{path}:{n}"
+                line = decode(raw, where).strip()
+                if line:
                     yield parse_trace(_parse_json(line, where), where), where
 
     return _unique(gen(), str(path))
 
 
 def read_json_file(path: Path) -> Trace:
-    return parse_trace(_parse_json(path.read_text(encoding="utf-8"), str(path)), str(path))
+    return parse_trace(_parse_json(read_text(path, "trace", MAX_CORPUS_BYTES), str(path)), str(path))
 
 
 def read_dir(path: Path) -> Corpus:

@@ -26,7 +26,7 @@ StopReason = Literal["", "tool_use", "end_turn", "max_tokens", "stop_sequence", 
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class _ApiCall(_Strict):
@@ -88,7 +88,7 @@ class Trace(_Strict):
     hash_id_scope: Literal["local", "global"]
     tool_tokens: NonNegativeInt = 0
     system_tokens: NonNegativeInt = 0
-    requests: list[Request]
+    requests: list[Request] = Field(min_length=1, description="at least one request")
     totals: dict[str, Any] | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -186,10 +186,12 @@ def error_location(loc: tuple[Any, ...]) -> str:
 
 def trace_error_line(source: str, raw: Any, exc: ValidationError) -> str:
     """One line: `source: trace ID: requests[3].in: message (and N more)`."""
+    from harness.yaml_input import short
+
     errors = exc.errors()
     first = errors[0]
     tid = raw.get("id") if isinstance(raw, dict) else None
-    who = f"trace {tid}: " if isinstance(tid, str) and tid else ""
+    who = f"trace {tid if len(tid) <= 80 and tid.isprintable() else short(tid)}: " if isinstance(tid, str) and tid else ""  # noqa: E501
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     msg = str(first.get("msg", "invalid"))
     if first.get("type") == "union_tag_invalid":

@@ -35,12 +35,15 @@ def _write(tmp_path: Path, **changes: object) -> Path:
 
 def test_unknown_key_is_rejected(tmp_path: Path) -> None:
     path = _write(tmp_path, acount="x")
-    with pytest.raises(UserError, match=r"c\.yaml: acount: Extra inputs are not permitted"):
+    with pytest.raises(UserError, match=r"c\.yaml:2: acount: Extra inputs are not permitted"):
         load_profile(path)
 
 
 @pytest.mark.parametrize("changes,where", [
     ({"time_limit": "2h"}, "time_limit"),
+    ({"time_limit": "99:99:99"}, r"c\.yaml:\d+: time_limit: '99:99:99': .*below 60"),
+    ({"time_limit": "1-25:00"}, "hours below 24"),
+    ({"time_limit": "0"}, "longer than zero"),
     ({"gpus_per_task": 16}, "gpus_per_task 16 > gpus_per_node 8"),
     ({"sbatch_directives": ["constraint=x"]}, "sbatch_directives"),
     ({"default_mounts": ["/a"]}, "default_mounts"),
