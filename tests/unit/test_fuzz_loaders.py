@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SEEDS = {
     "recipe": (ROOT / "recipes" / "quickstart-sim.yaml").read_bytes(),
     "profile": (ROOT / "clusters" / "local-ci.yaml").read_bytes(),
-    "golden": "m:\n  thinking_on: {1: 1.5, 2: 2.25}\n".encode(),
+    "golden": b"m:\n  thinking_on: {1: 1.5, 2: 2.25}\n",
     "changelog": (ROOT / "perf-changelog.yaml").read_bytes(),
     "trace": (b'{"id": "t", "models": ["m"], "block_size": 16, "hash_id_scope": "local", "requests": '
               b'[{"type": "n", "t": 0.5, "model": "m", "in": 10, "out": 2, "hash_ids": [1]}]}'),
