@@ -26,6 +26,9 @@ class SweepPlanFile(BaseModel):
     image_path: str | None = None
     gpus: list[str] | None = None
     overrides: list[str] = []
+    variant: str | None = None
+    tag: str | None = None
+    note: str | None = None
     points: list[PointPlan]
     eval: EvalTask | None = None   # one more array task after the points (`submit --with-eval`)
 
@@ -37,7 +40,7 @@ class SweepPlanFile(BaseModel):
         return PointOptions(out_dir=Path(self.out_dir), launcher=self.launcher, ready_timeout_s=self.ready_timeout_s,
                             thresholds=self.thresholds, mounts=tuple(self.mounts),
                             gpus=None if self.gpus is None else tuple(self.gpus), overrides=tuple(self.overrides),
-                            image_path=self.image_path)
+                            image_path=self.image_path, variant=self.variant, tag=self.tag, note=self.note)
 
 
 def load_sweep_plan(path: Path) -> SweepPlanFile:

@@ -62,14 +62,15 @@ def image_file(profile: ClusterProfile, image: str) -> str | None:
 
 
 def sweep_plan(plans: list[PointPlan], profile: ClusterProfile, out_dir: Path, ready_timeout_s: float,
-               overrides: list[str], thresholds: Thresholds | None = None) -> SweepPlanFile:
+               overrides: list[str], thresholds: Thresholds | None = None, *, variant: str | None = None,
+               tag: str | None = None, note: str | None = None) -> SweepPlanFile:
     images = {p.image for p in plans}
     if len(images) != 1:
         raise UserError(f"points use several images ({', '.join(sorted(images))}); one sweep runs one image")
     return SweepPlanFile(out_dir=str(out_dir), launcher=profile.launcher, ready_timeout_s=ready_timeout_s,
                          thresholds=thresholds or Thresholds(), mounts=list(profile.default_mounts),
                          image_path=image_file(profile, plans[0].image), gpus=None, overrides=overrides,
-                         points=plans)
+                         variant=variant, tag=tag, note=note, points=plans)
 
 
 def sbatch_argv(profile: ClusterProfile, *, job_name: str, n_tasks: int, out_dir: Path, script: Path,
@@ -120,11 +121,11 @@ def batch_script(python: str, plan_file: Path, sbatch: list[str], profile: Clust
 
 def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path, script: Path,
                       sbatch: list[str], plans: list[PointPlan], out_dir: Path, staged: dict[str, str],
-                      submitted_ns: int, evaluation: Any = None) -> dict[str, Any]:
+                      submitted_ns: int, evaluation: Any = None, variant: str | None = None) -> dict[str, Any]:
     """The job as later commands see it; an eval task (`--with-eval`) is listed after the points."""
     from harness.point.result import RECORD_FILE, point_dir, result_name
 
-    points = [{"task_id": i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p)),
+    points = [{"task_id": i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p, variant)),
                "result": RECORD_FILE, "row": f"{result_name(p)}.json"} for i, p in enumerate(plans)]
     if evaluation is not None:
         from harness.evals.run import eval_dir, row_name
@@ -134,4 +135,4 @@ def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path
                        "kind": "eval"})
     return {"job_id": job_id, "cluster": cluster, "recipe": recipe, "out_dir": str(out_dir),
             "plan_file": str(plan_file), "script": str(script), "sbatch": sbatch, "staged_models": staged,
-            "submitted_ns": submitted_ns, "points": points}
+            "submitted_ns": submitted_ns, "variant": variant, "points": points}

@@ -39,6 +39,14 @@ class SubmitRequest:
     eval_limit: int | None = None
     eval_min_score: float | None = None
     preflight: bool = True
+    tag: str | None = None
+    note: str | None = None
+
+    @property
+    def variant(self) -> str | None:
+        from harness.point.variant import variant_name
+
+        return variant_name(self.overrides, self.tag)
 
 
 class PreflightFailed(Exception):
@@ -88,7 +96,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     script = out_dir / "slurm" / f"job-{stamp}.sh"
     thresholds = with_required_power(recipe.validity, req.require_power)
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
-                              list(req.overrides), thresholds)
+                              list(req.overrides), thresholds, variant=req.variant, tag=req.tag, note=req.note)
     if req.with_eval:
         sweep.eval = _staged_eval(req, profile)
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=sweep.n_tasks,
@@ -129,6 +137,6 @@ def submit(req: SubmitRequest) -> dict[str, Any]:
     record = render.submission_record(
         job_id, cluster=prep["profile"], recipe=str(Path(req.recipe).resolve()), plan_file=prep["plan_file"],
         script=prep["script"], sbatch=prep["sbatch"], plans=prep["plans"], out_dir=prep["out_dir"],
-        staged=prep["staged"], submitted_ns=now, evaluation=prep["eval"])
+        staged=prep["staged"], submitted_ns=now, evaluation=prep["eval"], variant=req.variant)
     jobs.record_job(record)
     return record

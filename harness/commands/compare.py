@@ -1,4 +1,8 @@
-"""`harness compare A B [--json] [--allow-mixed]`: per point, old (A) -> new (B)."""
+"""`harness compare A B [--json] [--allow-mixed]`: per point, old (A) -> new (B).
+
+`harness compare RUN --variant NAME`: the recipe's own points of RUN (A) against the tuned variant NAME (B),
+each variant point paired with its baseline point.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +14,10 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", type=Path, metavar="A", help="the old run: a directory (searched recursively) or a result file")
-    parser.add_argument("b", type=Path, metavar="B", help="the new run: a directory (searched recursively) or a result file")
+    parser.add_argument("b", type=Path, metavar="B", nargs="?",
+                        help="the new run: a directory (searched recursively) or a result file")
+    parser.add_argument("--variant", metavar="NAME",
+                        help="compare the tuned variant NAME of run A (variants/NAME/) with A's baseline points")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--allow-mixed", action="store_true",
                         help="allow simulated and real results, or different images, in one compared curve")
@@ -18,15 +25,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.errors import UserError
-    from harness.report.compare import compare_points, comparison_json, render_comparison
+    from harness.report.compare import compare_points, comparison_json, render_comparison, variant_sides
     from harness.report.load import load_results
 
+    if (args.b is None) == (args.variant is None):
+        raise UserError("compare: give two runs (A B) or one run and --variant NAME")
     sides = []
-    for name, path in (("A", args.a), ("B", args.b)):
+    for name, path in (("A", args.a), ("B", args.b)) if args.b is not None else (("A", args.a),):
         points = load_results([path])
         if not points:
             raise UserError(f"{path}: no result files found for {name} (expected bmk_agentic_*.json below it)")
         sides.append(points)
+    if args.variant is not None:
+        sides = list(variant_sides(sides[0], args.variant))
+        if not args.json:
+            print(f"A = {args.a} as the recipe is written; B = its variant {args.variant}")
     comparisons, only_a, only_b = compare_points(sides[0], sides[1], allow_mixed=args.allow_mixed)
     if args.json:
         json.dump({"schema_version": 1, **comparison_json(comparisons, only_a, only_b)}, sys.stdout, indent=2)

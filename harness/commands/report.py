@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.report.curves import report_json
     from harness.report.evals import eval_line
     from harness.report.markdown import coverage_lines
-    from harness.report.table import render_table
+    from harness.report.table import render_curve
 
     out_dir = args.out or default_out(args.run_dirs)
     outputs = build_report(args.run_dirs, out_dir, with_records=not args.no_records)
@@ -42,9 +42,7 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     for c in outputs.curves:
-        sim = " (simulated)" if c.simulated else ""
-        print(f"== {c.config_key}{sim}  image {c.image or 'unknown'}")
-        print(render_table(c.points), end="")
+        print(render_curve(c), end="")
         print("Pareto coverage:")
         print("\n".join("  " + line[2:] for line in coverage_lines(c)))
         for w in c.warnings:

@@ -26,6 +26,15 @@ def add_point_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
     parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
     parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
+    add_label_options(parser)
+
+
+def add_label_options(parser: argparse.ArgumentParser) -> None:
+    """`--tag` and `--note` (run, sweep, submit): recorded in every result and shown in reports."""
+    parser.add_argument("--tag", help="name this run: results land in <out>/<config_key>/variants/NAME/ and the "
+                                      "report draws them as their own series (default with --set: a name "
+                                      "made from the overrides)")
+    parser.add_argument("--note", help="free text recorded in the results and shown in reports")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,11 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
     from harness.point.run import PointOptions
     from harness.point.validity import with_required_power
+    from harness.point.variant import variant_name
 
+    overrides = overrides_with_duration(args)
     return PointOptions(out_dir=args.out, launcher=args.launcher,
                         ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
                         thresholds=with_required_power(recipe.validity, args.require_power), mounts=tuple(args.mount),
-                        overrides=tuple(args.overrides), image_path=args.image_path)
+                        overrides=tuple(overrides), image_path=args.image_path,
+                        variant=variant_name(overrides, args.tag), tag=args.tag, note=args.note)
 
 
 def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan]) -> list[PointPlan]:
@@ -55,7 +67,8 @@ def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan]) ->
 
 
 def overrides_with_duration(args: argparse.Namespace) -> list[str]:
-    extra = [f"client.duration_s={args.duration}"] if args.duration else []
+    """`--set`s, then `--duration S` as `client.duration_s=S` (a shortened window is a variant too)."""
+    extra = [f"client.duration_s={args.duration:g}"] if args.duration else []
     return [*args.overrides, *extra]
 
 
@@ -67,7 +80,19 @@ def main(args: argparse.Namespace) -> int:
     plans = local_preflight(args.recipe, recipe, plans)
     outcome = run_point(plans[0], options_from_args(args, recipe))
     print(describe_outcome(outcome))
+    if outcome.result is not None:
+        print()
+        print(point_table(outcome.point_dir), end="")
     return outcome.exit_status
+
+
+def point_table(pdir: Path) -> str:
+    """The numbers one point measured, as `sweep` prints a curve: title (SIMULATED, variant) and table."""
+    from harness.report.curves import group_curves
+    from harness.report.load import load_results
+    from harness.report.table import render_curve
+
+    return "".join(render_curve(c) for c in group_curves(load_results([pdir])))
 
 
 def describe_outcome(o: PointOutcome) -> str:

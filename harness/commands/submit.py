@@ -34,11 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="submit without `harness preflight`'s checks (e.g. to test the walltime margin)")
     parser.add_argument("--dry-run", action="store_true", help="write the plan and script, print the sbatch "
                                                                "command, submit nothing")
-    parser.add_argument("--wait", action="store_true", help="follow the job until it ends")
+    parser.add_argument("--wait", action="store_true", help="follow the job until it ends, then build the report")
     parser.add_argument("--json", action="store_true", help="print the job and its points as JSON")
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between polls with --wait")
     parser.add_argument("--cancel-on-interrupt", action="store_true",
                         help="with --wait: Ctrl-C / SIGTERM cancels the job")
+    from harness.commands.run import add_label_options
+
+    add_label_options(parser)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -59,13 +62,13 @@ def main(args: argparse.Namespace) -> int:
         from harness.commands.eval import check_eval_args
 
         check_eval_args(args)
-    overrides = [*args.overrides, *([f"client.duration_s={args.duration}"] if args.duration else [])]
+    overrides = [*args.overrides, *([f"client.duration_s={args.duration:g}"] if args.duration else [])]
     req = SubmitRequest(recipe=args.recipe, cluster=args.cluster, points=args.points, overrides=tuple(overrides),
                         out_dir=args.out, throttle=args.throttle, time_limit=args.time_limit,
                         signal_margin_s=args.signal_margin, ready_timeout_s=args.ready_timeout,
                         require_power=args.require_power, python=args.python, with_eval=args.with_eval,
                         eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
-                        preflight=not args.no_preflight)
+                        preflight=not args.no_preflight, tag=args.tag, note=args.note)
     try:
         prep = prepare(req, time.time_ns()) if args.dry_run else None
     except PreflightFailed as exc:

@@ -42,7 +42,7 @@ def main(args: argparse.Namespace) -> int:
     worst = EXIT_VALID
     t0 = time.monotonic()
     for i, plan in enumerate(plans, 1):
-        pdir = point_dir(args.out, plan)
+        pdir = point_dir(args.out, plan, options.variant)
         prior = read_status(pdir)
         if not args.force and prior and prior.get("state") == "completed" \
                 and prior.get("fingerprint") == plan.fingerprint:
@@ -102,7 +102,8 @@ def _run_eval(args: argparse.Namespace, task: EvalTask, ready_timeout_s: float, 
 
 
 def _report(args: argparse.Namespace, config_key: str) -> None:
-    from harness.report import build_report, render_table
+    from harness.report import build_report
+    from harness.report.table import render_curve
 
     curve_dir = args.out / config_key
     outputs = build_report([curve_dir], curve_dir / "report")
@@ -110,7 +111,7 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
 
     for curve in outputs.curves:  # the curves the report was built from: results are read once
         print()
-        print(render_table(curve.points))
+        print(render_curve(curve), end="")
         if args.with_eval:
             print(eval_line(outputs.evals.get(curve.config_key)))
     print()

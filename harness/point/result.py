@@ -22,8 +22,12 @@ from harness.point.validity import Thresholds, verdict
 from harness.recipe.plan import PointPlan
 
 
-def point_dir(out_dir: Path, plan: PointPlan) -> Path:
-    return Path(out_dir) / plan.config_key / f"conc{plan.conc}"
+def point_dir(out_dir: Path, plan: PointPlan, variant: str | None = None) -> Path:
+    """`<out>/<config_key>/conc<N>`, or `<out>/<config_key>/variants/<variant>/conc<N>` for a variant."""
+    from harness.point.variant import VARIANTS_DIR
+
+    base = Path(out_dir) / plan.config_key
+    return (base / VARIANTS_DIR / variant if variant else base) / f"conc{plan.conc}"
 
 
 RECORD_FILE = "point_result.json"
@@ -41,7 +45,7 @@ def spec_decoding_label(algorithm: Any) -> str:
     return {"NEXTN": "mtp"}.get(str(algorithm).upper(), str(algorithm).lower())
 
 
-def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], thresholds: Thresholds, pdir: Path,
+def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: dict[str, Any], thresholds: Thresholds, pdir: Path,
                        artifact_dir: Path, client_run: Any,
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
@@ -87,6 +91,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], threshold
         "state": state,
         "state_reason": reason,
         "overrides": list(overrides),
+        **labels,   # variant, tag, note, harness_commit
         "num_requests_total": accounting["records_profiled"] + (cancelled or 0),
         "num_requests_successful": accounting["successful"],
         "request_accounting": accounting,

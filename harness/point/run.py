@@ -45,6 +45,9 @@ class PointOptions:
     gpus: tuple[str, ...] | None = None
     cache_dir: Path | None = None
     overrides: tuple[str, ...] = ()     # the --set KEY=VALUE changes, recorded in the result
+    variant: str | None = None          # None: the recipe as written; else variants/<name>/ (harness.point.variant)
+    tag: str | None = None              # --tag, recorded in the result
+    note: str | None = None             # --note, recorded in the result
     image_path: str | None = None
     progress_every_s: float = 30.0   # 0 turns the progress lines off
 
@@ -61,14 +64,16 @@ class PointOutcome:
 
 def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     """Run one point end to end; never leaves a process of the point running."""
-    pdir = point_dir(options.out_dir, plan)
+    pdir = point_dir(options.out_dir, plan, options.variant)
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
     tokenizer_used = client_tokenizer(plan)
     corpus = {"spec": plan.client.traces, "replayed": str(corpus_dir), "conversion": corpus_note}
     pdir.mkdir(parents=True, exist_ok=True)
     status = PointStatus(pdir, plan.conc, plan.config_key)
-    status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides))
+    labels = run_labels(options)
+    status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides),
+                       **labels)
     slurm = slurm_env()
     if slurm:
         status.data["slurm"] = slurm
@@ -134,7 +139,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = build_point_result(
-            plan, overrides=options.overrides, thresholds=options.thresholds, pdir=pdir, artifact_dir=artifact_dir,
+            plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir, artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
             reason=reason, corpus=corpus, tokenizer=tokenizer_used)
         if result is not None:  # strict power can turn a completed point into a failed one
@@ -144,6 +149,14 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                       valid=None if result is None else result["validity"]["valid"],
                       result=None if result_path is None else result_path.name)
     return PointOutcome(state, reason, exit_status, pdir, result_path, result)
+
+
+def run_labels(options: PointOptions) -> dict[str, Any]:
+    """What names this run in our record: variant, tag, note and the harness's own git commit."""
+    from harness.provenance import harness_commit
+
+    return {"variant": options.variant, "tag": options.tag, "note": options.note,
+            "harness_commit": harness_commit()}
 
 
 def _exit_status(state: str, result: dict[str, Any] | None, signum: int | None) -> int:

@@ -68,7 +68,7 @@ def _identity(c: Curve) -> str:
 def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str, Curve]:
     by_key: dict[str, list[Curve]] = {}
     for c in curves:
-        by_key.setdefault(c.config_key, []).append(c)
+        by_key.setdefault(c.key, []).append(c)
     merged: dict[str, Curve] = {}
     for key, group in by_key.items():
         if len(group) > 1 and not allow_mixed:
@@ -82,7 +82,8 @@ def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str
         else:
             # Explicitly allowed: one curve, the newest result per concurrency.
             points, warnings = latest_per_conc(p for c in group for p in c.points)
-            merged[key] = Curve(config_key=key, image=" + ".join(sorted({c.image for c in group})),
+            merged[key] = Curve(config_key=group[0].config_key, variant=group[0].variant,
+                                overrides=group[0].overrides, image=" + ".join(sorted({c.image for c in group})),
                                 engine="/".join(sorted({c.engine for c in group})),
                                 simulated=any(c.simulated for c in group), points=points,
                                 frontiers=frontiers_for(points), warnings=warnings)
@@ -122,6 +123,22 @@ def compare_points(
             )
         )
     return out, only_old, only_new
+
+
+def variant_sides(points: Sequence[PointResult], variant: str) -> tuple[list[PointResult], list[PointResult]]:
+    """(the recipe's own points, the points of `variant` as if they were the recipe's): the two sides of
+    `harness compare RUN --variant NAME`, so each variant point pairs with its baseline point directly."""
+    import dataclasses
+
+    baseline = [p for p in points if p.variant is None]
+    tuned = [dataclasses.replace(p, variant=None) for p in points if p.variant == variant]
+    if not tuned:
+        known = sorted({p.variant for p in points if p.variant})
+        raise UserError(f"--variant {variant}: no results of that variant (variants found: "
+                        f"{', '.join(known) or 'none'})")
+    if not baseline:
+        raise UserError(f"--variant {variant}: no results of the recipe as written to compare with")
+    return baseline, tuned
 
 
 def comparison_json(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str]) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """Grouping points into curves and computing each curve's Pareto frontiers.
 
 A curve is the set of points sharing a config key (or, for plain aggregates, a key derived from model,
-precision, hardware, framework and parallelism), one image and one engine kind: simulated and real results,
-or results of two images, never share a curve. Within a curve each concurrency appears once; when a
+precision, hardware, framework and parallelism), one variant, one image and one engine kind: simulated and
+real results, results of two images, or a tuned variant (`--set`/`--tag`) and the recipe as written never
+share a curve. Within a curve each concurrency appears once; when a
 directory holds several results for one concurrency the newest file wins and the others are named in the
 curve's warnings.
 """
@@ -56,6 +57,20 @@ class Curve:
     points: list[PointResult]
     frontiers: dict[str, Frontier[int]]
     warnings: list[str] = field(default_factory=list)
+    variant: str | None = None
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The curve's name: the config key, with `[variant]` for a tuned variant."""
+        return f"{self.config_key} [{self.variant}]" if self.variant else self.config_key
+
+    @property
+    def label(self) -> str:
+        """The series label in plots: the name, the overrides of a variant, and the engine."""
+        changes = f" ({', '.join(self.overrides)})" if self.variant and self.overrides and \
+            ",".join(self.overrides) != self.variant else ""
+        return f"{self.key}{changes} [{self.engine}]" if self.engine else f"{self.key}{changes}"
 
     @property
     def invalid(self) -> list[PointResult]:
@@ -100,12 +115,13 @@ def latest_per_conc(members: Iterable[PointResult]) -> tuple[list[PointResult], 
 
 
 def group_curves(points: Iterable[PointResult]) -> list[Curve]:
-    """Curves in order of (key, engine, image); points within a curve by concurrency."""
-    groups: dict[tuple[str, bool, str], list[PointResult]] = {}
+    """Curves in order of (key, variant, engine, image); the recipe as written before its variants; points
+    within a curve by concurrency."""
+    groups: dict[tuple[str, str, bool, str], list[PointResult]] = {}
     for p in points:
-        groups.setdefault((p.curve_key, p.simulated, p.image), []).append(p)
+        groups.setdefault((p.curve_key, p.variant or "", p.simulated, p.image), []).append(p)
     curves: list[Curve] = []
-    for (key, simulated, image), members in sorted(groups.items()):
+    for (key, variant, simulated, image), members in sorted(groups.items()):
         chosen, warnings = latest_per_conc(members)
         engines = sorted({p.engine for p in chosen})
         curves.append(
@@ -117,6 +133,8 @@ def group_curves(points: Iterable[PointResult]) -> list[Curve]:
                 points=chosen,
                 frontiers=frontiers_for(chosen),
                 warnings=warnings,
+                variant=variant or None,
+                overrides=chosen[-1].overrides if variant else (),
             )
         )
     return curves
@@ -146,6 +164,9 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "kv_offloading": p.kv_offloading,
         "recipe_fingerprint": p.recipe_fingerprint,
         "fingerprint": dict(p.fingerprint),
+        "tag": p.tag,
+        "note": p.note,
+        "harness_commit": p.harness_commit,
         "source": str(p.source),
     }
 
@@ -155,6 +176,8 @@ def curve_json(c: Curve) -> dict[str, Any]:
     first = c.points[0]
     return {
         "config_key": c.config_key,
+        "variant": c.variant,
+        "overrides": list(c.overrides),
         "image": c.image,
         "engine": c.engine,
         "simulated": c.simulated,

@@ -80,6 +80,11 @@ class PointResult:
     power_valid: bool | None
     power_invalid_reasons: tuple[str, ...]
     fingerprint: Mapping[str, Any] = field(default_factory=dict)
+    variant: str | None = None          # None: the recipe as written; else a tuned variant's name
+    overrides: tuple[str, ...] = ()     # the --set changes of a variant
+    tag: str | None = None
+    note: str | None = None
+    harness_commit: str | None = None
 
     def stat(self, metric: str, stat: str) -> float | None:
         """A latency statistic (`stat("e2el", "p90")`), or None when it was not measured."""
@@ -241,7 +246,23 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         power_valid=None if power_valid is None else bool(power_valid),
         power_invalid_reasons=tuple(str(r) for r in (d.get("power_invalid_reasons") or ())),
         fingerprint=_fingerprint_fields(d.get("fingerprint")),
+        variant=_str(d.get("variant")),
+        overrides=tuple(str(o) for o in d.get("overrides") or () if isinstance(o, str)),
+        tag=_str(d.get("tag")),
+        note=_str(d.get("note")),
+        harness_commit=_commit(d.get("harness_commit")),
     )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _commit(value: Any) -> str | None:
+    """`harness_commit` of our record: `{"commit", "dirty"}` → `abc123…` (`+dirty` when the tree was)."""
+    if not isinstance(value, Mapping) or not isinstance(value.get("commit"), str):
+        return None
+    return str(value["commit"]) + ("+dirty" if value.get("dirty") else "")
 
 
 def _validity(d: Mapping[str, Any], ok: int | None) -> tuple[bool, tuple[Reason, ...]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.report.curves import FRONTIER_AXES, Curve
-from harness.report.table import COLUMNS, table_rows
+from harness.report.table import COLUMNS, SIMULATED, curve_notes, table_rows
 
 
 def _concs(concs: Sequence[int]) -> str:
@@ -25,10 +25,16 @@ def coverage_lines(c: Curve) -> list[str]:
 
 
 def render_markdown(curves: Sequence[Curve]) -> str:
-    out: list[str] = ["# Agentic sweep report", ""]
+    title = "Agentic sweep report"
+    out: list[str] = [f"# {SIMULATED}: {title}" if any(c.simulated for c in curves) else f"# {title}", ""]
     for c in curves:
-        sim = " (simulated)" if c.simulated else ""
-        out += [f"## {c.config_key}{sim}", "", f"Image `{c.image or 'unknown'}`, engine `{c.engine}`.", ""]
+        sim = f" ({SIMULATED})" if c.simulated else ""
+        out += [f"## {c.key}{sim}", "", f"Image `{c.image or 'unknown'}`, engine `{c.engine}`.", ""]
+        if c.variant:
+            out += [f"Tuned variant `{c.variant}` of `{c.config_key}`; overrides: "
+                    + (", ".join(f"`{o}`" for o in c.overrides) or "none") + ".", ""]
+        if curve_notes(c):
+            out += [*curve_notes(c), ""]
         out.append("| " + " | ".join(COLUMNS) + " |")
         out.append("|" + "|".join("---:" if i < len(COLUMNS) - 1 else "---" for i in range(len(COLUMNS))) + "|")
         for row in table_rows(c.points):
@@ -46,10 +52,12 @@ def render_markdown(curves: Sequence[Curve]) -> str:
         if cancelled:
             out += ["", "Requests cancelled at the end-of-run cutoff: "
                     + ", ".join(f"c{p.conc}: {p.cancelled_at_cutoff}" for p in cancelled)]
-        power = [p for p in c.points if p.power_valid is False]
+        power = [p for p in c.points if p.power_valid is False and not p.simulated]
         if power:
             out += ["", "Power invalid: " + ", ".join(
                 f"c{p.conc} ({','.join(p.power_invalid_reasons) or 'unspecified'})" for p in power)]
+        if c.simulated:
+            out += ["", "Power: not measured (simulator)."]
         if c.warnings:
             out += ["", *(f"- warning: {w}" for w in c.warnings)]
         out.append("")

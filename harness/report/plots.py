@@ -43,7 +43,18 @@ def _pyplot() -> Any:
 
 
 def _label(c: Curve) -> str:
-    return f"{c.config_key} [{c.engine}]" if c.engine else c.config_key
+    return c.label
+
+
+def title(curves: Sequence[Curve], text: str) -> str:
+    """A plot title; it starts with SIMULATED when any curve is simulated."""
+    from harness.report.table import SIMULATED
+
+    sim = [c for c in curves if c.simulated]
+    if not sim:
+        return text
+    which = "" if len(sim) == len(curves) else f" ({len(sim)} of {len(curves)} curves)"
+    return f"{SIMULATED}{which}: {text}"
 
 
 def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0]) -> Path:
@@ -77,7 +88,7 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
                     label=f"{_label(c)}  frontier {c.frontiers[axis.name].coverage}")
     ax.set_xlabel(axis.label + ("  (lower is better)" if axis.direction == "min" else "  (higher is better)"))
     ax.set_ylabel(Y_LABEL)
-    ax.set_title(f"Throughput per GPU vs {axis.label}")
+    ax.set_title(title(curves, f"Throughput per GPU vs {axis.label}"))
     ax.grid(True, alpha=0.3)
     _log_if_wide(ax)
     if ax.get_legend_handles_labels()[0]:
@@ -113,7 +124,7 @@ def plot_latency_by_conc(
     pos = {conc: i for i, conc in enumerate(concs)}
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110)
     width = 0.8 / max(1, len(curves))
-    for ax, metric, title, slot in ((axes[0], "ttft", "TTFT", 0), (axes[1], "e2el", "E2EL", 1)):
+    for ax, metric, name, slot in ((axes[0], "ttft", "TTFT", 0), (axes[1], "e2el", "E2EL", 1)):
         for i, c in enumerate(curves):
             color = f"C{i % 10}"
             offset = (i - (len(curves) - 1) / 2) * width
@@ -139,8 +150,8 @@ def plot_latency_by_conc(
             ax.axvline(pos[p.conc], color="0.8", lw=0.8, ls=":", zorder=0)
         ax.set_xticks(range(len(concs)), [str(c) for c in concs])
         ax.set_xlabel("concurrency (sessions)")
-        ax.set_ylabel(f"{title} (s)")
-        ax.set_title(f"{title} by concurrency")
+        ax.set_ylabel(f"{name} (s)")
+        ax.set_title(title(curves, f"{name} by concurrency"))
         ax.grid(True, axis="y", alpha=0.3)
     if axes[1].get_legend_handles_labels()[0]:
         axes[1].legend(fontsize=7, loc="upper left")

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.report.load import PointResult, load_results, parse_result
+
+if TYPE_CHECKING:
+    from harness.report.curves import Curve
+
+SIMULATED = "SIMULATED"
+POWER_NOT_MEASURED_SIM = "not measured (simulator)"
 
 COLUMNS = ("conc", "tok/s/GPU", "E2EL p50 (s)", "E2EL p90 (s)", "TTFT p50 (s)", "errors", "verdict")
 
@@ -37,6 +43,41 @@ def verdict(p: PointResult) -> str:
         return "valid"
     codes = ",".join(r.code for r in p.invalid_reasons) or "unspecified"
     return f"INVALID ({codes})"
+
+
+def power_text(p: PointResult) -> str:
+    """Power of a point in words: valid, invalid (reasons), or not measured on the simulator."""
+    if p.simulated:
+        return POWER_NOT_MEASURED_SIM
+    if p.power_valid is None:
+        return "-"
+    return "valid" if p.power_valid else "invalid (" + ",".join(p.power_invalid_reasons) + ")"
+
+
+def curve_title(c: Curve) -> str:
+    """`quickstart-sim [tuned]  SIMULATED  image ...  overrides: ...` — the title over a curve's table."""
+    parts = [c.key]
+    if c.simulated:
+        parts.append(f"{SIMULATED} (engine {c.engine}; not hardware measurements)")
+    parts.append(f"image {c.image or 'unknown'}")
+    if c.variant:
+        parts.append("overrides: " + (", ".join(c.overrides) or "none"))
+    return "  ".join(parts)
+
+
+def curve_notes(c: Curve) -> list[str]:
+    """The `--note`s of a curve's points, once each, and the harness commits that produced them."""
+    notes = list(dict.fromkeys(p.note for p in c.points if p.note))
+    commits = list(dict.fromkeys(p.harness_commit for p in c.points if p.harness_commit))
+    out = [f"note: {n}" for n in notes]
+    if commits:
+        out.append("harness commit: " + ", ".join(commits))
+    return out
+
+
+def render_curve(c: Curve) -> str:
+    """A curve's title line, its notes and its table."""
+    return "\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points)
 
 
 def table_rows(points: Iterable[PointResult]) -> list[tuple[str, ...]]:

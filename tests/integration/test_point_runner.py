@@ -127,7 +127,7 @@ def test_signal_to_harness_run_cancels_the_point_cleanly(tmp_path, sig, code):
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(DATA / "sim-small.yaml"), "--point", "c4",
                              "--duration", "120", "--out", str(out)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    status_path = out / "it-sim" / "conc4" / "status.json"
+    status_path = out / "it-sim" / "variants" / "duration_s=120" / "conc4" / "status.json"  # --duration: a variant
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if status_path.exists() and json.loads(status_path.read_text()).get("phase") == "profiling":

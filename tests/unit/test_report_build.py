@@ -39,7 +39,11 @@ def test_build_report_writes_every_output(tmp_path):
     html = out.html_path.read_text()
     assert html.count("data:image/png;base64,") == 5
     assert "http://" not in html and "https://" not in html  # self-contained
-    assert "INVALID (error_rate)" in html and "clock_sync_failed" in html and "node-a" in html
+    assert "INVALID (error_rate)" in html and "node-a" in html
+    # simulated points: power is "not measured", never "invalid (clock_sync_failed)"; the real curve's is valid
+    assert "not measured (simulator)" in html and "clock_sync_failed" not in html
+    assert "<td>valid</td>" in html
+    assert html.startswith('<!DOCTYPE html>') and "<h1>SIMULATED: Agentic sweep report</h1>" in html
 
     data = json.loads(out.json_path.read_text())
     assert data["schema_version"] == 1

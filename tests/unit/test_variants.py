@@ -1,0 +1,131 @@
+"""Tuned variants: their own directory beside the baseline, their own series in reports, compare --variant."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main as cli_main
+from harness.errors import UserError
+from harness.point.result import point_dir
+from harness.point.variant import check_tag, derived_name, variant_name
+from harness.provenance import harness_commit
+from harness.recipe.points import load_plans
+from harness.report import build_report
+from harness.report.compare import variant_sides
+from harness.report.load import load_results
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "results"
+
+
+def test_variant_names():
+    assert variant_name([], None) is None
+    assert variant_name(["args.max-running-requests=64"], None) == "max-running-requests=64"
+    assert variant_name(["args.max-running-requests=64", "env.SGLANG_X=1", "client.duration_s=20"], None) \
+        == "max-running-requests=64,SGLANG_X=1,duration_s=20"
+    assert variant_name(["args.max-running-requests=64"], "mrr64") == "mrr64"
+    assert derived_name(["sim_args.sim-crash-after=30", "model.path=/a/b c"]) \
+        == "sim_args.sim-crash-after=30,model.path=_a_b_c"
+    long = derived_name([f"args.flag-{i}=value-{i}" for i in range(12)])
+    assert len(long) == 80 and long != derived_name([f"args.flag-{i}=value-{i}" for i in range(13)])
+
+
+@pytest.mark.parametrize("bad", ["", "../up", "a/b", "-x", "x" * 81, "with space"])
+def test_bad_tags_are_one_line_errors(bad):
+    with pytest.raises(UserError, match="--tag"):
+        check_tag(bad)
+
+
+def test_point_dir_of_a_variant_is_beside_the_baseline(tmp_path):
+    _, plans = load_plans(ROOT / "recipes" / "quickstart-sim.yaml", ["c4"], ["args.max-running-requests=64"])
+    assert point_dir(tmp_path, plans[0]) == tmp_path / "quickstart-sim" / "conc4"
+    assert point_dir(tmp_path, plans[0], "max-running-requests=64") \
+        == tmp_path / "quickstart-sim" / "variants" / "max-running-requests=64" / "conc4"
+
+
+def test_harness_commit_from_env_and_git(monkeypatch):
+    harness_commit.cache_clear()
+    monkeypatch.setenv("HARNESS_GIT_COMMIT", "0123456789abcdef0123456789abcdef01234567")
+    assert harness_commit() == {"commit": "0123456789abcdef0123456789abcdef01234567", "dirty": None,
+                                "source": "HARNESS_GIT_COMMIT"}
+    harness_commit.cache_clear()
+    monkeypatch.setenv("HARNESS_GIT_COMMIT", "not a sha")
+    assert harness_commit()["commit"] is None and "not a commit id" in harness_commit()["reason"]
+    harness_commit.cache_clear()
+    monkeypatch.delenv("HARNESS_GIT_COMMIT")
+    info = harness_commit()
+    harness_commit.cache_clear()
+    if (ROOT / ".git").exists():
+        assert len(info["commit"]) == 40 and info["source"] == "git" and isinstance(info["dirty"], bool)
+    else:
+        assert info["commit"] is None and "not a git checkout" in info["reason"]
+
+
+def _with_variant(tmp_path: Path) -> Path:
+    """The sim-run fixture plus a variant `mrr64` of c4 and c8 with 10% more throughput."""
+    run = tmp_path / "run"
+    shutil.copytree(FIX / "sim-run", run)
+    for conc in (4, 8):
+        src = run / "quickstart-sim" / f"conc{conc}" / f"bmk_agentic_quickstart-sim_conc{conc}.json"
+        data = json.loads(src.read_text())
+        data.update(variant="mrr64", tag="mrr64", overrides=["args.max-running-requests=64"],
+                    note="more running requests", harness_commit={"commit": "ab" * 20, "dirty": True})
+        per_gpu = data["request_metrics"]["throughput"]["per_gpu"]
+        per_gpu["total_tput_tps"] = round(per_gpu["total_tput_tps"] * 1.1, 6)
+        dst = run / "quickstart-sim" / "variants" / "mrr64" / f"conc{conc}" / src.name
+        dst.parent.mkdir(parents=True)
+        dst.write_text(json.dumps(data))
+    return run
+
+
+def test_report_draws_a_variant_as_its_own_labelled_series(tmp_path):
+    run = _with_variant(tmp_path)
+    out = build_report([run], tmp_path / "report")
+    keys = [(c.key, [p.conc for p in c.points]) for c in out.curves]
+    assert keys == [("quickstart-sim", [1, 2, 4, 8, 16, 32]), ("quickstart-sim [mrr64]", [4, 8])]
+    baseline, tuned = out.curves
+    assert baseline.point(4).total_tput_per_gpu == 300.0 and tuned.point(4).total_tput_per_gpu == 330.0
+    assert tuned.label == "quickstart-sim [mrr64] (args.max-running-requests=64) [sim]"
+    assert not baseline.warnings   # nothing mixed into the baseline's c4
+    html = out.html_path.read_text()
+    assert "Tuned variant <code>mrr64</code>" in html and "note: more running requests" in html
+    assert "abababababababab" in html
+    md = out.markdown_path.read_text()
+    assert "## quickstart-sim [mrr64] (SIMULATED)" in md and "`args.max-running-requests=64`" in md
+    data = json.loads(out.json_path.read_text())
+    assert [(c["variant"], c["overrides"]) for c in data["curves"]] == [
+        (None, []), ("mrr64", ["args.max-running-requests=64"])]
+    assert data["curves"][1]["points"][0]["note"] == "more running requests"
+
+
+def test_compare_variant_pairs_each_point_with_its_baseline(tmp_path, capsys):
+    run = _with_variant(tmp_path)
+    assert cli_main(["compare", str(run), "--variant", "mrr64", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (comp,) = data["comparisons"]
+    assert [p["conc"] for p in comp["points"]] == [4, 8]
+    assert comp["points"][0]["total_tput_per_gpu"] == {"old": 300.0, "new": 330.0, "pct": 10.0}
+    assert comp["removed"] == [1, 2, 16, 32] and comp["added"] == []
+    assert cli_main(["compare", str(run), "--variant", "mrr64"]) == 0
+    text = capsys.readouterr().out
+    assert text.splitlines()[0] == f"A = {run} as the recipe is written; B = its variant mrr64"
+    assert "300.0 -> 330.0 (+10.0%)" in text
+
+
+def test_compare_variant_errors(tmp_path, capsys):
+    run = _with_variant(tmp_path)
+    with pytest.raises(UserError, match=r"no results of that variant \(variants found: mrr64\)"):
+        variant_sides(load_results([run]), "other")
+    assert cli_main(["compare", str(run)]) == 2
+    assert "give two runs (A B) or one run and --variant NAME" in capsys.readouterr().err
+
+
+def test_compare_two_runs_keeps_variants_apart(tmp_path, capsys):
+    run = _with_variant(tmp_path)
+    assert cli_main(["compare", str(run), str(run), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["config_key"] for c in data["comparisons"]] == ["quickstart-sim", "quickstart-sim [mrr64]"]
