@@ -17,7 +17,7 @@ def _phase(pdir: Path) -> str | None:
 
 def test_cancel_mid_run_keeps_partial_artifacts(slurm: None, harness_env: dict[str, str], tmp_path: Path) -> None:
     job = submit(harness_env, tmp_path, "--points", "c2", "c4", "--throttle", "1", "--duration", "120")
-    pdir = tmp_path / "quickstart-sim" / "conc2"
+    pdir = tmp_path / "quickstart-sim" / "variants" / "duration_s=120" / "conc2"   # --duration: a variant
     wait_for(lambda: _phase(pdir) == "profiling", 120, "c2 profiling")
     proc = harness(harness_env, "cancel", job, "--wait", timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -33,7 +33,7 @@ def test_cancel_mid_run_keeps_partial_artifacts(slurm: None, harness_env: dict[s
         assert (pdir / name).exists(), name
     assert "[state] cancelled: interrupted: SIGTERM" in (pdir / "harness.log").read_text()
     assert (tmp_path / "slurm" / f"{job}_0.out").exists()
-    assert not (tmp_path / "quickstart-sim" / "conc4" / "status.json").exists()
+    assert not (pdir.parent / "conc4" / "status.json").exists()
 
 
 def test_cancel_refuses_jobs_it_did_not_submit(slurm: None, harness_env: dict[str, str]) -> None:
@@ -61,7 +61,7 @@ def test_walltime_margin_flushes_and_marks_cancelled(slurm: None, harness_env: d
     assert point["state"] == "cancelled"
     assert point["reason"].startswith("walltime_margin: ")
     assert point["exit_code"] == 138                                   # 128 + SIGUSR1: before the TIMEOUT kill
-    pdir = tmp_path / "quickstart-sim" / "conc2"
+    pdir = tmp_path / "quickstart-sim" / "variants" / "duration_s=300" / "conc2"
     st = read_json(pdir / "status.json")
     assert st["exit_status"] == 138 and st["phases"].get("collecting")
     assert (pdir / "server.log").exists() and (pdir / "harness.log").exists()

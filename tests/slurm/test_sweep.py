@@ -47,7 +47,7 @@ def sweep(slurm: None, harness_env: dict[str, str], tmp_path_factory: pytest.Tem
     servers: dict[str, dict[str, str]] = {}
     deadline = time.monotonic() + 420
     while proc.poll() is None and time.monotonic() < deadline:
-        for cmd_file in out.glob("*/conc*/server_command.txt"):
+        for cmd_file in out.glob("*/variants/*/conc*/server_command.txt"):  # --duration: a variant
             name = cmd_file.parent.name
             st = read_json(cmd_file.parent / "status.json") or {}
             if name in servers or st.get("phase") != "profiling":
@@ -100,7 +100,8 @@ def test_tasks_sharing_the_node_use_their_own_gpus(sweep: dict[str, Any]) -> Non
     """Tasks 0 and 1 run side by side with 4 fake GPUs each: one of them does not start at 0, and each
     point's server sees exactly the GPUs Slurm gave that task."""
     out = sweep["out"]
-    slurm_env = {n: read_json(out / "quickstart-sim" / n / "status.json")["slurm"] for n in ("conc2", "conc4")}
+    pdirs = out / "quickstart-sim" / "variants" / "duration_s=10"
+    slurm_env = {n: read_json(pdirs / n / "status.json")["slurm"] for n in ("conc2", "conc4")}
     gpus = {n: e["CUDA_VISIBLE_DEVICES"] for n, e in slurm_env.items()}
     assert sorted(gpus.values()) == ["0,1,2,3", "4,5,6,7"], gpus
     for name, env in slurm_env.items():
