@@ -21,6 +21,7 @@ class ReportOutputs:
     html_path: Path
     markdown_path: Path
     json_path: Path
+    csv_path: Path
     curves: list[Curve]
     evals: dict[str, EvalSummary] = field(default_factory=dict)   # config_key -> its newest accuracy eval
 
@@ -64,5 +65,9 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     page = render_html(curves, pngs)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
     html_path = write_text(out_dir / "report.html", page)
+    from harness.report.csv_export import render_csv
+
+    csv_path = write_text(out_dir / "report.csv", render_csv(curves))
     return ReportOutputs(png_paths=pngs, html_path=html_path, markdown_path=md_path, json_path=json_path,
+                         csv_path=csv_path,
                          curves=curves, evals=evals)

@@ -129,3 +129,19 @@ def test_compare_two_runs_keeps_variants_apart(tmp_path, capsys):
     assert cli_main(["compare", str(run), str(run), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [c["config_key"] for c in data["comparisons"]] == ["quickstart-sim", "quickstart-sim [mrr64]"]
+
+
+def test_report_csv_has_one_row_per_point_with_every_metric(tmp_path):
+    import csv
+
+    out = build_report([_with_variant(tmp_path)], tmp_path / "report")
+    rows = list(csv.DictReader(out.csv_path.open()))
+    assert [(r["variant"], r["conc"]) for r in rows] == [
+        ("", "1"), ("", "2"), ("", "4"), ("", "8"), ("", "16"), ("", "32"), ("mrr64", "4"), ("mrr64", "8")]
+    c4 = rows[2]
+    assert float(c4["total_tput_per_gpu"]) == 300.0 and float(c4["e2el_p90"]) == 3.0
+    assert float(rows[6]["total_tput_per_gpu"]) == 330.0 and rows[6]["overrides"] == "args.max-running-requests=64"
+    assert c4["power"] == "not measured (simulator)" and c4["simulated"] == "true"
+    assert {f"{m}_{s}" for m in ("ttft", "e2el", "itl", "tpot", "intvty", "e2e_norm_intvty")
+            for s in ("mean", "p50", "p75", "p90", "p95", "p99", "std")} <= set(rows[0])
+    assert rows[5]["valid"] == "false" and rows[5]["invalid_reasons"] == "error_rate"

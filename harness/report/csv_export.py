@@ -1,0 +1,47 @@
+"""`report.csv`: the curves as one row per point with every published metric (spreadsheets, notebooks).
+
+Latency columns are `<metric>_<stat>` for every metric and statistic a result publishes (seconds;
+tokens/s/user for the interactivity metrics); an unmeasured value is an empty cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+from harness.report.curves import Curve
+from harness.report.load import LATENCY_METRICS
+from harness.report.table import power_text
+
+STATS = ("mean", "p50", "p75", "p90", "p95", "p99", "std")
+COLUMNS = (
+    "config_key", "variant", "overrides", "tag", "note", "engine", "simulated", "image", "model", "hw",
+    "conc", "valid", "invalid_reasons", "total_tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
+    *(f"{m}_{s}" for m in LATENCY_METRICS for s in STATS),
+    "num_requests_total", "num_requests_successful", "errors", "cancelled_at_cutoff", "power",
+    "recipe_fingerprint", "harness_commit", "source",
+)
+
+
+def render_csv(curves: Sequence[Curve]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for c in curves:
+        for p in c.points:
+            w.writerow([
+                c.config_key, c.variant or "", ";".join(c.overrides), p.tag or "", p.note or "", p.engine,
+                str(p.simulated).lower(), p.image, p.model, p.hw, p.conc, str(p.valid).lower(),
+                ";".join(r.code for r in p.invalid_reasons),
+                *(_cell(v) for v in (p.total_tput_per_gpu, p.output_tput_per_gpu, p.input_tput_per_gpu)),
+                *(_cell(p.stat(m, s)) for m in LATENCY_METRICS for s in STATS),
+                *(_cell(v) for v in (p.num_requests_total, p.num_requests_successful, p.errors,
+                                     p.cancelled_at_cutoff)),
+                power_text(p), p.recipe_fingerprint or "", p.harness_commit or "", str(p.source),
+            ])
+    return buf.getvalue()
+
+
+def _cell(value: float | int | None) -> str:
+    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
