@@ -1,4 +1,5 @@
-"""`harness follow JOB`: live per-point phases and log tails until the job ends; then the final table.
+"""`harness follow JOB`: live per-point phases and log tails until the job ends; then the final table and
+the report (built under the job's out dir).
 Exit status: 0 when every point completed with its result, else 1."""
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ def main(args: argparse.Namespace) -> int:
     from slurm.follow import follow
     from slurm.jobs import find_job
     from slurm.progress import exit_status, render_table
+    from slurm.report import job_report
 
     record = find_job(args.job, args.out)
     views = follow(record, interval_s=args.interval, cancel_on_interrupt=args.cancel_on_interrupt)
     print(render_table(views))
+    print("\n".join(job_report(record)[0]))
     return exit_status(views)

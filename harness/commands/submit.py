@@ -102,8 +102,17 @@ def main(args: argparse.Namespace) -> int:
     else:
         views = point_views(record, query.task_states(record["job_id"])[0])
         status = 0
+    report_lines: list[str] = []
+    html = None
+    if args.wait:
+        from slurm.report import job_report
+
+        report_lines, html = job_report(record)
     if args.json:
-        print(json.dumps(job_json(record, views), indent=2))
+        print("\n".join(report_lines), file=sys.stderr)
+        print(json.dumps({**job_json(record, views), **({"report": str(html) if html else None}
+                                                        if args.wait else {})}, indent=2))
     elif args.wait:
         print(render_table(views))
+        print("\n".join(report_lines))
     return status

@@ -81,6 +81,10 @@ def test_every_point_completes_with_its_artifacts(sweep: dict[str, Any]) -> None
         assert f"conc{p['conc']}: completed" in slurm_out.read_text()
     # the phases streamed while following
     assert "[c4 task 1] running / profiling" in sweep["stderr"]
+    # --wait ends with the report of the whole array, a SIMULATED curve of its variant
+    assert data["report"] == str(sweep["out"] / "report" / "report.html") and Path(data["report"]).exists()
+    assert "== quickstart-sim [duration_s=10]  SIMULATED" in sweep["stderr"]
+    assert (sweep["out"] / "report" / "report.csv").read_text().count("\nquickstart-sim,duration_s=10,") == 3
 
 
 def test_status_and_logs_agree(sweep: dict[str, Any], harness_env: dict[str, str]) -> None:

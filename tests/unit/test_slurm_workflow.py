@@ -78,3 +78,34 @@ def test_workflow_runs_the_eval_and_gates_on_it() -> None:
     assert 'check "${args[@]}"' in gate["run"] and '--results "$SWEEP_OUT"' in gate["run"]
     assert '--waive-eval "$WAIVE_EVAL"' in gate["run"] and "set -euo pipefail" in gate["run"]
     assert "eval_row_*.json" in runs["Collect results and logs"]["run"]
+
+
+def test_report_step_writes_the_curve_table_and_verdicts_to_the_job_summary(tmp_path: Path) -> None:
+    """The workflow's own report step, run as bash with this venv's harness on a copy of a sweep's results."""
+    import sys
+
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    job = wf["jobs"]["sweep"]
+    assert job["env"]["HARNESS_GIT_COMMIT"] == "${{ github.sha }}"
+    runs = {s.get("name"): s for s in job["steps"]}
+    step = runs["Report (curve table and verdicts in the job summary)"]
+    assert step["if"].startswith("always()")
+    assert "cp -r \"$SWEEP_OUT/report\" upload/report" in runs["Collect results and logs"]["run"]
+    out = tmp_path / "sweep"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "results" / "sim-run", out)
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "HARNESS_VENV": str(Path(sys.executable).parent.parent), "SWEEP_OUT": str(out),
+           "GITHUB_STEP_SUMMARY": str(summary)}
+    proc = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    text = summary.read_text()
+    assert text.startswith("# SIMULATED: Agentic sweep report")
+    assert "## quickstart-sim (SIMULATED)" in text and "| conc | tok/s/GPU |" in text
+    assert "INVALID (error_rate)" in text
+    assert (out / "report" / "report.html").exists() and (out / "report" / "report.csv").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    summary.write_text("")
+    proc = subprocess.run(["bash", "-c", step["run"]], env={**env, "SWEEP_OUT": str(empty)}, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and summary.read_text() == "No report: the sweep left no result files.\n"
