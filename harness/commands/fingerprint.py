@@ -9,7 +9,8 @@ from typing import Any
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True)
-    d = sub.add_parser("diff", help="leaf-by-leaf differences, `key.path: old -> new`")
+    d = sub.add_parser("diff", help="leaf-by-leaf differences, `key.path: old -> new` (per package for package "
+                                     "lists), ignoring capture times, ports and pids; `identical` when none")
     d.add_argument("a", type=Path)
     d.add_argument("b", type=Path)
 
@@ -26,12 +27,8 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.point.fingerprint import diff
+    from harness.point.fingerprint_diff import fingerprint_diff
 
-    a, b = _load(args.a), _load(args.b)
-    for side in (a, b):
-        side.pop("schema_version", None)
-        side.get("host", {}).pop("time_utc", None)
-    lines = diff(a, b)
-    print("\n".join(lines) if lines else "identical (ignoring capture time)")
+    lines = fingerprint_diff(_load(args.a), _load(args.b))
+    print("\n".join(lines) if lines else "identical")
     return 1 if lines else 0

@@ -1,0 +1,96 @@
+"""`harness fingerprint diff`: what differs between two worker fingerprints, ignoring what differs between
+any two launches of the same point.
+
+Per-launch values are dropped or masked before comparing: capture times (`time_utc`, `timestamp`,
+`startup_time`), the server's port (`--port N` in argv and launch commands, `port` keys, the container
+name that embeds it) and process ids. Lists are compared item by item; package lists (`pip_packages`,
+`packages`: `name==version` strings or `{name: version}` mappings) are compared per package, so a changed
+package is one line `pip_packages.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
+no lines at all.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+VOLATILE_KEYS = frozenset({"time_utc", "timestamp", "startup_time", "pid", "server_pid", "container_name"})
+PORT_KEYS = frozenset({"port"})
+PACKAGE_KEYS = frozenset({"pip_packages", "packages"})
+_PORT_FLAG = re.compile(r"(--port[ =])\d+")
+_PORT_IN_NAME = re.compile(r"-\d{2,5}$")
+
+
+def _packages(value: Any) -> Any:
+    """`["torch==2.9.0", ...]` or `[{"name", "version"}]` → `{"torch": "2.9.0"}`; anything else unchanged."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        out: dict[str, str] = {}
+        for item in value:
+            name, sep, version = item.partition("==")
+            out[name.strip()] = version.strip() if sep else ""
+        return out
+    if isinstance(value, list) and all(isinstance(v, dict) and "name" in v for v in value):
+        return {str(v["name"]): v.get("version") for v in value}
+    return value
+
+
+def normalize(value: Any, key: str = "") -> Any:
+    """The fingerprint without its per-launch values (see the module docstring)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if k in VOLATILE_KEYS:
+                continue
+            if k in PORT_KEYS and isinstance(v, (int, str)):
+                out[k] = "<port>"
+                continue
+            out[k] = normalize(_packages(v) if k in PACKAGE_KEYS else v, k)
+        return out
+    if isinstance(value, list):
+        items = [normalize(v, key) for v in value]
+        for i in range(len(items) - 1):
+            if items[i] == "--port" and isinstance(items[i + 1], (str, int)):
+                items[i + 1] = "<port>"
+        return items
+    if isinstance(value, str):
+        return _PORT_FLAG.sub(r"\1<port>", value)
+    return value
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def diff(a: Any, b: Any, path: str = "") -> list[str]:
+    """Lines `path: old -> new` for every leaf that differs; list items by index."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        lines = []
+        for key in sorted(set(a) | set(b)):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in a:
+                lines.append(f"{sub}: (absent) -> {_j(b[key])}")
+            elif key not in b:
+                lines.append(f"{sub}: {_j(a[key])} -> (absent)")
+            else:
+                lines.extend(diff(a[key], b[key], sub))
+        return lines
+    if isinstance(a, list) and isinstance(b, list) and a != b:
+        lines = []
+        for i in range(max(len(a), len(b))):
+            sub = f"{path}[{i}]"
+            if i >= len(a):
+                lines.append(f"{sub}: (absent) -> {_j(b[i])}")
+            elif i >= len(b):
+                lines.append(f"{sub}: {_j(a[i])} -> (absent)")
+            else:
+                lines.extend(diff(a[i], b[i], sub))
+        return lines
+    return [f"{path}: {_j(a)} -> {_j(b)}"] if a != b else []
+
+
+def fingerprint_diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    a, b = dict(a), dict(b)
+    a.pop("schema_version", None)
+    b.pop("schema_version", None)
+    return diff(normalize(a), normalize(b))
