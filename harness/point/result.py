@@ -45,8 +45,8 @@ def spec_decoding_label(algorithm: Any) -> str:
     return {"NEXTN": "mtp"}.get(str(algorithm).upper(), str(algorithm).lower())
 
 
-def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: dict[str, Any], thresholds: Thresholds, pdir: Path,
-                       artifact_dir: Path, client_run: Any,
+def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: dict[str, Any],
+                       thresholds: Thresholds, pdir: Path, artifact_dir: Path, client_run: Any,
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
                        tokenizer: dict[str, str] | None = None,

@@ -139,7 +139,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = build_point_result(
-            plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir, artifact_dir=artifact_dir,
+            plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
+            artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
             reason=reason, corpus=corpus, tokenizer=tokenizer_used)
         if result is not None:  # strict power can turn a completed point into a failed one
