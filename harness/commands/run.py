@@ -66,6 +66,22 @@ def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan]) ->
     return report.plans
 
 
+def check_out_dir(out: Path) -> None:
+    """`--out` exists (or is created) and takes files: checked before anything starts, one line if not."""
+    import os
+    import tempfile
+
+    from harness.errors import UserError
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserError(f"--out {out}: not a writable directory ({exc.strerror or exc})") from None
+
+
 def overrides_with_duration(args: argparse.Namespace) -> list[str]:
     """`--set`s, then `--duration S` as `client.duration_s=S` (a shortened window is a variant too)."""
     extra = [f"client.duration_s={args.duration:g}"] if args.duration else []
@@ -78,6 +94,7 @@ def main(args: argparse.Namespace) -> int:
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
     plans = local_preflight(args.recipe, recipe, plans)
+    check_out_dir(args.out)
     outcome = run_point(plans[0], options_from_args(args, recipe))
     print(describe_outcome(outcome))
     if outcome.result is not None:

@@ -29,7 +29,13 @@ def add_with_eval(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.commands.run import describe_outcome, local_preflight, options_from_args, overrides_with_duration
+    from harness.commands.run import (
+        check_out_dir,
+        describe_outcome,
+        local_preflight,
+        options_from_args,
+        overrides_with_duration,
+    )
     from harness.point.result import point_dir
     from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
     from harness.point.status import read_status
@@ -37,6 +43,7 @@ def main(args: argparse.Namespace) -> int:
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))
     plans = local_preflight(args.recipe, recipe, plans)
+    check_out_dir(args.out)
     options = options_from_args(args, recipe)
     evaluation = _eval_task(args)
     worst = EXIT_VALID
@@ -46,8 +53,14 @@ def main(args: argparse.Namespace) -> int:
         prior = read_status(pdir)
         if not args.force and prior and prior.get("state") == "completed" \
                 and prior.get("fingerprint") == plan.fingerprint:
-            print(f"[{i}/{len(plans)}] c{plan.conc}: already completed in {pdir} (use --force to re-run)",
+            earlier = prior.get("exit_status")
+            verdict = "" if earlier in (None, EXIT_VALID) else f", exit status {earlier}"
+            print(f"[{i}/{len(plans)}] c{plan.conc}: already completed in {pdir}{verdict} (use --force to re-run)",
                   flush=True)
+            if earlier == EXIT_INVALID and worst == EXIT_VALID:  # an invalid point stays invalid on resume
+                worst = EXIT_INVALID
+            elif earlier not in (None, EXIT_VALID, EXIT_INVALID):
+                worst = EXIT_FAILED
             continue
         print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window, "
               f"{time.monotonic() - t0:.0f} s elapsed)", flush=True)

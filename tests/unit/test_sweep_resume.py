@@ -1,0 +1,41 @@
+"""A resumed sweep reports the exit status of the points it skips: an earlier invalid point keeps it non-zero."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.artifacts import write_json
+from harness.cli import main as cli_main
+from harness.point.result import point_dir
+from harness.recipe.points import load_plans
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = str(ROOT / "recipes" / "quickstart-sim.yaml")
+
+
+@pytest.mark.parametrize(("earlier", "expected"), [(0, 0), (3, 3), (1, 1)])
+def test_resume_over_an_earlier_point_keeps_its_exit_status(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            earlier: int, expected: int) -> None:
+    _, plans = load_plans(RECIPE, ["c2"])
+    pdir = point_dir(tmp_path, plans[0])
+    pdir.mkdir(parents=True)
+    write_json(pdir / "status.json", {"config_key": plans[0].config_key, "conc": 2, "state": "completed",
+                                      "fingerprint": plans[0].fingerprint, "exit_status": earlier,
+                                      "valid": earlier == 0})
+    code = cli_main(["sweep", RECIPE, "--points", "c2", "--out", str(tmp_path), "--no-report"])
+    out = capsys.readouterr().out
+    assert "already completed" in out
+    assert code == expected, out
+
+
+@pytest.mark.parametrize("command", [["run", RECIPE, "--point", "c2"], ["sweep", RECIPE, "--points", "c2"]])
+def test_unwritable_out_is_one_line_before_launch(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  command: list[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")  # a file where --out's parent directory should be: no one (root included) can write
+    code = cli_main([*command, "--out", str(blocker / "runs"), "--no-report"][: None if "sweep" in command else -1])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == [f"error: --out {blocker / 'runs'}: not a writable directory (Not a directory)"]
+    assert not list(tmp_path.glob("**/status.json"))
