@@ -19,13 +19,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="override a setting first, e.g. engine=sim or args.max-running-requests=64")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--schema", action="store_true", help="print the recipe field reference (markdown)")
+    parser.add_argument("--json-schema", action="store_true",
+                        help="with --schema: print the JSON Schema of recipes (for editors), from the models")
 
 
 def main(args: argparse.Namespace) -> int:
     from harness.errors import UserError
 
+    if args.json_schema and not args.schema:
+        raise UserError("plan: --json-schema goes with --schema (harness plan --schema --json-schema)")
     if args.schema:
-        sys.stdout.write(schema_markdown())
+        sys.stdout.write(recipe_json_schema() if args.json_schema else schema_markdown())
         return 0
     if not args.recipe:
         raise UserError("plan: give a recipe file (or --schema)")
@@ -68,6 +72,18 @@ def _argv_lines(argv: list[str]) -> list[str]:
         else:
             out[-1] += " " + shlex.quote(tok)
     return out
+
+
+def recipe_json_schema() -> str:
+    """The JSON Schema (draft 2020-12) of recipe files, generated from the pydantic models (input mode)."""
+    import json
+
+    from harness.recipe.schema import Recipe
+
+    schema = Recipe.model_json_schema(mode="validation")
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "harness recipe",
+              **{k: v for k, v in schema.items() if k != "title"}}
+    return json.dumps(schema, indent=2, sort_keys=False) + "\n"
 
 
 def schema_markdown() -> str:

@@ -79,8 +79,10 @@ def check_env_name(name: str) -> str:
 
 
 EnvName = Annotated[str, AfterValidator(check_env_name)]
-EnvValue = Annotated[str, BeforeValidator(_env_value), AfterValidator(check_env_value)]
-OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v)),
+EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float),
+                     AfterValidator(check_env_value)]
+OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v),
+                                                    json_schema_input_type=str | int | float | None),
                         AfterValidator(lambda v: v if v is None else check_env_value(v))]
 Text = Annotated[str, AfterValidator(lambda v: _non_blank(v))]
 
