@@ -137,3 +137,14 @@ def get_launcher(kind: str) -> Launcher:
         return LAUNCHERS[kind]
     except KeyError:
         raise UserError(f"--launcher: unknown kind {kind!r} (choose from {', '.join(LAUNCHERS)})") from None
+
+
+# Container launchers run the plan's image: an SGLang image, which does not hold this harness.
+SIM_REFUSED = ("docker", "enroot", "apptainer")
+
+
+def check_engine(kind: str, engine: str, image: str) -> None:
+    """Refuse (one line) to start the simulator inside an SGLang image that lacks the harness."""
+    if engine == "sim" and kind in SIM_REFUSED:
+        raise UserError(f"--launcher {kind} with engine: sim: the simulator ships with the harness, not in the "
+                        f"image {image}; run it with --launcher local (or --set engine=sglang for the real server)")

@@ -46,7 +46,9 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
     from harness.point.run import PointOptions
     from harness.point.validity import with_required_power
     from harness.point.variant import variant_name
+    from launchers.base import check_engine
 
+    check_engine(args.launcher, recipe.engine, recipe.image)
     overrides = overrides_with_duration(args)
     return PointOptions(out_dir=args.out, launcher=args.launcher,
                         ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,

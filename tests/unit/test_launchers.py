@@ -99,3 +99,13 @@ def test_the_plan_binds_loopback_and_the_runner_probes_loopback() -> None:
     _, plans = load_plans(root / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml", ["c1"])
     argv, url = listen_at(plans[0].server.argv, 5000)
     assert argv[argv.index("--host") + 1] == "127.0.0.1" and url == "http://127.0.0.1:5000"
+
+
+@pytest.mark.parametrize("kind", ["docker", "enroot", "apptainer"])
+def test_container_launchers_refuse_the_simulator_in_one_line(kind, capsys):
+    from harness.cli import main as cli_main
+
+    recipe = Path(__file__).resolve().parents[2] / "recipes" / "quickstart-sim.yaml"
+    assert cli_main(["run", str(recipe), "--point", "c2", "--launcher", kind]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--launcher {kind} with engine: sim: the simulator ships with the harness" in err
