@@ -88,10 +88,10 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
         plans, staged = report.plans, report.staged
     else:
         render.check_fit(recipe, plans, profile, req.recipe)
+        plans, staged = render.stage_plans(plans, profile.model_staging)
     from launchers.base import check_engine
 
     check_engine(profile.launcher, recipe.engine, recipe.image)
-        plans, staged = render.stage_plans(plans, profile.model_staging)
     out_dir = (req.out_dir or default_out_dir(recipe.config_key, now_ns)).resolve()
     (out_dir / "slurm").mkdir(parents=True, exist_ok=True)
     stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y%m%dT%H%M%S%fZ")
