@@ -1,14 +1,45 @@
 """A child process in its own process group, torn down as a whole: SIGTERM (or SIGINT) → grace → SIGKILL.
 
-Servers (launchers) and the AIPerf client both run this way, so no process of a point outlives it."""
+Servers (launchers) and the AIPerf client both run this way, so no process of a point outlives it. A small
+watchdog process beside each group ends the group (SIGTERM, then SIGKILL after `WATCHDOG_GRACE_S`) when the
+harness process dies without tearing it down (SIGKILL, OOM killer): the watchdog notices that it has been
+reparented, which happens however its parent died."""
 
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+WATCHDOG_POLL_S = 0.2
+WATCHDOG_GRACE_S = 3.0
+# argv: parent pid, process group id. Exits when the group is gone; ends the group when the parent is gone.
+_WATCHDOG = f"""
+import os, signal, sys, time
+parent, pgid = int(sys.argv[1]), int(sys.argv[2])
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+def alive():
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+while alive():
+    if os.getppid() != parent:
+        os.killpg(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + {WATCHDOG_GRACE_S}
+        while alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if alive():
+            os.killpg(pgid, signal.SIGKILL)
+        break
+    time.sleep({WATCHDOG_POLL_S})
+"""
 
 
 class ProcessGroup:
@@ -24,6 +55,9 @@ class ProcessGroup:
             start_new_session=True)
         self.pgid = self.popen.pid  # start_new_session makes the child its own group leader
         self.started_ns = time.time_ns()
+        self.watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.pgid)], stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     @property
     def pid(self) -> int:
@@ -71,4 +105,9 @@ class ProcessGroup:
             self.signal_group(signal.SIGKILL)
             time.sleep(0.05)
         self._log.close()
+        try:  # it exits by itself once the group is gone
+            self.watchdog.wait(timeout=WATCHDOG_POLL_S * 10)
+        except subprocess.TimeoutExpired:
+            self.watchdog.kill()
+            self.watchdog.wait()
         return code

@@ -7,6 +7,8 @@ ready, warmup, profiling, draining, collecting. Each phase change is also writte
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,8 @@ class PointStatus:
         self.path = Path(point_dir) / STATUS_FILE
         self.log_path = Path(point_dir) / "harness.log"
         self.data: dict[str, Any] = {"config_key": config_key, "conc": conc, "state": "running",
-                                     "reason": None, "phase": None, "phases": {}, "exit_status": None}
+                                     "reason": None, "phase": None, "phases": {}, "exit_status": None,
+                                     "harness_pid": os.getpid(), "harness_host": socket.gethostname()}
 
     def phase(self, name: str, detail: str = "") -> None:
         now = time.time_ns()
@@ -51,5 +54,33 @@ class PointStatus:
 
 
 def read_status(point_dir: Path) -> dict[str, Any] | None:
+    """The point's status; a `running` status whose harness process is gone from this host is reconciled
+    (and rewritten) to `failed: harness_killed`."""
     path = Path(point_dir) / STATUS_FILE
-    return read_json(path) if path.exists() else None
+    if not path.exists():
+        return None
+    data = read_json(path)
+    if isinstance(data, dict) and data.get("state") == "running" and _harness_gone(data):
+        reason = (f"harness_killed: the harness process {data['harness_pid']} ended without finishing the point "
+                  f"(last phase: {data.get('phase')})")
+        data.update(state="failed", reason=reason, exit_status=1, ended_ns=time.time_ns())
+        write_json(path, data)
+        with open(Path(point_dir) / "harness.log", "a") as fh:
+            fh.write(f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
+    return data
+
+
+def _harness_gone(data: dict[str, Any]) -> bool:
+    pid = data.get("harness_pid")
+    if not isinstance(pid, int) or data.get("harness_host") != socket.gethostname() or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a zombie (ended but not yet reaped by its parent) is gone too
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
