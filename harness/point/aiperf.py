@@ -185,7 +185,7 @@ def last_error(log_path: Path) -> str:
 _PHASE_STARTED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) started")
 
 
-class _NewLines:
+class NewLines:
     """The complete lines appended to a file since the last call (a file being written by AIPerf)."""
 
     def __init__(self, path: Path):
@@ -208,7 +208,7 @@ class PhaseWatcher:
     """Follows AIPerf's log and reports the kind of the phase that started last (`warmup`, `profiling`)."""
 
     def __init__(self, artifact_dir: Path):
-        self.lines = _NewLines(artifact_dir / LOG_FILE)
+        self.lines = NewLines(artifact_dir / LOG_FILE)
         self.kind: str | None = None
 
     def update(self) -> str | None:
@@ -223,7 +223,7 @@ class RecordCounter:
     """Counts the per-request records AIPerf has written so far, reading only what is new each time."""
 
     def __init__(self, artifact_dir: Path):
-        self.lines = _NewLines(artifact_dir / RECORDS_FILE)
+        self.lines = NewLines(artifact_dir / RECORDS_FILE)
         self.records = 0
         self.errors = 0
 

@@ -53,11 +53,12 @@ def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
 def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | None], budget_s: float,
                      poll_s: float = 0.5, on_loading: Callable[[], None] | None = None,
                      should_stop: Callable[[], str | None] | None = None,
-                     foreign: Callable[[], str | None] | None = None) -> None:
+                     foreign: Callable[[], str | None] | None = None,
+                     on_poll: Callable[[], None] | None = None) -> None:
     """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped` |
     `port_in_use`). `foreign` says who else answers on the port (None: our server, or unknown); it is asked
     whenever the port answers and once more before the server is declared ready, so another process is never
-    taken for ours."""
+    taken for ours. `on_poll` is called before every wait (progress reporting)."""
     deadline = time.monotonic() + budget_s
     loading_seen = False
 
@@ -84,6 +85,8 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
             break
         if time.monotonic() >= deadline:
             raise NotReady("ready_timeout", f"/health not 200 after {budget_s:.0f} s (last status {status})")
+        if on_poll:
+            on_poll()
         time.sleep(poll_s)
     while True:  # the probe is retried until it succeeds or the budget is spent
         remaining = max(5.0, deadline - time.monotonic())
@@ -93,6 +96,8 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
         except NotReady:
             if exit_code() is not None or time.monotonic() >= deadline:
                 raise
+            if on_poll:
+                on_poll()
             time.sleep(poll_s)
     if exit_code() is not None:
         raise NotReady("server_exited", "server exited right after the readiness probe")

@@ -20,6 +20,7 @@ from typing import Any
 from harness.artifacts import write_json, write_text
 from harness.point import aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
+from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
 from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
@@ -99,7 +100,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     state, reason = "failed", None
     with StopSignals() as sigs:
         try:
-            server.start_ready(plan, status, sigs, options.ready_timeout_s)
+            server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s)
             metrics_before = scrape(base_url)
             power = PowerSampler(None, pdir / "power.csv")  # the GPUs this process may use
             power.start()
@@ -112,8 +113,17 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             def should_stop() -> str | None:
                 return server.stop_reason(sigs)
 
-            progress = ClientProgress(plan, artifact_dir, status, options.progress_every_s)
-            client_run = client.wait(timeout, should_stop=should_stop, on_tick=progress.tick)
+            phases = ClientProgress(artifact_dir, status)
+            live = ClientLiveProgress(plan, artifact_dir, status, options.progress_every_s)
+
+            def on_tick() -> None:
+                phases.tick()
+                live.tick()
+
+            try:
+                client_run = client.wait(timeout, should_stop=should_stop, on_tick=on_tick)
+            finally:
+                live.close()
             status.phase("draining")
             metrics_after = scrape(base_url) if server.exit_code() is None else None
             power.stop()

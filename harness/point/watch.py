@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 from harness.point import aiperf
 from harness.point.status import PointStatus
-from harness.recipe.plan import PointPlan
 
 
 class StopSignals:
@@ -43,28 +42,17 @@ class StopSignals:
 
 
 class ClientProgress:
-    """A progress line every `every_s` seconds while AIPerf runs (stdout and the point's harness.log)."""
+    """AIPerf's warmup → profiling switch as phase markers (`harness.point.progress` prints the progress)."""
 
-    def __init__(self, plan: PointPlan, artifact_dir: Path, status: PointStatus, every_s: float):
-        self.plan, self.status, self.every_s = plan, status, every_s
-        self.counter = aiperf.RecordCounter(artifact_dir)
+    def __init__(self, artifact_dir: Path, status: PointStatus):
+        self.status = status
         self.phases = aiperf.PhaseWatcher(artifact_dir)
-        self.start = self.last = self.last_phase_check = time.monotonic()
+        self.last_phase_check = time.monotonic()
 
     def tick(self) -> None:
         now = time.monotonic()
-        if now - self.last_phase_check >= 1.0:  # AIPerf's warmup → profiling switch, as a phase marker
+        if now - self.last_phase_check >= 1.0:
             self.last_phase_check = now
             kind = self.phases.update()
             if kind in ("warmup", "profiling") and kind != self.status.data["phase"]:
                 self.status.phase(kind, "(AIPerf)")
-        if self.every_s <= 0 or now - self.last < self.every_s:
-            return
-        self.last = now
-        records = self.counter.update()
-        c = self.plan.client
-        line = (f"c{self.plan.conc}: client running {now - self.start:.0f} s (window {c.duration_s:.0f} s + warmup "
-                f"{c.warmup_s:.0f} s + grace {c.grace_s:.0f} s); {records} requests recorded, "
-                f"{self.counter.errors} errors")
-        print(line, flush=True)
-        self.status.note(f"[progress] {line}")

@@ -17,7 +17,8 @@ from harness.report.table import SIMULATED, curve_notes, fmt, power_text, verdic
 
 _STYLE = """
 *{box-sizing:border-box}
-body{font-family:system-ui,sans-serif;margin:1em auto;padding:0 1em;max-width:1360px;color:#222;font-size:14px}
+body{font-family:system-ui,sans-serif;margin:1em auto;padding:0 1em;max-width:1360px;color:#222;font-size:14px;
+     overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:0.5em 0 1.5em;width:100%;table-layout:auto}
 th,td{border:1px solid #ccc;padding:3px 6px;overflow-wrap:anywhere;vertical-align:top}
 th{background:#f6f6f6;font-weight:600;font-size:13px}
