@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 from harness.report.curves import FRONTIER_AXES, Curve
 from harness.report.table import COLUMNS, SIMULATED, curve_notes, table_rows
+
+
+def _text(value: object) -> str:
+    """A value as markdown text: HTML escaped (as in report.html), table pipes escaped, on one line."""
+    return " ".join(html.escape(str(value)).replace("|", "\\|").split())
+
+
+def _code(value: object) -> str:
+    """A value as a markdown code span (which renders no HTML), on one line and without backticks."""
+    return "`" + " ".join(str(value).replace("`", "'").split()) + "`"
 
 
 def _concs(concs: Sequence[int]) -> str:
@@ -29,21 +40,22 @@ def render_markdown(curves: Sequence[Curve]) -> str:
     out: list[str] = [f"# {SIMULATED}: {title}" if any(c.simulated for c in curves) else f"# {title}", ""]
     for c in curves:
         sim = f" ({SIMULATED})" if c.simulated else ""
-        out += [f"## {c.key}{sim}", "", f"Image `{c.image or 'unknown'}`, engine `{c.engine}`.", ""]
+        out += [f"## {_text(c.key)}{sim}", "", f"Image {_code(c.image or 'unknown')}, engine {_code(c.engine)}.", ""]
         if c.variant:
-            out += [f"Tuned variant `{c.variant}` of `{c.config_key}`; overrides: "
-                    + (", ".join(f"`{o}`" for o in c.overrides) or "none") + ".", ""]
+            out += [f"Tuned variant {_code(c.variant)} of {_code(c.config_key)}; overrides: "
+                    + (", ".join(_code(o) for o in c.overrides) or "none") + ".", ""]
         if curve_notes(c):
-            out += [*curve_notes(c), ""]
+            out += [*(_text(n) for n in curve_notes(c)), ""]
         out.append("| " + " | ".join(COLUMNS) + " |")
         out.append("|" + "|".join("---:" if i < len(COLUMNS) - 1 else "---" for i in range(len(COLUMNS))) + "|")
         for row in table_rows(c.points):
-            out.append("| " + " | ".join(row) + " |")
+            out.append("| " + " | ".join(_text(cell) for cell in row) + " |")
         out.append("")
         out += ["### Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]
         out += coverage_lines(c)
         notes = [
-            f"- c{p.conc}: " + "; ".join(f"{r.code}: {r.message}" if r.message else r.code for r in p.invalid_reasons)
+            f"- c{p.conc}: " + "; ".join(_text(f"{r.code}: {r.message}" if r.message else r.code)
+                                         for r in p.invalid_reasons)
             for p in c.invalid
         ]
         if notes:
@@ -55,10 +67,10 @@ def render_markdown(curves: Sequence[Curve]) -> str:
         power = [p for p in c.points if p.power_valid is False and not p.simulated]
         if power:
             out += ["", "Power invalid: " + ", ".join(
-                f"c{p.conc} ({','.join(p.power_invalid_reasons) or 'unspecified'})" for p in power)]
+                f"c{p.conc} ({_text(','.join(p.power_invalid_reasons) or 'unspecified')})" for p in power)]
         if c.simulated:
             out += ["", "Power: not measured (simulator)."]
         if c.warnings:
-            out += ["", *(f"- warning: {w}" for w in c.warnings)]
+            out += ["", *(f"- warning: {_text(w)}" for w in c.warnings)]
         out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -87,3 +87,18 @@ def test_report_command_json_and_errors(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert cli_main(["report", str(tmp_path / "empty")]) == 2
     assert "no result files found" in capsys.readouterr().err
+
+
+def test_markdown_escapes_html_like_the_html_report(tmp_path):
+    import json
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(FIX / "sim-run", run)
+    path = run / "quickstart-sim" / "conc8" / "bmk_agentic_quickstart-sim_conc8.json"
+    row = json.loads(path.read_text())
+    row["validity"] = {"valid": False, "reasons": [{"code": "x", "message": "<img src=x onerror=alert(1)> | a"}],
+                       "thresholds": row["validity"]["thresholds"]}
+    path.write_text(json.dumps(row))
+    md = build_report([run], tmp_path / "out", with_records=False).markdown_path.read_text()
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt; \\| a" in md
