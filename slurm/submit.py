@@ -76,11 +76,10 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
         except ValueError as exc:
             raise UserError(f"--time {exc}") from None
     if req.preflight:
-        import yaml
-
         from harness import preflight
+        from harness.yaml_input import load_yaml_file
 
-        report = preflight.cluster(recipe, plans, profile, yaml.safe_load(Path(req.cluster).read_text()),
+        report = preflight.cluster(recipe, plans, profile, load_yaml_file(req.cluster, "cluster profile")[0],
                                    recipe_src=str(req.recipe), cluster_src=str(req.cluster),
                                    time_limit=req.time_limit, ready_timeout_s=req.ready_timeout_s)
         if not report.ok:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from harness.preflight import Report, cluster
 
 
@@ -15,12 +13,16 @@ def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, poin
     """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
     from harness.errors import UserError
     from harness.recipe.points import load_plans
-    from slurm.profile import TIME_LIMIT, load_profile
+    from harness.yaml_input import load_yaml_file
+    from slurm.profile import check_time_limit, load_profile
 
     profile = load_profile(cluster_path)
-    raw = yaml.safe_load(Path(cluster_path).read_text())
+    raw, _ = load_yaml_file(cluster_path, "cluster profile")
     recipe, plans = load_plans(recipe_path, points, list(overrides or []))
-    if time_limit is not None and not TIME_LIMIT.match(time_limit):
-        raise UserError(f"--time {time_limit!r}: expected minutes, HH:MM:SS or D-HH:MM:SS")
+    if time_limit is not None:
+        try:
+            check_time_limit(time_limit)
+        except ValueError as exc:
+            raise UserError(f"--time {exc}") from None
     return cluster(recipe, plans, profile, raw, recipe_src=str(recipe_path), cluster_src=str(cluster_path),
                    time_limit=time_limit, ready_timeout_s=ready_timeout_s)

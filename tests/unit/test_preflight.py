@@ -97,6 +97,13 @@ def test_shipped_profiles_with_placeholders_fail_one_line_each(capsys: pytest.Ca
                      f"{ROOT}/clusters/gb300.yaml:driver.python"}
 
 
+def test_time_limit_typo_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["preflight", str(GB300), "--cluster", str(profile(tmp_path, "gb300")), "--time", "99:99:99",
+              "--set", f"client.traces={TRACES}"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "99:99:99" in err and "below 60" in err
+
+
 def test_submit_refuses_before_sbatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = cli(["submit", str(GB300), "--cluster", str(ROOT / "clusters" / "gb300.yaml"), "--dry-run",
               "--out", str(tmp_path / "out")])
