@@ -101,21 +101,3 @@ def _sorted(value: Any) -> Any:
     if isinstance(value, list):
         return [_sorted(v) for v in value]
     return value
-
-
-def diff(a: Any, b: Any, path: str = "") -> list[str]:
-    """Lines `path: old -> new` for every leaf that differs between two fingerprints."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        lines = []
-        for key in sorted(set(a) | set(b)):
-            sub = f"{path}.{key}" if path else str(key)
-            if key not in a:
-                lines.append(f"{sub}: (absent) -> {json.dumps(b[key], sort_keys=True)}")
-            elif key not in b:
-                lines.append(f"{sub}: {json.dumps(a[key], sort_keys=True)} -> (absent)")
-            else:
-                lines.extend(diff(a[key], b[key], sub))
-        return lines
-    if a != b:
-        return [f"{path}: {json.dumps(a, sort_keys=True)} -> {json.dumps(b, sort_keys=True)}"]
-    return []

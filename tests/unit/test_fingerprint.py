@@ -2,7 +2,8 @@
 
 import json
 
-from harness.point.fingerprint import build_fingerprint, diff, redact_argv, redact_env
+from harness.point.fingerprint import build_fingerprint, redact_argv, redact_env
+from harness.point.fingerprint_diff import diff
 
 
 def test_redaction():
