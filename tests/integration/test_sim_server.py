@@ -240,7 +240,7 @@ def test_64_concurrent_streams_and_client_disconnect(sim: tuple[Sim, Path]) -> N
         return list(counts)
 
     assert asyncio.run(main()) == [50] * 64
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline and "gone-away" not in truth.read_text():
         time.sleep(0.05)
     rec = next(json.loads(line) for line in truth.read_text().splitlines() if "gone-away" in line)
