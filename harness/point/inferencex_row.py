@@ -243,34 +243,18 @@ def spec_decoding(args: Mapping[str, Any]) -> str:
     return "draft_model"
 
 
-def power_metrics(power: Mapping[str, Any], input_tokens: int, output_tokens: int,
-                  successful: int) -> dict[str, Any]:
-    """InferenceX's power keys: `power_valid` 1/0, schema 2, the metrics only when valid (rounded as InferenceX)."""
+def power_metrics(power: Mapping[str, Any]) -> dict[str, Any]:
+    """InferenceX's power keys from the record's `power_inferencex` block (InferenceX's window and method):
+    `power_valid` 1/0, schema 2, the metrics only when valid, rounded as InferenceX rounds them."""
     out: dict[str, Any] = {"power_metric_schema_version": POWER_METRIC_SCHEMA_VERSION,
                            "power_valid": 1 if power.get("valid") else 0}
-    energy = power.get("total_gpu_energy_j")
-    duration = power.get("window_s")
-    per_gpu = power.get("per_gpu_avg_power_w") or {}
-    if not power.get("valid") or not energy or not duration or not per_gpu or not successful:
+    metrics = power.get("metrics") or {}
+    if not out["power_valid"] or not metrics:
         out["power_valid"] = 0
         return out
-    metrics = {
-        "avg_power_w": sum(per_gpu.values()) / len(per_gpu),
-        "avg_total_gpu_power_w": energy / duration,
-        "total_gpu_energy_j": energy,
-        "joules_per_successful_query": energy / successful,
-    }
-    if input_tokens > 0:
-        metrics["joules_per_input_token"] = energy / input_tokens
-    if output_tokens > 0:
-        metrics["joules_per_output_token"] = energy / output_tokens
-    if input_tokens + output_tokens > 0:
-        metrics["joules_per_total_token"] = energy / (input_tokens + output_tokens)
-    for key in ("p75_power_w", "p90_power_w", "p75_total_gpu_power_w", "p90_total_gpu_power_w"):
-        if isinstance(power.get(key), (int, float)):
-            metrics[key] = float(power[key])
     for key, value in metrics.items():
-        out[key] = round(value, 3 if key.endswith(("_w", "_j")) else 6)
+        if key in POWER_METRIC_KEYS and isinstance(value, (int, float)) and math.isfinite(value):
+            out[key] = round(value, 3 if key.endswith(("_w", "_j")) else 6)
     return out
 
 
@@ -309,8 +293,7 @@ def build_row(*, identity: Mapping[str, Any], raw_records: Sequence[Mapping[str,
     row["server_metrics"] = server_metrics(records, pool, counters)
     row["kv_cache_pool_tokens"] = pool
     if power is not None:
-        row.update(power_metrics(power, sum(_ints(records, "input_sequence_length")),
-                                 sum(_ints(records, "output_sequence_length")), len(records)))
+        row.update(power_metrics(power))
     if warnings:
         row["warnings"] = warnings
     return row

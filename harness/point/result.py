@@ -31,6 +31,7 @@ def point_dir(out_dir: Path, plan: PointPlan, variant: str | None = None) -> Pat
 
 
 RECORD_FILE = "point_result.json"
+OUR_POWER_WINDOW = "first_successful_request_start_to_last_successful_request_end"
 RECORD_SCHEMA_VERSION = 1
 
 
@@ -113,7 +114,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     }
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
     result.update(_power_fields(pdir, metrics, accounting, expected,
-                                result["client"]["aiperf_benchmark_duration_s"]))
+                                result["client"]["aiperf_benchmark_duration_s"], summary))
     if state == "completed" and thresholds.require_power and not result.get("power_valid"):
         # strict mode: the power audit files are written by now; the point itself fails
         result["state"] = "failed"
@@ -171,11 +172,9 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
     }
     log = pdir / "server.log"
     server_log = log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None
-    power = {"valid": bool(result.get("power_valid")), "total_gpu_energy_j": result.get("total_gpu_energy_j"),
-             "window_s": result.get("power_window_s"), "per_gpu_avg_power_w": result.get("avg_power_w")
-             if isinstance(result.get("avg_power_w"), dict) else None}
     return inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
-                                    server_log=server_log, counters=counters, power=power)
+                                    server_log=server_log, counters=counters,
+                                    power=result.get("power_inferencex") or {"valid": False})
 
 
 def _expected_accept_length(plan: PointPlan, target: float | None, output_lengths: list[int]) -> float | None:
@@ -219,21 +218,33 @@ def _fingerprint_summary(pdir: Path) -> dict[str, Any] | None:
 
 
 def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any],
-                 expected_gpus: int | None, client_duration_s: float | None) -> dict[str, Any]:
-    """Power over the client window, or `power_valid: false` with the reasons."""
-    from harness.power import integrate_power
+                 expected_gpus: int | None, client_duration_s: float | None,
+                 summary: dict[str, Any] | None) -> dict[str, Any]:
+    """Power over our window (first → last successful request), or `power_valid: false` with the reasons;
+    beside it `power_inferencex` (InferenceX's window and method, what the row publishes) and
+    `gpu_telemetry` (temperature, utilisation and clocks over our window)."""
+    from harness.power.integrate import integrate_power, read_telemetry
+    from harness.power.gpu_metrics import write_gpu_metrics
+    from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
+    from harness.power.telemetry import telemetry_summary
 
     tput = metrics.get("throughput")
     csv = pdir / "power.csv"
     if tput is None or not csv.exists():
         reason = "window_invalid" if tput is None else "telemetry_file_missing"
-        return {"power_valid": False, "power_invalid_reasons": [reason]}
+        return {"power_valid": False, "power_invalid_reasons": [reason], "power_window": OUR_POWER_WINDOW,
+                "power_inferencex": None, "gpu_telemetry": None}
     reference = None if client_duration_s is None else int(client_duration_s * 1e9)
     report = integrate_power(csv, tput["window_start_ns"], tput["window_end_ns"], expected_gpus=expected_gpus,
                              reference_duration_ns=reference)
     write_json(pdir / "power_validation.json", report.validation_json())
-    from harness.power.gpu_metrics import write_gpu_metrics
-
     write_gpu_metrics(csv, pdir)
     tokens = tput["tokens"]
-    return report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])
+    samples, problems, _ = read_telemetry(csv)
+    fields = report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])
+    fields["power_window"] = OUR_POWER_WINDOW
+    fields["power_inferencex"] = inferencex_power(samples, aiperf_window_ns(summary), expected_gpus,
+                                                  accounting["successful"], int(tokens["input"]),
+                                                  int(tokens["output"]), problems)
+    fields["gpu_telemetry"] = telemetry_summary(samples, tput["window_start_ns"], tput["window_end_ns"])
+    return fields

@@ -387,6 +387,17 @@ def read_sampler_status(csv_path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def read_telemetry(csv_path: Path) -> tuple[list[PowerSample], list[Reason], dict[str, Any] | None]:
+    """`power.csv`'s samples, the problems met reading it (NVML unavailable included), the sampler's status."""
+    parsed = read_power_csv(Path(csv_path))
+    status = read_sampler_status(Path(csv_path))
+    problems: list[Reason] = []
+    if status is not None and status.get("nvml_available") is False:
+        problems.append(Reason(rc.NVML_UNAVAILABLE, str(status.get("reason") or "NVML unavailable")))
+    problems.extend(parsed.problems)
+    return parsed.samples, problems, status
+
+
 def integrate_power(
     csv_path: Path,
     start_ns: int,
@@ -396,18 +407,13 @@ def integrate_power(
     reference_duration_ns: int | None = None,
 ) -> PowerReport:
     """Read `power.csv` (and the sampler's status sidecar beside it) and integrate over the window."""
-    parsed = read_power_csv(Path(csv_path))
-    status = read_sampler_status(Path(csv_path))
-    prior: list[Reason] = []
-    if status is not None and status.get("nvml_available") is False:
-        prior.append(Reason(rc.NVML_UNAVAILABLE, str(status.get("reason") or "NVML unavailable")))
-    prior.extend(parsed.problems)
+    samples, problems, status = read_telemetry(csv_path)
     return integrate_samples(
-        parsed.samples,
+        samples,
         start_ns,
         end_ns,
         expected_gpus,
         reference_duration_ns=reference_duration_ns,
-        prior_reasons=prior,
+        prior_reasons=problems,
         sampler_status=status,
     )

@@ -115,8 +115,9 @@ RECORDS = [_record("warmup", 0, S), _record("profiling", S, 3 * S), _record("pro
 
 
 def test_row_passes_the_contract_types_and_accounting_follows_inferencex() -> None:
-    power = {"valid": True, "total_gpu_energy_j": 1200.0, "window_s": 6.0,
-             "per_gpu_avg_power_w": {"0": 110.0, "1": 90.0}}
+    power = {"valid": True, "metrics": {"avg_power_w": 100.0, "total_gpu_energy_j": 1200.0,
+                                        "joules_per_successful_query": 400.0, "joules_per_input_token": 1200 / 500,
+                                        "p90_power_w": 123.45678}}
     row = ixr.build_row(identity=IDENTITY, raw_records=RECORDS, summary=None,
                         server_log="x\nmax_total_num_tokens=4096, max_running_requests=32\n", counters=None, power=power)
     check_contract(row)
@@ -133,7 +134,7 @@ def test_row_passes_the_contract_types_and_accounting_follows_inferencex() -> No
     assert "p99" not in row["request_metrics"]["latency"]["e2el"]  # p99 stays in our own record
     assert row["power_valid"] == 1 and row["power_metric_schema_version"] == 2
     assert row["avg_power_w"] == 100.0 and row["joules_per_successful_query"] == 400.0
-    assert row["joules_per_input_token"] == pytest.approx(1200 / 500)
+    assert row["joules_per_input_token"] == 2.4 and row["p90_power_w"] == 123.457  # InferenceX's rounding
 
 
 def test_invalid_power_publishes_the_verdict_and_no_metric() -> None:
