@@ -14,7 +14,7 @@ InferenceX's checks (every GPU brackets the window, no gap over 3 s, the expecte
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Any
 
 from harness.power.integrate import NS_PER_S, integrate_samples
@@ -27,8 +27,9 @@ METHOD = "per_device_trapezoidal_with_linear_boundary_interpolation"
 PERCENTILE_METHOD = "time_weighted_synchronized_total_piecewise_linear"
 
 
-def aiperf_window_ns(summary: Mapping[str, Any] | None) -> tuple[int, int] | None:
-    """AIPerf's benchmark window as UTC nanoseconds; naive timestamps are the local time AIPerf wrote."""
+def aiperf_window_ns(summary: Mapping[str, Any] | None, naive_tz: tzinfo | None = None) -> tuple[int, int] | None:
+    """AIPerf's benchmark window as UTC nanoseconds. AIPerf writes naive local time: they are read in
+    `naive_tz` (InferenceX's `agentic_power_timezone_offset.txt`), by default this machine's zone."""
     bounds = []
     for key in ("start_time", "end_time"):
         raw = (summary or {}).get(key)
@@ -38,6 +39,8 @@ def aiperf_window_ns(summary: Mapping[str, Any] | None) -> tuple[int, int] | Non
             moment = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
         except ValueError:
             return None
+        if moment.tzinfo is None and naive_tz is not None:
+            moment = moment.replace(tzinfo=naive_tz)
         bounds.append(round(moment.astimezone().timestamp() * NS_PER_S))
     return (bounds[0], bounds[1]) if bounds[1] > bounds[0] else None
 
