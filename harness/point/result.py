@@ -223,9 +223,9 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     """Power over our window (first → last successful request), or `power_valid: false` with the reasons;
     beside it `power_inferencex` (InferenceX's window and method, what the row publishes) and
     `gpu_telemetry` (temperature, utilisation and clocks over our window)."""
-    from harness.power.integrate import integrate_power, read_telemetry
     from harness.power.gpu_metrics import write_gpu_metrics
     from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
+    from harness.power.integrate import integrate_power, read_telemetry
     from harness.power.telemetry import telemetry_summary
 
     tput = metrics.get("throughput")

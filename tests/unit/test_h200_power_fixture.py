@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from harness.point import inferencex_row
-from harness.power.integrate import read_telemetry
 from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
+from harness.power.integrate import read_telemetry
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "h200-power"
 UPSTREAM = FIXTURE.parent / "inferencex-power" / "upstream"
