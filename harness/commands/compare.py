@@ -20,30 +20,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare the tuned variant NAME of run A (variants/NAME/) with A's baseline points")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--allow-mixed", action="store_true",
-                        help="allow simulated and real results, or different images, in one compared curve")
+                        help="allow simulated and real results, different images or different arms (speculative "
+                             "decoding, KV offloading, DP attention, disaggregation shape, recipe fingerprint) "
+                             "in one compared curve; the output names what differs")
 
 
 def main(args: argparse.Namespace) -> int:
     from harness.errors import UserError
     from harness.report.compare import compare_points, comparison_json, render_comparison, variant_sides
-    from harness.report.load import load_results
+    from harness.report.load import load_results_noted
 
     if (args.b is None) == (args.variant is None):
         raise UserError("compare: give two runs (A B) or one run and --variant NAME")
     sides = []
+    notes: list[str] = []
     for name, path in (("A", args.a), ("B", args.b)) if args.b is not None else (("A", args.a),):
-        points = load_results([path])
+        points, side_notes = load_results_noted([path])
         if not points:
             raise UserError(f"{path}: no result files found for {name} (expected bmk_agentic_*.json below it)")
         sides.append(points)
+        notes += [f"{name}: {n}" for n in side_notes]
     if args.variant is not None:
         sides = list(variant_sides(sides[0], args.variant))
         if not args.json:
             print(f"A = {args.a} as the recipe is written; B = its variant {args.variant}")
-    comparisons, only_a, only_b = compare_points(sides[0], sides[1], allow_mixed=args.allow_mixed)
+    # A variant is compared with its own recipe on purpose: the arms it changes are named, not refused.
+    comparisons, only_a, only_b = compare_points(sides[0], sides[1],
+                                                 allow_mixed=args.allow_mixed or args.variant is not None)
     if args.json:
-        json.dump({"schema_version": 1, **comparison_json(comparisons, only_a, only_b)}, sys.stdout, indent=2)
+        json.dump({"schema_version": 1, **comparison_json(comparisons, only_a, only_b), "notes": notes},
+                  sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
+        for n in notes:
+            print(f"note: {n}")
         print(render_comparison(comparisons, only_a, only_b), end="")
     return 0

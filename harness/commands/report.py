@@ -38,9 +38,11 @@ def main(args: argparse.Namespace) -> int:
         from harness.report.evals import eval_json
 
         evals = {c.config_key: eval_json(outputs.evals.get(c.config_key)) for c in outputs.curves}
-        json.dump({**report_json(outputs.curves), "evals": evals}, sys.stdout, indent=2)
+        json.dump({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
+    for n in outputs.notes:
+        print(f"note: {n}")
     for c in outputs.curves:
         print(render_curve(c), end="")
         print("Pareto coverage:")

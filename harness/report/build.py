@@ -9,7 +9,7 @@ from harness.artifacts import write_json, write_text
 from harness.errors import UserError
 from harness.report.curves import FRONTIER_AXES, Curve, group_curves, report_json
 from harness.report.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
-from harness.report.load import load_results, read_request_samples, record_file
+from harness.report.load import load_results_noted, read_request_samples, record_file
 from harness.report.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
 
 
@@ -24,6 +24,7 @@ class ReportOutputs:
     csv_path: Path
     curves: list[Curve]
     evals: dict[str, EvalSummary] = field(default_factory=dict)   # config_key -> its newest accuracy eval
+    notes: list[str] = field(default_factory=list)   # e.g. fixed-sequence rows skipped in an agg_*.json
 
 
 def distributions(curves: list[Curve]) -> dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]:
@@ -41,7 +42,7 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     """Read every result under `run_dirs` and write report.json, report.md, report.html and the PNGs
     (pareto.png: throughput/GPU vs E2EL p90; pareto_<axis>.png for the other axes; latency_by_conc.png)."""
     run_dirs = [Path(d) for d in run_dirs]
-    points = load_results(run_dirs)
+    points, notes = load_results_noted(run_dirs)
     if not points:
         raise UserError(
             f"{', '.join(map(str, run_dirs))}: no result files found (expected bmk_agentic_*.json or "
@@ -60,7 +61,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     evals = newest_evals(run_dirs)
     keys = [c.config_key for c in curves]
     json_path = write_json(out_dir / "report.json",
-                           {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys}})
+                           {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys},
+                            "notes": notes})
     md_path = write_text(out_dir / "report.md", render_markdown(curves) + "\n" + eval_markdown(keys, evals))
     page = render_html(curves, pngs)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
@@ -70,4 +72,4 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     csv_path = write_text(out_dir / "report.csv", render_csv(curves))
     return ReportOutputs(png_paths=pngs, html_path=html_path, markdown_path=md_path, json_path=json_path,
                          csv_path=csv_path,
-                         curves=curves, evals=evals)
+                         curves=curves, evals=evals, notes=notes)

@@ -1,8 +1,10 @@
 """Comparing two runs of a curve point by point: old -> new with percentage change, added and removed points.
 
-Simulated and real results, or results of different images, are never compared as one curve unless the
-caller allows it explicitly (`allow_mixed`): neither within one side (a side whose curve key spans two
-engines or images) nor across the two sides.
+Simulated and real results, results of different images, and different arms (`harness.report.arms`:
+speculative decoding, KV offloading, DP attention, disaggregation shape, and for InferenceX rows the recipe
+fingerprint) are never compared as one curve unless the caller allows it explicitly (`allow_mixed`):
+neither within one side (a side whose curve key spans two engines or images) nor across the two sides.
+When allowed, every comparison that mixes them says so (`mixed`).
 """
 
 from __future__ import annotations
@@ -59,10 +61,36 @@ class CurveComparison:
     changed: list[PointDelta]
     added: list[int]
     removed: list[int]
+    mixed: tuple[str, ...] = ()   # the identity fields A and B differ in (only with allow_mixed)
 
 
 def _identity(c: Curve) -> str:
     return f"{'simulated' if c.simulated else 'real'} ({c.engine}), image {c.image or 'unknown'}"
+
+
+def identity_differences(a: Curve, b: Curve) -> list[str]:
+    """`field A vs B` for each identity field two curves differ in: engine kind, image, then the arm."""
+    out = []
+    if a.simulated != b.simulated:
+        kind = {True: "simulated", False: "real"}
+        out.append(f"engine {kind[a.simulated]} ({a.engine or '?'}) vs {kind[b.simulated]} ({b.engine or '?'})")
+    if a.image != b.image:
+        out.append(f"image {a.image or 'unknown'} vs {b.image or 'unknown'}")
+    return out + a.arm.differences(b.arm)
+
+
+def _pair_arm_mismatches(old: dict[str, Curve], new: dict[str, Curve], only_old: list[str],
+                         only_new: list[str]) -> list[tuple[str, Curve, Curve]]:
+    """Curves left unpaired that share a base key (one on each side): the same curve in another arm."""
+    pairs = []
+    for base in sorted({old[k].base_key for k in only_old} & {new[k].base_key for k in only_new}):
+        olds = [k for k in only_old if old[k].base_key == base]
+        news = [k for k in only_new if new[k].base_key == base]
+        if len(olds) == 1 and len(news) == 1:
+            pairs.append((f"{olds[0]} -> {news[0]}", old[olds[0]], new[news[0]]))
+            only_old.remove(olds[0])
+            only_new.remove(news[0])
+    return pairs
 
 
 def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str, Curve]:
@@ -72,9 +100,9 @@ def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str
     merged: dict[str, Curve] = {}
     for key, group in by_key.items():
         if len(group) > 1 and not allow_mixed:
-            kinds = "; ".join(_identity(c) for c in group)
+            diffs = sorted({d for c in group[1:] for d in identity_differences(group[0], c)})
             raise UserError(
-                f"{side}: {key}: results of different engines or images ({kinds}); "
+                f"{side}: {key}: results of different engines, images or arms ({'; '.join(diffs)}); "
                 "pass --allow-mixed to compare them as one curve"
             )
         if len(group) == 1:
@@ -86,30 +114,34 @@ def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str
                                 overrides=group[0].overrides, image=" + ".join(sorted({c.image for c in group})),
                                 engine="/".join(sorted({c.engine for c in group})),
                                 simulated=any(c.simulated for c in group), points=points,
-                                frontiers=frontiers_for(points), warnings=warnings)
+                                frontiers=frontiers_for(points), warnings=warnings, arm=group[-1].arm,
+                                named_by_arm=group[-1].named_by_arm)
     return merged
 
 
 def compare_points(
     old_points: Sequence[PointResult], new_points: Sequence[PointResult], *, allow_mixed: bool = False
 ) -> tuple[list[CurveComparison], list[str], list[str]]:
-    """Pair curves by key (or the only curve of each side) and compare them point by point.
+    """Pair curves by key (the same curve in another arm, or the only curve of each side, when no key
+    matches) and compare them point by point.
 
-    Returns the comparisons and the curve keys found only in the old and only in the new side.
+    Returns the comparisons and the curve keys found only in the old and only in the new side. A pair that
+    differs in engine kind, image or arm is refused (one line naming the fields) unless `allow_mixed`.
     """
     old = _merge_by_key(group_curves(old_points), "A", allow_mixed)
     new = _merge_by_key(group_curves(new_points), "B", allow_mixed)
     pairs = [(k, old[k], new[k]) for k in sorted(old.keys() & new.keys())]
     only_old, only_new = sorted(old.keys() - new.keys()), sorted(new.keys() - old.keys())
+    pairs += _pair_arm_mismatches(old, new, only_old, only_new)
     if not pairs and len(old) == 1 and len(new) == 1:
         (ko, co), (kn, cn) = next(iter(old.items())), next(iter(new.items()))
         pairs, only_old, only_new = [(f"{ko} -> {kn}" if ko != kn else ko, co, cn)], [], []
     out: list[CurveComparison] = []
     for key, a, b in pairs:
-        if not allow_mixed and (a.simulated != b.simulated or a.image != b.image):
+        diffs = identity_differences(a, b)
+        if diffs and not allow_mixed:
             raise UserError(
-                f"{key}: A is {_identity(a)} but B is {_identity(b)}; "
-                "pass --allow-mixed to compare them as one curve"
+                f"{key}: A and B differ in {'; '.join(diffs)}; pass --allow-mixed to compare them as one curve"
             )
         a_by, b_by = {p.conc: p for p in a.points}, {p.conc: p for p in b.points}
         out.append(
@@ -120,6 +152,7 @@ def compare_points(
                 changed=[PointDelta(c, a_by[c], b_by[c]) for c in sorted(a_by.keys() & b_by.keys())],
                 added=sorted(b_by.keys() - a_by.keys()),
                 removed=sorted(a_by.keys() - b_by.keys()),
+                mixed=tuple(diffs),
             )
         )
     return out, only_old, only_new
@@ -146,8 +179,11 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
         "comparisons": [
             {
                 "config_key": c.config_key,
-                "old": {"image": c.old.image, "engine": c.old.engine, "simulated": c.old.simulated},
-                "new": {"image": c.new.image, "engine": c.new.engine, "simulated": c.new.simulated},
+                "old": {"image": c.old.image, "engine": c.old.engine, "simulated": c.old.simulated,
+                        "arm": c.old.arm.as_json()},
+                "new": {"image": c.new.image, "engine": c.new.engine, "simulated": c.new.simulated,
+                        "arm": c.new.arm.as_json()},
+                "mixed": list(c.mixed),
                 "points": [
                     {"conc": d.conc, "valid": {"old": d.old.valid, "new": d.new.valid},
                      **{name: d.metric(name) for name, _, _ in METRICS}}
@@ -174,6 +210,8 @@ def render_comparison(comparisons: list[CurveComparison], only_old: list[str], o
     lines: list[str] = []
     for c in comparisons:
         lines.append(f"== {c.config_key}: A {_identity(c.old)} -> B {_identity(c.new)}")
+        if c.mixed:
+            lines.append(f"mixed: A and B differ in {'; '.join(c.mixed)} (compared as one curve as asked)")
         header = ("conc", *(title for _, title, _ in METRICS), "verdict")
         rows = []
         for d in c.changed:

@@ -1,9 +1,10 @@
 """Grouping points into curves and computing each curve's Pareto frontiers.
 
 A curve is the set of points sharing a config key (or, for plain aggregates, a key derived from model,
-precision, hardware, framework and parallelism), one variant, one image and one engine kind: simulated and
-real results, results of two images, or a tuned variant (`--set`/`--tag`) and the recipe as written never
-share a curve. Within a curve each concurrency appears once; when a
+precision, hardware, framework and parallelism), one arm (`harness.report.arms`: speculative decoding, KV
+offloading, DP attention, disaggregation shape and, for InferenceX rows, the recipe fingerprint), one
+variant, one image and one engine kind: simulated and real results, results of two images or two arms, or a
+tuned variant (`--set`/`--tag`) and the recipe as written never share a curve. Within a curve each concurrency appears once; when a
 directory holds several results for one concurrency the newest file wins and the others are named in the
 curve's warnings.
 """
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.report.arms import Arm
 from harness.report.load import PointResult
 from harness.report.pareto import Direction, Frontier, pareto_frontier
 
@@ -59,11 +61,21 @@ class Curve:
     warnings: list[str] = field(default_factory=list)
     variant: str | None = None
     overrides: tuple[str, ...] = ()
+    arm: Arm = field(default_factory=Arm)
+    named_by_arm: bool = False   # InferenceX rows: the key is derived, so the arm is part of the name
+
+    @property
+    def base_key(self) -> str:
+        """The config key, with `[variant]` for a tuned variant."""
+        return f"{self.config_key} [{self.variant}]" if self.variant else self.config_key
 
     @property
     def key(self) -> str:
-        """The curve's name: the config key, with `[variant]` for a tuned variant."""
-        return f"{self.config_key} [{self.variant}]" if self.variant else self.config_key
+        """The curve's name: the config key (for InferenceX rows followed by `{arm}` where the arm is not
+        the default), with `[variant]` for a tuned variant."""
+        label = self.arm.label() if self.named_by_arm else ""
+        name = f"{self.config_key} {{{label}}}" if label else self.config_key
+        return f"{name} [{self.variant}]" if self.variant else name
 
     @property
     def label(self) -> str:
@@ -115,13 +127,16 @@ def latest_per_conc(members: Iterable[PointResult]) -> tuple[list[PointResult], 
 
 
 def group_curves(points: Iterable[PointResult]) -> list[Curve]:
-    """Curves in order of (key, variant, engine, image); the recipe as written before its variants; points
-    within a curve by concurrency."""
-    groups: dict[tuple[str, str, bool, str], list[PointResult]] = {}
+    """Curves in order of (key, variant, engine, image, arm); the recipe as written before its variants;
+    points within a curve by concurrency."""
+    groups: dict[tuple[str, str, bool, str, tuple[str, ...]], list[PointResult]] = {}
+    arms: dict[tuple[str, ...], Arm] = {}
     for p in points:
-        groups.setdefault((p.curve_key, p.variant or "", p.simulated, p.image), []).append(p)
+        arm_key = tuple(str(v) for v in p.curve_arm.as_json().values())
+        arms[arm_key] = p.curve_arm
+        groups.setdefault((p.curve_key, p.variant or "", p.simulated, p.image, arm_key), []).append(p)
     curves: list[Curve] = []
-    for (key, variant, simulated, image), members in sorted(groups.items()):
+    for (key, variant, simulated, image, arm_key), members in sorted(groups.items()):
         chosen, warnings = latest_per_conc(members)
         engines = sorted({p.engine for p in chosen})
         curves.append(
@@ -135,6 +150,8 @@ def group_curves(points: Iterable[PointResult]) -> list[Curve]:
                 warnings=warnings,
                 variant=variant or None,
                 overrides=chosen[-1].overrides if variant else (),
+                arm=arms[arm_key],
+                named_by_arm=chosen[-1].config_key is None,
             )
         )
     return curves
@@ -163,6 +180,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "power_invalid_reasons": list(p.power_invalid_reasons),
         "kv_offloading": p.kv_offloading,
         "recipe_fingerprint": p.recipe_fingerprint,
+        "arm": p.arm.as_json(),
         "fingerprint": dict(p.fingerprint),
         "tag": p.tag,
         "note": p.note,
@@ -176,6 +194,7 @@ def curve_json(c: Curve) -> dict[str, Any]:
     first = c.points[0]
     return {
         "config_key": c.config_key,
+        "key": c.key,
         "variant": c.variant,
         "overrides": list(c.overrides),
         "image": c.image,
@@ -188,6 +207,7 @@ def curve_json(c: Curve) -> dict[str, Any]:
         "hw": first.hw,
         "tp": first.tp,
         "ep": first.ep,
+        "arm": c.arm.as_json(),
         "points": [point_json(p) for p in c.points],
         "frontier": {
             name: {

@@ -6,7 +6,9 @@ and the row beside it is skipped. Files named `bmk_agentic_*.json` without a rec
 InferenceX rows (ours exported with `harness export --inferencex`, or InferenceX's own); any other `*.json`
 (except the known companion artifacts such as AIPerf exports and fingerprints) is read when it is small
 and is kept if it looks like an agentic aggregate: an object with `conc` and `request_metrics`, or a list
-of such objects (InferenceX's concatenated `agg_*.json`).
+holding such objects (InferenceX's concatenated `agg_*.json`; its fixed-sequence rows are skipped and
+counted in a note). Both InferenceX row forms are read: single-node rows (one `tp`/`ep`) and multinode
+rows with `prefill_*`/`decode_*` fields, whose shape becomes part of the point's arm (`harness.report.arms`).
 
 Metrics are read leniently (a point whose server never answered has none: it is shown, marked and kept
 off the frontier); identity is read strictly (a result without an integer `conc` is an error).
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.report.arms import Arm, arm_of
 
 RESULT_PREFIX = "bmk_agentic_"
 RECORD_FILE = "point_result.json"
@@ -85,6 +88,13 @@ class PointResult:
     tag: str | None = None
     note: str | None = None
     harness_commit: str | None = None
+    arm: Arm = field(default_factory=Arm)
+
+    @property
+    def curve_arm(self) -> Arm:
+        """The arm that keeps curves apart: the whole arm for InferenceX rows; for our own records (which
+        have a config key and may carry per-point overrides) the arm without the per-point fingerprint."""
+        return self.arm if self.config_key is None else self.arm.without_fingerprint()
 
     def stat(self, metric: str, stat: str) -> float | None:
         """A latency statistic (`stat("e2el", "p90")`), or None when it was not measured."""
@@ -118,34 +128,49 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
 
 def load_results(paths: Iterable[Path]) -> list[PointResult]:
     """All points found under `paths`, in file order (list files expand to several points)."""
+    return load_results_noted(paths)[0]
+
+
+def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[str]]:
+    """All points found under `paths`, and a note per list file whose non-agentic rows were skipped."""
     points: list[PointResult] = []
+    notes: list[str] = []
     for path in find_result_files(paths):
-        points.extend(_read_candidate(path))
-    return points
+        found, note = _read_candidate(path)
+        points.extend(found)
+        if note:
+            notes.append(note)
+    return points, notes
 
 
-def _read_candidate(path: Path) -> list[PointResult]:
+def _read_candidate(path: Path) -> tuple[list[PointResult], str | None]:
     named = path.name.startswith(RESULT_PREFIX) or path.name == RECORD_FILE
     if not named and path.stat().st_size > _MAX_CANDIDATE_BYTES:
-        return []
+        return [], None
     try:
         with open(path) as fh:
             data = json.load(fh)
     except (OSError, ValueError) as exc:
         if named:
             raise UserError(f"{path}: not readable as JSON ({exc})") from exc
-        return []
+        return [], None
     if isinstance(data, dict) and _looks_like_result(data):
-        return [parse_result(data, path)]
-    if isinstance(data, list) and data and all(isinstance(r, dict) and _looks_like_result(r) for r in data):
-        return [parse_result(r, path) for r in data]
+        return [parse_result(data, path)], None
+    if isinstance(data, list):
+        agentic = [r for r in data if isinstance(r, dict) and _looks_like_result(r)]
+        if agentic:
+            skipped = len(data) - len(agentic)
+            note = (f"{path}: read {len(agentic)} agentic row(s), skipped {skipped} other row(s) "
+                    "(fixed-sequence or not a result)") if skipped else None
+            return [parse_result(r, path) for r in agentic], note
     if named:
         raise UserError(f"{path}: <root>: expected an agentic result with `conc` and `request_metrics`")
-    return []
+    return [], None
 
 
 def _looks_like_result(d: Mapping[str, Any]) -> bool:
-    return "conc" in d and "request_metrics" in d
+    """An agentic result: `conc` with `request_metrics`, or a row that names the agentic scenario."""
+    return "conc" in d and ("request_metrics" in d or d.get("scenario_type") == "agentic-coding")
 
 
 def _num(value: Any) -> float | None:
@@ -251,6 +276,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         tag=_str(d.get("tag")),
         note=_str(d.get("note")),
         harness_commit=_commit(d.get("harness_commit")),
+        arm=arm_of(d),
     )
 
 

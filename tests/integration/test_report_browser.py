@@ -37,7 +37,7 @@ def test_report_renders_fits_1400px_and_logs_no_errors(tmp_path):
     assert chromium(), "chromium is required here (HARNESS_REQUIRE_BROWSER=1) but not installed"
     run = tmp_path / "run"
     shutil.copytree(FIX / "sim-run", run / "sim")
-    shutil.copytree(FIX / "inferencex", run / "inferencex")
+    shutil.copytree(FIX / "inferencex" / "artifacts", run / "inferencex")
     # a tuned variant with a long name and a long note: the cells must wrap, not widen the page
     src = run / "sim" / "quickstart-sim" / "conc4" / "bmk_agentic_quickstart-sim_conc4.json"
     data = json.loads(src.read_text())

@@ -11,13 +11,16 @@ import pytest
 from harness.artifacts import write_foreign_json, write_json
 from harness.cli import main
 from harness.point import aiperf, inferencex_row, result_fields
+from harness.report.arms import Arm
+from harness.report.compare import compare_points
 from harness.report.load import load_results
 
 AIPERF = Path(__file__).parent.parent / "fixtures" / "results" / "sim-run" / "quickstart-sim" / "conc4" / "aiperf"
 IDENTITY = {"hw": "sim", "conc": 4, "image": "lmsysorg/sglang:v0.5.23-cu130", "recipe_fingerprint": "b" * 64,
             "model": "demo/agentic-coder-8b", "infmax_model_prefix": "agentic-coder-8b", "framework": "sglang",
             "precision": "bf16", "spec_decoding": "none", "tp": 1, "ep": 1, "pp": 1, "dcp_size": 1, "pcp_size": 1,
-            "dp_attention": False, "kv_offloading": "none", "kv_offload_backend": None, "allocated_cpu_dram_gb": 0}
+            "dp_attention": True, "kv_offloading": "dram", "kv_offload_backend": {"name": "hicache", "version": "0.5.23"},
+            "allocated_cpu_dram_gb": 4}
 
 
 def _point(root: Path) -> Path:
@@ -30,6 +33,8 @@ def _point(root: Path) -> Path:
     records = [result_fields.parse_record(r) for r in raw]
     record = {"config_key": "k", "engine": "sim", "simulated": True, "conc": 4, "image": IDENTITY["image"],
               "hw": "sim", "tp": 1, "ep": 1, "num_gpus": 1, "row": "bmk_agentic_k_conc4.json",
+              "recipe_fingerprint": IDENTITY["recipe_fingerprint"], "spec_decoding": "none", "kv_offloading": "dram",
+              "dp_attention": True,
               "request_metrics": result_fields.request_metrics(records, 1),
               "num_requests_successful": sum(r.ok and r.phase == "profiling" for r in records),
               "validity": {"valid": True, "reasons": []}}
@@ -63,6 +68,11 @@ def test_layout_and_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
             assert back.stat(metric, stat) == pytest.approx(ours.stat(metric, stat), rel=1e-9), (metric, stat)
             compared += 1
     assert compared == 6 * len(ours.latency) and back.num_requests_successful == ours.num_requests_successful
+    # the arm survives the trip: the published row names the same arm as the record
+    assert back.arm == ours.arm == Arm("none", "dram", "true", "agg", "b" * 64)
+    (c,), only_a, only_b = compare_points([ours], [back])  # our curve and its InferenceX reading pair, unmixed
+    assert (c.mixed, only_a, only_b, [d.conc for d in c.changed]) == ((), [], [], [4])
+    assert c.new.key == "agentic-coder-8b-bf16-sim-sglang-tp1-ep1 {kv dram, dp-attention, recipe bbbbbbbb}"
 
 
 def test_no_points_is_a_user_error(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ conc  tok/s/GPU  E2EL p50 (s)  E2EL p90 (s)  TTFT p50 (s)  errors  verdict
 
 
 def test_build_report_writes_every_output(tmp_path):
-    out = build_report([FIX / "sim-run", FIX / "inferencex"], tmp_path / "report")
+    out = build_report([FIX / "sim-run", FIX / "inferencex" / "artifacts"], tmp_path / "report")
     assert out.html_path.name == "report.html" and out.markdown_path.name == "report.md"
     names = [p.name for p in out.png_paths]
     assert names == ["pareto.png", "pareto_e2el_p75.png", "pareto_intvty_p90.png",
@@ -40,21 +40,26 @@ def test_build_report_writes_every_output(tmp_path):
     assert html.count("data:image/png;base64,") == 5
     assert "http://" not in html and "https://" not in html  # self-contained
     assert "INVALID (error_rate)" in html and "node-a" in html
-    # simulated points: power is "not measured", never "invalid (clock_sync_failed)"; the real curve's is valid
+    # simulated points: power is "not measured", never "invalid (clock_sync_failed)"
     assert "not measured (simulator)" in html and "clock_sync_failed" not in html
-    assert "<td>valid</td>" in html
+    assert "<h2>agentic-coder-8b-bf16-sim-sglang-tp1-ep1 {kv dram, recipe 0bd6cc1a}" in html
     assert html.startswith('<!DOCTYPE html>') and "<h1>SIMULATED: Agentic sweep report</h1>" in html
 
     data = json.loads(out.json_path.read_text())
     assert data["schema_version"] == 1
-    keys = [(c["config_key"], c["simulated"]) for c in data["curves"]]
-    assert keys == [("quickstart-sim", True), ("qwen3.5-fp8-h200-dgxc-sglang-tp8-ep8", False)]
-    sim = data["curves"][0]
+    keys = [(c["key"], c["arm"]["kv_offloading"], c["arm"]["disagg"]) for c in data["curves"]]
+    ix = "agentic-coder-8b-bf16-sim-sglang"
+    assert keys == [(f"{ix}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}", "dram", "agg"),
+                    (f"{ix}-tp1-ep1 {{recipe 3b8f70b0}}", "none", "agg"),
+                    (f"{ix}-tp2-ep1 {{disagg 1P tp1/ep1 + 1D tp1/ep1}}", "none", "disagg 1P tp1/ep1 + 1D tp1/ep1"),
+                    ("quickstart-sim", "none", "agg")]
+    assert all(c["simulated"] for c in data["curves"])  # InferenceX rows with hw: sim
+    sim = data["curves"][3]
     assert sim["frontier"] == EXPECTED_SIM_FRONTIER
     assert [p["conc"] for p in sim["points"]] == [1, 2, 4, 8, 16, 32]
     assert sim["points"][5]["valid"] is False and sim["points"][5]["cancelled_at_cutoff"] == 7
-    ix = data["curves"][1]["frontier"]["e2el_p90"]
-    assert ix == {"frontier": [4, 8, 16], "dominated": [], "excluded": [32], "coverage": "3/3"}
+    assert data["curves"][1]["frontier"]["e2el_p90"] == {"frontier": [2, 4], "dominated": [], "excluded": [],
+                                                           "coverage": "2/2"}
 
 
 def test_render_table_exact():

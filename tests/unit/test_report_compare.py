@@ -46,7 +46,7 @@ def test_refuses_simulated_vs_real_unless_allowed(capsys):
 
 def test_refuses_a_side_mixing_images_unless_allowed():
     mixed = load_results([FIX / "sim-run", FIX / "real-run"])
-    with pytest.raises(UserError, match=r"^A: quickstart-sim: results of different engines or images"):
+    with pytest.raises(UserError, match=r"^A: quickstart-sim: results of different engines, images or arms \(engine"):
         compare_points(mixed, load_results([FIX / "sim-run-new"]))
     comps, _, _ = compare_points(mixed, load_results([FIX / "sim-run-new"]), allow_mixed=True)
     assert comps[0].added == [24] and comps[0].removed == [32]

@@ -14,11 +14,14 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
 
 def test_finds_results_recursively_and_skips_companions():
-    names = sorted(p.name for p in find_result_files([FIX / "inferencex", FIX / "sim-run"]))
-    assert "profile_export_aiperf.json" not in names  # companion artifact, never opened
+    names = sorted(p.name for p in find_result_files([FIX / "inferencex" / "inputs", FIX / "sim-run"]))
+    # AIPerf's companion artifacts are never opened
+    assert "profile_export_aiperf.json" not in names and "server_metrics_export.json" not in names
     assert names.count("bmk_agentic_quickstart-sim_conc1.json") == 1
-    points = load_results([FIX / "inferencex"])  # notes.json is read but is not a result
-    assert sorted(p.conc for p in points) == [4, 8, 16, 32]
+    assert "sim_fixed_isl256_osl64_conc4.json" in names  # opened: benchmark_serving's result, not agentic
+    assert load_results([FIX / "inferencex" / "inputs"]) == []
+    points = load_results([FIX / "inferencex" / "artifacts"])  # the fixed-sequence row is read but skipped
+    assert sorted(p.conc for p in points) == [2, 2, 4, 4, 4]
 
 
 def test_harness_result_fields():
@@ -32,13 +35,21 @@ def test_harness_result_fields():
     assert p.fingerprint["gpus"] == "1x Simulated H200" and p.fingerprint["host"] == "node-a"
 
 
-def test_inferencex_aggregates_get_a_derived_key_and_zero_success_is_invalid():
-    points = {p.conc: p for p in load_results([FIX / "inferencex"])}
-    assert {p.curve_key for p in points.values()} == {"qwen3.5-fp8-h200-dgxc-sglang-tp8-ep8"}
-    assert all(p.config_key is None and not p.simulated and p.engine == "real" for p in points.values())
-    assert points[8].errors == 123  # records_error_dropped
-    assert points[8].valid and not points[32].valid
-    assert [r.code for r in points[32].invalid_reasons] == ["no_successful_requests"]
+def test_inferencex_aggregates_get_a_derived_key_and_zero_success_is_invalid(tmp_path):
+    real = sorted((FIX / "inferencex" / "artifacts").glob("bmk_agentic_*conc4*recipe-3b8f*/*.json"))[0]
+    row = json.loads(real.read_text())
+    (p,) = load_results([real])
+    assert (p.curve_key, p.config_key, p.simulated, p.engine) == ("agentic-coder-8b-bf16-sim-sglang-tp1-ep1",
+                                                                  None, True, "sim")  # hw: sim
+    assert (p.errors, p.valid) == (0, True)  # records_error_dropped
+    # the same row on real hardware, with errors and without a successful request (edited here)
+    (tmp_path / "agg.json").write_text(json.dumps(
+        [{**row, "hw": "h200-dgxc", "request_accounting": {**row["request_accounting"], "records_error_dropped": 7}},
+         {**row, "hw": "h200-dgxc", "conc": 8, "num_requests_successful": 0}]))
+    points = {p.conc: p for p in load_results([tmp_path / "agg.json"])}
+    assert points[4].curve_key == "agentic-coder-8b-bf16-h200-dgxc-sglang-tp1-ep1" and not points[4].simulated
+    assert points[4].errors == 7 and points[4].valid and not points[8].valid
+    assert [r.code for r in points[8].invalid_reasons] == ["no_successful_requests"]
 
 
 def test_request_samples_keep_successful_profiled_uncancelled_requests():
