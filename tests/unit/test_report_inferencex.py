@@ -144,3 +144,20 @@ def test_arm_fields_as_inferencex_writes_them():
            "decode_dp_attention": "false"}
     assert arm_of(dpa).disagg == "disagg 2P tp4/ep4 dpa + 1D tp8/ep8"
     assert arm_of({**dpa, "disagg": False}).disagg.startswith("multinode 2P")
+
+
+def test_rows_of_both_contract_generations_pair_arm_to_arm():
+    """InferenceX's older rows (no result_schema_version) against its newer collector's list of our rows of
+    the same AIPerf files: the two single-node arms pair, the multinode arm has no partner."""
+    contract = load_results([FIX / "contract" / "agg_sim.json"])
+    assert len(contract) == 4
+    rows = json.loads((FIX / "contract" / "agg_sim.json").read_text())
+    assert {(r["result_schema_version"], r["num_gpus"]) for r in rows} == {(1, 1)}
+    comps, only_a, only_b = compare_points(load_results([ARTIFACTS]), contract)
+    assert [c.config_key for c in comps] == [f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}",
+                                             f"{KEY}-tp1-ep1 {{recipe 3b8f70b0}}"]
+    assert (only_a, only_b) == ([f"{KEY}-tp2-ep1 {{disagg 1P tp1/ep1 + 1D tp1/ep1}}"], [])
+    for c in comps:
+        assert [d.conc for d in c.changed] == [2, 4] and c.mixed == ()
+        for d in c.changed:   # InferenceX rounds to 5 decimals
+            assert abs(d.metric("total_tput_per_gpu")["pct"] or 0.0) < 1e-4
