@@ -66,10 +66,13 @@ def curve_title(c: Curve) -> str:
 
 
 def curve_notes(c: Curve) -> list[str]:
-    """The `--note`s of a curve's points, once each, and the harness commits that produced them."""
+    """The curve's arm where its name does not say it, the `--note`s of its points, once each, and the
+    harness commits that produced them."""
     notes = list(dict.fromkeys(p.note for p in c.points if p.note))
     commits = list(dict.fromkeys(p.harness_commit for p in c.points if p.harness_commit))
-    out = [f"note: {n}" for n in notes]
+    arm = "" if c.named_by_arm else c.arm.label()
+    out = [f"arm: {arm}"] if arm else []
+    out += [f"note: {n}" for n in notes]
     if commits:
         out.append("harness commit: " + ", ".join(commits))
     return out
