@@ -20,7 +20,8 @@ COLUMNS = (
     "conc", "valid", "invalid_reasons", "total_tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
     *(f"{m}_{s}" for m in LATENCY_METRICS for s in STATS),
     "num_requests_total", "num_requests_successful", "errors", "cancelled_at_cutoff", "power",
-    "recipe_fingerprint", "harness_commit", "source",
+    "curve", "spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint",
+    "harness_commit", "source",
 )
 
 
@@ -38,7 +39,8 @@ def render_csv(curves: Sequence[Curve]) -> str:
                 *(_cell(p.stat(m, s)) for m in LATENCY_METRICS for s in STATS),
                 *(_cell(v) for v in (p.num_requests_total, p.num_requests_successful, p.errors,
                                      p.cancelled_at_cutoff)),
-                power_text(p), p.recipe_fingerprint or "", p.harness_commit or "", str(p.source),
+                power_text(p), c.key, p.arm.spec_decoding, p.arm.kv_offloading, p.arm.dp_attention, p.arm.disagg,
+                p.recipe_fingerprint or "", p.harness_commit or "", str(p.source),
             ])
     return buf.getvalue()
 

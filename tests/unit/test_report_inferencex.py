@@ -96,6 +96,13 @@ def test_mixed_agg_bmk_takes_the_agentic_rows_and_notes_the_others(tmp_path, cap
     assert cli_main(["report", str(FIX / "agg_bmk.json"), "--out", str(tmp_path), "--no-records"]) == 0
     assert "note: " + notes[0] in capsys.readouterr().out
     assert json.loads((tmp_path / "report.json").read_text())["notes"] == notes
+    import csv
+
+    rows = list(csv.DictReader((tmp_path / "report.csv").open()))
+    assert [(r["conc"], r["kv_offloading"], r["disagg"], r["recipe_fingerprint"][:8]) for r in rows] == [
+        ("2", "dram", "agg", "0bd6cc1a"), ("4", "dram", "agg", "0bd6cc1a"), ("2", "none", "agg", "3b8f70b0"),
+        ("4", "none", "agg", "3b8f70b0"), ("4", "none", "disagg 1P tp1/ep1 + 1D tp1/ep1", "")]
+    assert rows[0]["curve"] == f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}"
 
 
 def test_compare_refuses_two_arms_in_one_line_and_pairs_them_when_allowed(tmp_path, capsys):
