@@ -61,7 +61,10 @@ class CurveComparison:
     changed: list[PointDelta]
     added: list[int]
     removed: list[int]
-    mixed: tuple[str, ...] = ()   # the identity fields A and B differ in (only with allow_mixed)
+    mixed: tuple[str, ...] = ()   # identity fields A and B (or `A: `/`B: ` one side) differ in (allow_mixed)
+
+
+MIXED_WITHIN = "mixed within "
 
 
 def _identity(c: Curve) -> str:
@@ -99,8 +102,8 @@ def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str
         by_key.setdefault(c.key, []).append(c)
     merged: dict[str, Curve] = {}
     for key, group in by_key.items():
+        diffs = sorted({d for c in group[1:] for d in identity_differences(group[0], c)})
         if len(group) > 1 and not allow_mixed:
-            diffs = sorted({d for c in group[1:] for d in identity_differences(group[0], c)})
             raise UserError(
                 f"{side}: {key}: results of different engines, images or arms ({'; '.join(diffs)}); "
                 "pass --allow-mixed to compare them as one curve"
@@ -110,6 +113,7 @@ def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str
         else:
             # Explicitly allowed: one curve, the newest result per concurrency.
             points, warnings = latest_per_conc(p for c in group for p in c.points)
+            warnings = [f"{MIXED_WITHIN}{side}: {d}" for d in diffs] + warnings
             merged[key] = Curve(config_key=group[0].config_key, variant=group[0].variant,
                                 overrides=group[0].overrides, image=" + ".join(sorted({c.image for c in group})),
                                 engine="/".join(sorted({c.engine for c in group})),
@@ -152,7 +156,8 @@ def compare_points(
                 changed=[PointDelta(c, a_by[c], b_by[c]) for c in sorted(a_by.keys() & b_by.keys())],
                 added=sorted(b_by.keys() - a_by.keys()),
                 removed=sorted(a_by.keys() - b_by.keys()),
-                mixed=tuple(diffs),
+                mixed=tuple(diffs) + tuple(w.removeprefix(MIXED_WITHIN) for w in (*a.warnings, *b.warnings)
+                                           if w.startswith(MIXED_WITHIN)),
             )
         )
     return out, only_old, only_new
@@ -211,7 +216,7 @@ def render_comparison(comparisons: list[CurveComparison], only_old: list[str], o
     for c in comparisons:
         lines.append(f"== {c.config_key}: A {_identity(c.old)} -> B {_identity(c.new)}")
         if c.mixed:
-            lines.append(f"mixed: A and B differ in {'; '.join(c.mixed)} (compared as one curve as asked)")
+            lines.append(f"mixed, compared as one curve as asked: {'; '.join(c.mixed)}")
         header = ("conc", *(title for _, title, _ in METRICS), "verdict")
         rows = []
         for d in c.changed:

@@ -50,6 +50,7 @@ def test_refuses_a_side_mixing_images_unless_allowed():
         compare_points(mixed, load_results([FIX / "sim-run-new"]))
     comps, _, _ = compare_points(mixed, load_results([FIX / "sim-run-new"]), allow_mixed=True)
     assert comps[0].added == [24] and comps[0].removed == [32]
+    assert "A: engine real (sglang) vs simulated (sim)" in comps[0].mixed  # the mix within A is named too
 
 
 def test_pct_change():

@@ -117,7 +117,8 @@ def test_compare_refuses_two_arms_in_one_line_and_pairs_them_when_allowed(tmp_pa
     assert c["mixed"] == ["kv_offloading none vs dram", "recipe_fingerprint 3b8f70b040dc… vs 0bd6cc1a2ac5…"]
     assert [p["conc"] for p in c["points"]] == [2, 4]
     assert cli_main(["compare", str(a), str(b), "--allow-mixed"]) == 0
-    assert "mixed: A and B differ in kv_offloading none vs dram; recipe_fingerprint" in capsys.readouterr().out
+    assert "mixed, compared as one curve as asked: kv_offloading none vs dram; recipe_fingerprint" \
+        in capsys.readouterr().out
 
 
 def test_compare_refuses_aggregated_against_disaggregated(tmp_path):
