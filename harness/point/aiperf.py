@@ -182,6 +182,67 @@ def last_error(log_path: Path) -> str:
     return errors[-1].split(" ERROR ", 1)[1].strip()[:300] if errors else "no ERROR line in the client log"
 
 
+def _abort_line(log_path: Path) -> str | None:
+    """AIPerf's own words when it ends a run early (e.g. `Terminal warmup failure for trace X; aborting ...`)."""
+    try:
+        lines = log_path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    found = [ln.split(" WARNING ", 1)[1] for ln in lines if " WARNING " in ln and "aborting" in ln]
+    return found[0].split("; aborting", 1)[0].split(" (", 1)[0].strip()[:200] if found else None
+
+
+def _error_label(error: dict[str, Any]) -> str:
+    code = error.get("code")
+    return f"HTTP {code}" if isinstance(code, int) else str(error.get("type") or "no response")
+
+
+def _error_message(error: dict[str, Any]) -> str:
+    """The server's own message: the `message` of an OpenAI-style error body when AIPerf kept the body."""
+    text = str(error.get("message") or "")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        text = str(inner.get("message") or text)
+    return " ".join(text.split())[:120]
+
+
+def request_errors(records: list[dict[str, Any]]) -> str | None:
+    """The failed requests among AIPerf's records, every phase: count, status codes and the first message,
+    e.g. `1 of 2 requests failed, in warmup (HTTP 500: 1; first: "injected server error")`."""
+    failed = [r for r in records if isinstance(r.get("error"), dict)]
+    if not failed:
+        return None
+    labels: dict[str, int] = {}
+    phases: dict[str, int] = {}
+    for r in failed:
+        label = _error_label(r["error"])
+        labels[label] = labels.get(label, 0) + 1
+        phase = str((r.get("metadata") or {}).get("benchmark_phase") or "unknown phase")
+        phases[phase] = phases.get(phase, 0) + 1
+    tally = ", ".join(f"{k}: {v}" for k, v in sorted(labels.items(), key=lambda kv: (-kv[1], kv[0])))
+    first = _error_message(failed[0]["error"])
+    return (f"{len(failed)} of {len(records)} requests failed, in {', '.join(sorted(phases))} "
+            f"({tally}{f'; first: {first!r}' if first else ''})")
+
+
+def failure_reason(exit_code: int | None, artifact_dir: Path, log_path: Path) -> str:
+    """Why AIPerf ended without a summary, in one line. When the server answered requests with errors, the
+    reason is `server_errors` and names how many and with which status codes (AIPerf itself only says
+    `No profile results to export`); otherwise `client_failed` with AIPerf's last error."""
+    errors = request_errors(read_records(artifact_dir))
+    abort = _abort_line(log_path)
+    tail = (f"AIPerf {'stopped early (' + abort + ') and ' if abort else ''}exited {exit_code} without a summary: "
+            f"{last_error(log_path)}")
+    if errors is None:
+        return f"client_failed: {tail}"
+    code = "server_errors" if "HTTP " in errors else "client_failed"
+    return f"{code}: {errors}; {tail}"
+
+
 _PHASE_STARTED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) started")
 
 

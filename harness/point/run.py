@@ -133,8 +133,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             if client_run.stopped == "timeout":
                 raise PointStopped("failed", f"client_timeout: AIPerf ran past {timeout:.0f} s")
             if aiperf.read_summary(artifact_dir) is None:
-                raise PointStopped("failed", f"client_failed: AIPerf exited {client_run.exit_code} without a "
-                                   f"summary; {aiperf.last_error(pdir / 'client.log')}")
+                raise PointStopped("failed", aiperf.failure_reason(client_run.exit_code, artifact_dir,
+                                                                   pdir / "client.log"))
             state = "completed"
         except NotReady as exc:
             state, reason = ("cancelled", sigs.reason()) if sigs.reason() else ("failed", f"{exc.reason}: {exc}")

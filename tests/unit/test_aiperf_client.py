@@ -93,3 +93,25 @@ def test_last_error_gives_the_last_error_line(tmp_path):
     assert last_error(log) == "no client log"
     log.write_text("12:00:00.001 INFO     fine\n12:00:01.000 ERROR    first\n12:00:02.000 ERROR    No profile results\n")
     assert last_error(log) == "No profile results"
+
+
+FIVE_XX = Path(__file__).parents[1] / "fixtures" / "aiperf-5xx-warmup"
+
+
+def test_failure_reason_names_the_servers_errors_when_aiperf_gives_up_in_warmup():
+    from harness.point.aiperf import failure_reason
+
+    assert failure_reason(1, FIVE_XX / "aiperf", FIVE_XX / "client.log") == (
+        "server_errors: 1 of 2 requests failed, in warmup (HTTP 500: 1; first: 'injected server error "
+        "(--sim-error-rate)'); AIPerf stopped early (Terminal warmup failure for trace synth-s0-0001) and exited 1 "
+        "without a summary: No profile results to export (system_controller.py:2350)")
+
+
+def test_failure_reason_without_failed_records_is_client_failed(tmp_path):
+    from harness.point.aiperf import failure_reason
+
+    assert failure_reason(1, tmp_path, FIVE_XX / "client.log").startswith(
+        "client_failed: AIPerf stopped early (Terminal warmup failure for trace synth-s0-0001) and exited 1")
+    assert failure_reason(None, tmp_path, tmp_path / "none.log") == \
+        "client_failed: AIPerf exited None without a summary: no client log"
+
