@@ -21,6 +21,7 @@ class SweepPlanFile(BaseModel):
     out_dir: str
     launcher: str = "local"
     ready_timeout_s: float = 1800.0
+    stall_timeout_s: float | None = None   # None: derived from each point's window
     thresholds: Thresholds = Thresholds()
     mounts: list[str] = []
     image_path: str | None = None
@@ -40,7 +41,8 @@ class SweepPlanFile(BaseModel):
         return PointOptions(out_dir=Path(self.out_dir), launcher=self.launcher, ready_timeout_s=self.ready_timeout_s,
                             thresholds=self.thresholds, mounts=tuple(self.mounts),
                             gpus=None if self.gpus is None else tuple(self.gpus), overrides=tuple(self.overrides),
-                            image_path=self.image_path, variant=self.variant, tag=self.tag, note=self.note)
+                            image_path=self.image_path, variant=self.variant, tag=self.tag, note=self.note,
+                            stall_timeout_s=self.stall_timeout_s)
 
 
 def load_sweep_plan(path: Path) -> SweepPlanFile:

@@ -63,14 +63,15 @@ def image_file(profile: ClusterProfile, image: str) -> str | None:
 
 def sweep_plan(plans: list[PointPlan], profile: ClusterProfile, out_dir: Path, ready_timeout_s: float,
                overrides: list[str], thresholds: Thresholds | None = None, *, variant: str | None = None,
-               tag: str | None = None, note: str | None = None) -> SweepPlanFile:
+               tag: str | None = None, note: str | None = None,
+               stall_timeout_s: float | None = None) -> SweepPlanFile:
     images = {p.image for p in plans}
     if len(images) != 1:
         raise UserError(f"points use several images ({', '.join(sorted(images))}); one sweep runs one image")
     return SweepPlanFile(out_dir=str(out_dir), launcher=profile.launcher, ready_timeout_s=ready_timeout_s,
                          thresholds=thresholds or Thresholds(), mounts=list(profile.default_mounts),
                          image_path=image_file(profile, plans[0].image), gpus=None, overrides=overrides,
-                         variant=variant, tag=tag, note=note, points=plans)
+                         variant=variant, tag=tag, note=note, points=plans, stall_timeout_s=stall_timeout_s)
 
 
 def sbatch_argv(profile: ClusterProfile, *, job_name: str, n_tasks: int, out_dir: Path, script: Path,

@@ -32,6 +32,7 @@ class SubmitRequest:
     time_limit: str | None = None
     signal_margin_s: int | None = None
     ready_timeout_s: float | None = None
+    stall_timeout_s: float | None = None
     require_power: bool = False
     python: str | None = None
     with_eval: bool = False
@@ -98,7 +99,8 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     script = out_dir / "slurm" / f"job-{stamp}.sh"
     thresholds = with_required_power(recipe.validity, req.require_power)
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
-                              list(req.overrides), thresholds, variant=req.variant, tag=req.tag, note=req.note)
+                              list(req.overrides), thresholds, variant=req.variant, tag=req.tag, note=req.note,
+                              stall_timeout_s=req.stall_timeout_s)
     if req.with_eval:
         sweep.eval = _staged_eval(req, profile)
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=sweep.n_tasks,

@@ -23,10 +23,30 @@ def add_point_options(parser: argparse.ArgumentParser) -> None:
                         help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
     parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
+    add_stall_option(parser)
     parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
     parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
     parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
     add_label_options(parser)
+
+
+def add_stall_option(parser: argparse.ArgumentParser) -> None:
+    """`--stall-timeout` (run, sweep, submit)."""
+    parser.add_argument("--stall-timeout", type=positive_seconds, metavar="S",
+                        help="fail a point as server_stalled after S seconds without progress while requests are "
+                             "in flight (default: a tenth of the window, 60 to 300 s)")
+
+
+def positive_seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
 
 
 def add_label_options(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +73,7 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
     return PointOptions(out_dir=args.out, launcher=args.launcher,
                         ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
                         thresholds=with_required_power(recipe.validity, args.require_power), mounts=tuple(args.mount),
-                        overrides=tuple(overrides), image_path=args.image_path,
+                        overrides=tuple(overrides), image_path=args.image_path, stall_timeout_s=args.stall_timeout,
                         variant=variant_name(overrides, args.tag), tag=args.tag, note=args.note)
 
 

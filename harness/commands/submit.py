@@ -26,6 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--signal-margin", type=int, help="seconds before the time limit that USR1 arrives")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
     parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
+    from harness.commands.run import add_stall_option
+
+    add_stall_option(parser)
     parser.add_argument("--python", help="interpreter the compute nodes run the harness with")
     from harness.commands.sweep import add_with_eval
 
@@ -66,6 +69,7 @@ def main(args: argparse.Namespace) -> int:
     req = SubmitRequest(recipe=args.recipe, cluster=args.cluster, points=args.points, overrides=tuple(overrides),
                         out_dir=args.out, throttle=args.throttle, time_limit=args.time_limit,
                         signal_margin_s=args.signal_margin, ready_timeout_s=args.ready_timeout,
+                        stall_timeout_s=args.stall_timeout,
                         require_power=args.require_power, python=args.python, with_eval=args.with_eval,
                         eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
                         preflight=not args.no_preflight, tag=args.tag, note=args.note)

@@ -113,7 +113,7 @@ def _num(value: float) -> str:
 def stop_grace_s(reason: str) -> float:
     """How long AIPerf gets to write its summary after SIGINT. With the server gone there is nothing
     left to drain, and a SIGINT during AIPerf's start-up can be lost, so that case is short."""
-    if reason.startswith("server_exited"):
+    if reason.startswith(("server_exited", "server_stalled")):
         return 10.0
     if reason == "timeout":
         return 60.0
@@ -205,7 +205,7 @@ def _error_message(error: dict[str, Any]) -> str:
     except ValueError:
         body = None
     if isinstance(body, dict):
-        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        inner = body["error"] if isinstance(body.get("error"), dict) else body
         text = str(inner.get("message") or text)
     return " ".join(text.split())[:120]
 

@@ -25,6 +25,7 @@ from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
 from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
 from harness.point.server_metrics import scrape
+from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.validity import Thresholds
 from harness.point.watch import ClientProgress, StopSignals
@@ -51,6 +52,7 @@ class PointOptions:
     note: str | None = None             # --note, recorded in the result
     image_path: str | None = None
     progress_every_s: float = 30.0   # 0 turns the progress lines off
+    stall_timeout_s: float | None = None  # None: harness.point.stall.default_stall_timeout_s of the window
 
 
 @dataclass(frozen=True)
@@ -110,24 +112,29 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             status.save()
             timeout = plan.client.warmup_s + plan.client.duration_s + plan.client.grace_s + CLIENT_OVERHEAD_S
 
-            def should_stop() -> str | None:
-                return server.stop_reason(sigs)
+            stall_s = options.stall_timeout_s or default_stall_timeout_s(plan.client.duration_s)
+            status.note(f"[watch] server_stalled after {stall_s:g} s without progress while requests are in "
+                        "flight, or /health 503 twice")
 
-            phases = ClientProgress(artifact_dir, status)
-            live = ClientLiveProgress(plan, artifact_dir, status, options.progress_every_s)
+            with StallWatch(base_url, artifact_dir, stall_s) as stall:
+                def should_stop() -> str | None:
+                    return server.stop_reason(sigs) or stall.check()
 
-            def on_tick() -> None:
-                phases.tick()
-                live.tick()
+                phases = ClientProgress(artifact_dir, status)
+                live = ClientLiveProgress(plan, artifact_dir, status, options.progress_every_s)
 
-            try:
-                client_run = client.wait(timeout, should_stop=should_stop, on_tick=on_tick)
-            finally:
-                live.close()
+                def on_tick() -> None:
+                    phases.tick()
+                    live.tick()
+
+                try:
+                    client_run = client.wait(timeout, should_stop=should_stop, on_tick=on_tick)
+                finally:
+                    live.close()
             status.phase("draining")
             metrics_after = scrape(base_url) if server.exit_code() is None else None
             power.stop()
-            stop_reason = should_stop()
+            stop_reason = server.stop_reason(sigs) or stall.reason
             if stop_reason:
                 raise PointStopped("cancelled" if sigs.reason() else "failed", stop_reason)
             if client_run.stopped == "timeout":

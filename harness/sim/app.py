@@ -221,6 +221,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         faults=Faults(args.sim_error_rate, args.sim_drop_rate, random.Random(res.seed + 1)),
         eval_answers=answers,
         allow_auto_truncate=bool(getattr(args, "allow_auto_truncate", False)),
+        health_generates=env.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower()
+        not in ("false", "0", "no", "n"),
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()

@@ -46,6 +46,7 @@ class ServerState:
     faults: Faults
     eval_answers: EvalAnswers | None = None
     allow_auto_truncate: bool = False
+    health_generates: bool = True   # SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION: /health runs a generation
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -63,7 +64,11 @@ class Handlers:
 
     # ---- health & info ------------------------------------------------------------------------
     async def health(self, request: web.Request) -> web.Response:
-        if not self.st.ready or self.st.engine.stalled:
+        """SGLang: 503 while starting; then `/health_generate` (and `/health`, unless
+        SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION is false) generates one token: 503 when none comes."""
+        if not self.st.ready:
+            return web.Response(status=503)
+        if self.st.engine.stalled and (self.st.health_generates or request.path != "/health"):
             return web.Response(status=503)
         return web.Response(status=200)
 

@@ -336,6 +336,19 @@ def test_faults_stall_and_drop() -> None:
         s.stop()
 
 
+def test_stall_with_liveness_only_health_keeps_health_200_but_not_health_generate() -> None:
+    # SGLang with SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION=false: /health only says the process is alive
+    s = Sim(["--sim-startup-seconds", "0", "--sim-stall-after", "0.2"],
+            {"SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "false"})
+    try:
+        s.wait_health()
+        time.sleep(0.5)
+        assert s.get("/health")[0] == 200
+        assert s.get("/health_generate")[0] == 503
+    finally:
+        s.stop()
+
+
 def test_requests_beyond_the_context_length_get_sglangs_400_not_a_clamp() -> None:
     s = Sim(["--sim-startup-seconds", "0", "--context-length", "4Ki"])
     try:

@@ -1,0 +1,73 @@
+"""The stall decision: progress, idleness, the bound and /health 503s, on a controlled clock."""
+
+from harness.point.stall import ServerSample, StallJudge, default_stall_timeout_s, server_sample
+
+
+def busy(tokens: float, in_flight: float = 4, health: int | None = None) -> ServerSample:
+    return ServerSample((tokens, 0.0, 0.0, 0.0), in_flight, health)
+
+
+def test_default_bound_is_a_tenth_of_the_window_between_60_and_300_s():
+    assert default_stall_timeout_s(30) == 60
+    assert default_stall_timeout_s(1800) == 180
+    assert default_stall_timeout_s(7200) == 300
+
+
+def test_no_progress_with_requests_in_flight_stalls_after_the_bound():
+    j = StallJudge(10, now=0)
+    j.saw_server(busy(100), 1)
+    j.saw_server(busy(150), 5)          # progress at 5
+    j.saw_server(busy(150), 14)
+    assert j.verdict(14.9) is None
+    assert j.verdict(15) == ("server_stalled: no new AIPerf record and no token progress on /metrics for 10 s "
+                             "(bound 10 s) with 4 requests in flight (0 AIPerf records, "
+                             "sglang:generation_tokens_total 150)")
+
+
+def test_a_new_aiperf_record_is_progress():
+    j = StallJudge(10, now=0)
+    j.saw_server(busy(100), 1)
+    j.saw_records(3, 9)
+    assert j.verdict(18) is None and j.verdict(19) is not None
+
+
+def test_an_idle_server_is_not_stalled():
+    j = StallJudge(10, now=0)
+    j.saw_server(busy(100, in_flight=0), 50)
+    assert j.verdict(55) is None
+    j.saw_server(busy(100, in_flight=2), 56)    # requests arrive: the clock runs from the last idle sample
+    assert j.verdict(59) is None and j.verdict(60) is not None
+
+
+def test_without_metrics_only_health_can_tell():
+    j = StallJudge(10, now=0)
+    j.saw_server(ServerSample(None, None, 200), 100)
+    assert j.verdict(1000) is None
+    j.saw_server(ServerSample(None, None, 503), 1001)
+    assert j.verdict(1001) is None               # one 503 is not enough
+    j.saw_server(ServerSample(None, None, 503), 1003)
+    assert j.verdict(1003) == ("server_stalled: /health answered 503 2 times in a row, no progress for 1003 s "
+                               "(0 AIPerf records, sglang:generation_tokens_total unknown)")
+
+
+def test_progress_between_503s_starts_the_count_again():
+    j = StallJudge(100, now=0)
+    j.saw_server(busy(10, health=503), 1)
+    j.saw_server(busy(20), 2)
+    j.saw_server(busy(20, health=503), 3)
+    assert j.verdict(3) is None
+
+
+def test_a_scrape_without_answer_keeps_what_was_seen_last():
+    j = StallJudge(10, now=0)
+    j.saw_server(busy(100), 1)
+    j.saw_server(ServerSample(None, None), 5)
+    assert j.verdict(11) is not None
+
+
+def test_server_sample_reads_the_progress_counters_and_in_flight_requests():
+    counters = {"sglang:generation_tokens_total": 7.0, "sglang:num_used_tokens": 3.0,
+                "sglang:num_running_reqs": 2.0, "sglang:num_queue_reqs": 1.0}
+    assert server_sample(counters) == ServerSample((7.0, 0.0, 0.0, 3.0), 3.0)
+    assert server_sample({"sglang:generation_tokens_total": 7.0}).in_flight is None
+    assert server_sample(None) == ServerSample(None, None) == server_sample({"other": 1.0})
