@@ -1,15 +1,20 @@
 """Atomic JSON artifacts: every JSON of ours carries `schema_version`; a row published for another tool
-(InferenceX's `bmk_agentic_*`) follows that tool's contract and is written as given (`write_foreign_json`)."""
+(InferenceX's `bmk_agentic_*`) follows that tool's contract and is written as given (`write_foreign_json`).
+
+Every writer here is a boundary where data leaves the process: what it writes passes through
+`harness.redact` first (JSON by structure, text by pattern), as does `print_json` for `--json` output."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from harness import SCHEMA_VERSION
+from harness.redact import any_remembered, redact_data, redact_text, scrub_remembered
 
 
 def write_json(path: Path, data: dict[str, Any]) -> Path:
@@ -20,8 +25,18 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
 
 
 def write_foreign_json(path: Path, data: dict[str, Any]) -> Path:
-    """Write another tool's row exactly as given (no `schema_version` added), atomically."""
+    """Write another tool's row as given (no `schema_version` added; secrets redacted), atomically."""
     return _write(Path(path), data)
+
+
+def json_text(data: Any) -> str:
+    """`data` as indented JSON, secrets redacted (what every `--json` prints)."""
+    return json.dumps(redact_data(data), indent=2, sort_keys=False, default=str)
+
+
+def print_json(data: Any) -> None:
+    """Print `data` as indented JSON on stdout, secrets redacted."""
+    sys.stdout.write(json_text(data) + "\n")
 
 
 def _write(path: Path, body: dict[str, Any]) -> Path:
@@ -29,7 +44,7 @@ def _write(path: Path, body: dict[str, Any]) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(body, fh, indent=2, sort_keys=False, default=str)
+            fh.write(json_text(body))
             fh.write("\n")
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -40,15 +55,42 @@ def _write(path: Path, body: dict[str, Any]) -> Path:
 
 
 def write_text(path: Path, text: str) -> Path:
-    """Write text atomically."""
+    """Write text atomically, secrets redacted."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     with os.fdopen(fd, "w") as fh:
-        fh.write(text)
+        fh.write(redact_text(text))
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
     return path
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append to a log file (e.g. `harness.log`), secrets redacted."""
+    with open(path, "a") as fh:
+        fh.write(redact_text(text))
+
+
+def scrub_log(path: Path) -> None:
+    """Rewrite a log a child process wrote (`server.log`) without the remembered secret values, if it holds any.
+    Line by line into a temp file, then renamed: bounded memory whatever the log's size."""
+    path = Path(path)
+    if not any_remembered() or not path.is_file():
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        changed = False
+        with open(path, errors="surrogateescape") as src, os.fdopen(fd, "w", errors="surrogateescape") as dst:
+            for line in src:
+                clean = scrub_remembered(line)
+                changed = changed or clean != line
+                dst.write(clean)
+        if changed:
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def read_json(path: Path) -> dict[str, Any]:

@@ -7,7 +7,8 @@ Each subcommand lives in its own module under `harness/commands/` and exposes tw
 
 Only the module of the subcommand being run is imported, so `harness --help` stays instant.
 User errors raise `harness.errors.UserError` and become one line on stderr with exit status 2;
-`--debug` shows the traceback instead.
+`--debug` shows the traceback instead. Everything a command prints goes through `harness.redact` (stdout and
+stderr are wrapped, line by line), so no secret reaches the terminal or a captured log.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import Any, TextIO
 
 # name -> (module, one-line help). Keep sorted by workflow, not alphabetically.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -69,7 +71,48 @@ def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | No
     return parser, module
 
 
+class _Redacting:
+    """A text stream that writes whole lines through `harness.redact.redact_text` (a partial line on flush)."""
+
+    def __init__(self, stream: TextIO):
+        self._stream, self._buf = stream, ""
+
+    def write(self, text: str) -> int:
+        from harness.redact import redact_text
+
+        self._buf += text
+        if "\n" in self._buf:
+            lines, _, self._buf = self._buf.rpartition("\n")
+            self._stream.write(redact_text(lines + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        from harness.redact import redact_text
+
+        if self._buf:
+            self._stream.write(redact_text(self._buf))
+            self._buf = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... of the real stream
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Redacting(out), _Redacting(err)
+    try:
+        return _main(argv)
+    finally:
+        for wrapped in (sys.stdout, sys.stderr):
+            try:
+                wrapped.flush()
+            except (BrokenPipeError, ValueError):  # a closed pipe (`| head`) or stream
+                pass
+        sys.stdout, sys.stderr = out, err
+
+
+def _main(argv: list[str] | None = None) -> int:
     from harness.errors import UserError, one_line
 
     argv = list(sys.argv[1:] if argv is None else argv)

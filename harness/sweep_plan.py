@@ -1,7 +1,13 @@
-"""A planned sweep on disk (`harness submit` writes it, `harness run-point` reads it)."""
+"""A planned sweep on disk (`harness submit` writes it, `harness run-point` reads it).
+
+Its secret values are numbered placeholders (`harness.redact.seal`); `load_sweep_plan` puts them back from
+`HARNESS_SECRETS` in the task's environment (set by `harness submit` for sbatch) and removes that variable, so
+no child process inherits it."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -10,6 +16,8 @@ from harness.evals.plan import EvalTask
 from harness.point.run import PointOptions
 from harness.point.validity import Thresholds
 from harness.recipe.plan import PointPlan
+
+SECRETS_ENV = "HARNESS_SECRETS"
 
 
 class SweepPlanFile(BaseModel):
@@ -48,10 +56,33 @@ class SweepPlanFile(BaseModel):
 def load_sweep_plan(path: Path) -> SweepPlanFile:
     from harness.artifacts import read_json
     from harness.errors import UserError, pydantic_error_line
+    from harness.redact import sealed_numbers, unseal
 
+    secrets = os.environ.pop(SECRETS_ENV, None)
     try:
-        return SweepPlanFile.model_validate(read_json(path))
+        data = read_json(path)
+        missing = sealed_numbers(data)
+        if missing:
+            values = _secret_values(secrets)
+            missing -= values.keys()
+            if missing:
+                raise UserError(f"{path}: {len(missing)} secret value(s) of this plan are not in ${SECRETS_ENV} "
+                                "(`harness submit` passes them to sbatch; a job submitted by hand has none)")
+            data = unseal(data, values)
+        return SweepPlanFile.model_validate(data)
     except FileNotFoundError:
         raise UserError(f"{path}: no such sweep plan file") from None
     except ValidationError as exc:
         raise UserError(pydantic_error_line(str(path), exc)) from None
+
+
+def _secret_values(text: str | None) -> dict[str, str]:
+    try:
+        values = json.loads(text or "{}")
+    except json.JSONDecodeError:
+        values = None
+    if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+        from harness.errors import UserError
+
+        raise UserError(f"${SECRETS_ENV}: not a JSON object of strings")
+    return {str(k): v for k, v in values.items()}

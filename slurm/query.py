@@ -15,11 +15,11 @@ class SlurmError(Exception):
     """A Slurm command failed; the message is Slurm's last line of error output."""
 
 
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     if shutil.which(argv[0]) is None:
         raise SlurmError(f"{argv[0]}: not found (is this a Slurm login node?)")
     try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S, check=False, env=env)
     except subprocess.TimeoutExpired:
         raise SlurmError(f"{argv[0]}: no answer within {TIMEOUT_S:.0f} s") from None
 
@@ -38,8 +38,9 @@ def parse_parsable(stdout: str) -> str:
     return job_id
 
 
-def sbatch(argv: list[str]) -> str:
-    proc = _run(argv)
+def sbatch(argv: list[str], env: dict[str, str] | None = None) -> str:
+    """Submit; `env` (default: ours) is what sbatch exports to the job."""
+    proc = _run(argv, env)
     if proc.returncode != 0:
         raise SlurmError(f"sbatch: {_last_line(proc)}")
     return parse_parsable(proc.stdout)

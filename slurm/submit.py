@@ -3,6 +3,10 @@
 Writes, under the sweep's out dir: `slurm/plan-<stamp>.json` (the sweep plan every task reads),
 `slurm/job-<stamp>.sh` (the tiny batch script), then runs one `sbatch --parsable` and records the job in
 `.harness-jobs.json` (and the per-user index) so later commands can find and cancel it.
+
+The plan on shared storage holds no secret: each secret value is a numbered placeholder (`<redacted:1>`,
+`harness.redact.seal`) and the values travel in the job's environment (`HARNESS_SECRETS`, given to sbatch
+only, which exports the submitting environment to the tasks); `harness run-point` puts them back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 
 from harness.artifacts import write_json, write_text
 from harness.point.validity import with_required_power
+from harness.redact import seal
+from harness.sweep_plan import SECRETS_ENV
 from slurm import jobs, query, render
 from slurm.profile import load_profile
 
@@ -107,11 +113,12 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
                                 out_dir=out_dir, script=script, throttle=req.throttle, time_limit=req.time_limit,
                                 signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}")
     python = req.python or profile.driver.python or sys.executable
-    write_json(plan_file, sweep.model_dump())
+    sealed, secrets = seal(sweep.model_dump())
+    write_json(plan_file, sealed)
     write_text(script, render.batch_script(python, plan_file, sbatch, profile, plans[0].image))
     os.chmod(script, 0o755)
     return {"profile": profile.name, "plans": plans, "staged": staged, "out_dir": out_dir,
-            "plan_file": plan_file, "script": script, "sbatch": sbatch, "eval": sweep.eval}
+            "plan_file": plan_file, "script": script, "sbatch": sbatch, "eval": sweep.eval, "secrets": secrets}
 
 
 def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
@@ -133,11 +140,18 @@ def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
     return task.model_copy(update={"plan": staged_plans[0]})
 
 
+def secrets_env(secrets: dict[str, str]) -> dict[str, str] | None:
+    """sbatch's environment: ours plus the sealed plan's secret values (None: ours as is)."""
+    import json
+
+    return {**os.environ, SECRETS_ENV: json.dumps(secrets)} if secrets else None
+
+
 def submit(req: SubmitRequest) -> dict[str, Any]:
     """Prepare, run sbatch once, record the job; returns the submission record."""
     now = time.time_ns()
     prep = prepare(req, now)
-    job_id = query.sbatch(prep["sbatch"])
+    job_id = query.sbatch(prep["sbatch"], env=secrets_env(prep["secrets"]))
     record = render.submission_record(
         job_id, cluster=prep["profile"], recipe=str(Path(req.recipe).resolve()), plan_file=prep["plan_file"],
         script=prep["script"], sbatch=prep["sbatch"], plans=prep["plans"], out_dir=prep["out_dir"],

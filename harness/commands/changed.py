@@ -8,9 +8,10 @@ changed; so does a recipe whose golden curve file changed. One line per changed 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +29,7 @@ def main(args: argparse.Namespace) -> int:
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"base": args.base, "changed": [c.to_json() for c in changes], "warnings": warnings},
-                         indent=2))
+        print_json({"base": args.base, "changed": [c.to_json() for c in changes], "warnings": warnings})
         return 0
     if not changes:
         print(f"no config key changed since {args.base}")

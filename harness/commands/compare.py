@@ -7,9 +7,9 @@ each variant point paired with its baseline point.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,9 +48,7 @@ def main(args: argparse.Namespace) -> int:
     comparisons, only_a, only_b = compare_points(sides[0], sides[1],
                                                  allow_mixed=args.allow_mixed or args.variant is not None)
     if args.json:
-        json.dump({"schema_version": 1, **comparison_json(comparisons, only_a, only_b), "notes": notes},
-                  sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json({"schema_version": 1, **comparison_json(comparisons, only_a, only_b), "notes": notes})
     else:
         for n in notes:
             print(f"note: {n}")

@@ -4,8 +4,9 @@ as a markdown list ready to paste into a pull request."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,8 +20,7 @@ def main(args: argparse.Namespace) -> int:
 
     result = diff_specs(args.old, args.new)
     if args.json:
-        json.dump(result.model_dump(mode="json"), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(result.model_dump(mode="json"))
     else:
         sys.stdout.write(result.render())
     return 0

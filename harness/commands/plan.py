@@ -10,6 +10,8 @@ import shlex
 import sys
 from typing import Any
 
+from harness.artifacts import print_json
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", nargs="?", help="recipe YAML file")
@@ -38,8 +40,7 @@ def main(args: argparse.Namespace) -> int:
     recipe, plans = load_plans(args.recipe, args.points, args.overrides)
     if args.json:
         doc = {"config_key": recipe.config_key, "image": recipe.image, "points": [p.public() for p in plans]}
-        json.dump(doc, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(doc)
         return 0
     print(f"{recipe.config_key}  image {recipe.image}  engine {recipe.engine}  "
           f"SGLang flags {recipe.server.sglang_version}  {len(plans)} point(s)")
@@ -76,7 +77,6 @@ def _argv_lines(argv: list[str]) -> list[str]:
 
 def recipe_json_schema() -> str:
     """The JSON Schema (draft 2020-12) of recipe files, generated from the pydantic models (input mode)."""
-    import json
 
     from harness.recipe.schema import Recipe
 

@@ -10,10 +10,10 @@ when power is valid over the window and 1 when it is not, printing the reasons e
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from harness.artifacts import print_json
 from harness.errors import UserError
 
 
@@ -95,7 +95,7 @@ def _integrate(args: argparse.Namespace) -> int:
     if args.validation_out is not None:
         write_json(args.validation_out, body)
     if args.json:
-        print(json.dumps(body, indent=2))
+        print_json(body)
     else:
         print(f"power_valid: {str(report.valid).lower()}  window: {report.duration_s:.3f} s")
         for reason in report.reasons:

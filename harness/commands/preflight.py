@@ -7,7 +7,8 @@ fails, else 0. `harness submit` runs the same checks before `sbatch` and refuses
 from __future__ import annotations
 
 import argparse
-import json
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,7 @@ def main(args: argparse.Namespace) -> int:
     report = cluster_preflight(args.recipe, args.cluster, points=args.points, overrides=list(args.overrides),
                                time_limit=args.time_limit, ready_timeout_s=args.ready_timeout)
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print_json(report.to_json())
     else:
         for finding in report.findings:
             print(finding.line())

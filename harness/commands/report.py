@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from pathlib import Path
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -38,8 +38,7 @@ def main(args: argparse.Namespace) -> int:
         from harness.report.evals import eval_json
 
         evals = {c.config_key: eval_json(outputs.evals.get(c.config_key)) for c in outputs.curves}
-        json.dump({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes})
         return 0
     for n in outputs.notes:
         print(f"note: {n}")

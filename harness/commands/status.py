@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.artifacts import print_json
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job", help="job id printed by `harness submit`")
@@ -14,7 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import json
 
     from slurm import query
     from slurm.jobs import find_job
@@ -26,7 +27,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         data = job_json(record, views)
         data.update(source=source, finished=finished(record, tasks, source))
-        print(json.dumps(data, indent=2))
+        print_json(data)
     else:
         where = source or "no Slurm record; status.json only"
         print(f"job {record['job_id']} ({where}), out dir {record['out_dir']}")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.artifacts import print_json
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", help="recipe YAML file")
@@ -48,7 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    import json
     import shlex
     import sys
     import time
@@ -114,8 +115,8 @@ def main(args: argparse.Namespace) -> int:
         report_lines, html = job_report(record)
     if args.json:
         print("\n".join(report_lines), file=sys.stderr)
-        print(json.dumps({**job_json(record, views), **({"report": str(html) if html else None}
-                                                        if args.wait else {})}, indent=2))
+        print_json({**job_json(record, views), **({"report": str(html) if html else None}
+                                                 if args.wait else {})})
     elif args.wait:
         print(render_table(views))
         print("\n".join(report_lines))

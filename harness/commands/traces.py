@@ -7,9 +7,10 @@ A corpus PATH is a directory of per-trace `*.json` files, a `.jsonl` file, one `
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -120,7 +121,7 @@ def _stats(args: argparse.Namespace) -> int:
 
     stats = corpus_stats(load_corpus(args.path, cache_dir=args.hf_cache_dir))
     if args.json:
-        print(json.dumps(stats, indent=2))
+        print_json(stats)
     else:
         print(render_table(stats))
     return 0

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import write_json, write_text
+from harness.artifacts import scrub_log, write_json, write_text
 from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
@@ -35,6 +35,7 @@ from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan
+from harness.redact import remember, secret_values
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
 RESULT_FILE = "eval_result.json"
@@ -130,6 +131,7 @@ def _write_contract_json(path: Path, data: dict[str, Any]) -> None:
 
 def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     """Run one eval end to end; never leaves a process of it running."""
+    remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     edir = eval_dir(options.out_dir, plan)
     edir.mkdir(parents=True, exist_ok=True)
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
@@ -202,6 +204,7 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
             if client is not None:
                 client.stop(grace_s=5.0)
             server.stop(options.server_stop_grace_s, status)
+            scrub_log(edir / "server.log")
         status.phase("collecting")
         row, files = _collect(edir, output_dir, options.task, meta, state, reason)
         if state == "completed" and not row["infrastructure_success"]:

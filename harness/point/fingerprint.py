@@ -2,7 +2,8 @@
 
 Host side: host name, time, arch, OS, Python, harness and AIPerf versions, GPUs through NVML (or the reason
 they are absent), the image reference; server side: what `/server_info` reports (resolved arguments,
-version) and the server's environment as launched. Secrets are redacted. Every probe is fault-tolerant:
+version) and the server's environment as launched. Secrets are redacted (`harness.redact`), in what the
+server reports too (SGLang echoes its arguments, `api_key` included). Every probe is fault-tolerant:
 a failed probe becomes `{"error": ...}` under its key rather than aborting the point.
 """
 
@@ -10,29 +11,15 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 import socket
 import sys
 import urllib.request
 from datetime import UTC, datetime
 from typing import Any
 
-SECRET = re.compile(r"(TOKEN|_KEY|SECRET|PASSWORD)", re.IGNORECASE)
-REDACTED = "<redacted>"
+from harness.redact import redact_argv, redact_data, redact_env
+
 IMAGE_ENV = ("SGLANG_BUILD_COMMIT", "SGLANG_IMAGE_TAG", "SGLANG_VERSION", "CUDA_VERSION", "NVIDIA_DRIVER_VERSION")
-
-
-def redact_env(env: dict[str, str]) -> dict[str, str]:
-    return {k: (REDACTED if SECRET.search(k) else v) for k, v in sorted(env.items())}
-
-
-def redact_argv(argv: list[str]) -> list[str]:
-    """Redact `KEY=VALUE` tokens whose key looks secret (e.g. `-e HF_TOKEN=...`)."""
-    out = []
-    for token in argv:
-        key, sep, _ = token.partition("=")
-        out.append(f"{key}={REDACTED}" if sep and SECRET.search(key) else token)
-    return out
 
 
 def _probe(fn: Any) -> Any:
@@ -91,7 +78,7 @@ def build_fingerprint(*, host: dict[str, Any], server: dict[str, Any], image: st
         "host": host,
         "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": server},
     }
-    ordered: dict[str, Any] = _sorted(data)
+    ordered: dict[str, Any] = _sorted(redact_data(data))
     return ordered
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import write_json, write_text
+from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
 from harness.point.progress import ClientLiveProgress
@@ -31,6 +31,7 @@ from harness.point.validity import Thresholds
 from harness.point.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
+from harness.redact import remember, secret_values
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
 CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond warmup + duration + grace
@@ -67,6 +68,7 @@ class PointOutcome:
 
 def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     """Run one point end to end; never leaves a process of the point running."""
+    remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     pdir = point_dir(options.out_dir, plan, options.variant)
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
@@ -153,6 +155,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
             if power is not None:
                 power.stop()   # idempotent; covers the paths that never reached "draining"
             server.stop(options.server_stop_grace_s, status)
+            scrub_log(pdir / "server.log")  # a server may echo its arguments (SGLang logs its api_key)
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = build_point_result(

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 
 from harness.artifacts import write_json, write_text
 from harness.point import port_owner
-from harness.point.fingerprint import build_fingerprint, host_fingerprint, redact_argv, redact_env, server_info
+from harness.point.fingerprint import build_fingerprint, host_fingerprint, server_info
 from harness.point.readiness import NotReady, wait_until_ready
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan
+from harness.redact import redact_argv, redact_env
 
 if TYPE_CHECKING:
     from launchers import LaunchContext, Launcher, RunningServer

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import read_json, write_json
+from harness.artifacts import append_text, read_json, write_json
 
 STATUS_FILE = "status.json"
 FINAL_STATES = ("completed", "failed", "cancelled")
@@ -40,8 +40,7 @@ class PointStatus:
 
     def _log(self, now_ns: int, message: str) -> None:
         stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        with open(self.log_path, "a") as fh:
-            fh.write(f"{stamp} {message}\n")
+        append_text(self.log_path, f"{stamp} {message}\n")
 
     def finish(self, state: str, reason: str | None, exit_status: int, **extra: Any) -> None:
         assert state in FINAL_STATES
@@ -65,8 +64,8 @@ def read_status(point_dir: Path) -> dict[str, Any] | None:
                   f"(last phase: {data.get('phase')})")
         data.update(state="failed", reason=reason, exit_status=1, ended_ns=time.time_ns())
         write_json(path, data)
-        with open(Path(point_dir) / "harness.log", "a") as fh:
-            fh.write(f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
+        append_text(Path(point_dir) / "harness.log",
+                    f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
     return data
 
 

@@ -30,6 +30,7 @@ from harness.recipe.schema import (
     check_env_name,
     check_env_value,
 )
+from harness.redact import is_secret_name, redact_data
 from harness.yaml_input import short
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
@@ -156,7 +157,8 @@ def canonical_json(value: Any) -> str:
 
 
 def fingerprint(settings: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of a point's effective settings (concurrency excluded)."""
+    """sha256 of the canonical JSON of a point's effective settings (concurrency excluded; `build_plan` passes
+    them with secret values redacted, so a changed secret leaves the fingerprint as it was)."""
     return hashlib.sha256(canonical_json(settings).encode()).hexdigest()
 
 
@@ -213,8 +215,11 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     rejected = postinit.post_init_errors({table.resolve(name).dest: value for name, value in checked.items()})
     if rejected:
         raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup: {rejected[0]}")
+    for name, value in args.items():
+        if is_secret_name(name) and not isinstance(value, str):
+            raise UserError(f"{where}.args.{name}: a secret is a string (quote it)")
     acc_env = acceptance_env(recipe, args, where)
-    settings = point_settings(recipe, point, args, acc_env)
+    settings = redact_data(point_settings(recipe, point, args, acc_env))  # a secret never moves the fingerprint
     try:
         fp = fingerprint(settings)
     except ValueError:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.recipe.postinit import post_init_errors
+from harness.redact import is_secret_name, redact_data
 from harness.sim.cli import SIM_VERSION_ENV
 from harness.sim.engine import Engine, EngineConfig
 from harness.sim.eval_answers import EvalAnswers
@@ -30,7 +31,6 @@ from harness.sim.flagtable import DEFAULT_VERSION, load_table, sglang_dests
 from harness.sim.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.timing import Profile, TimingModel, load_profile
 
-SECRET_MARKERS = ("TOKEN", "KEY", "SECRET", "PASSWORD")
 DEFAULT_MAX_RUNNING = 1024
 
 
@@ -126,23 +126,9 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
                     server_args, version)
 
 
-def _redact(argv: list[str]) -> list[str]:
-    out: list[str] = []
-    hide = False
-    for a in argv:
-        if hide:
-            out.append("<redacted>")
-            hide = False
-            continue
-        out.append(a)
-        if any(m in a.upper() for m in ("API-KEY", "TOKEN")) and "=" not in a and a.startswith("--"):
-            hide = True
-    return out
-
-
 def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
     info: dict[str, Any] = dict(res.server_args)
-    info["launch_command"] = " ".join(["python3", "-m", "sglang.launch_server", *_redact(argv)])
+    info["launch_command"] = " ".join(["python3", "-m", "sglang.launch_server", *argv])
     info["version"] = load_table(res.sglang_version)["sglang_version"]
     info["frontend"] = "python"
     info["startup_time"] = time.time()
@@ -160,10 +146,11 @@ def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str
     if env.get("SGLANG_EXPOSE_OWN_ENV_VARS", "").lower() in ("1", "true", "yes"):
         state["env_vars"] = {
             k: v for k, v in sorted(env.items())
-            if k.startswith("SGLANG_") and not any(m in k for m in SECRET_MARKERS)
+            if k.startswith("SGLANG_") and not is_secret_name(k)
         }
     info["internal_states"] = [state]
-    return info
+    redacted: dict[str, Any] = redact_data(info)  # unlike SGLang, never echo `api_key` and the like
+    return redacted
 
 
 def serve_forever(args: argparse.Namespace, argv: list[str]) -> int:

@@ -1,0 +1,218 @@
+"""Secrets out of everything the harness writes or prints: one rule, applied at every boundary.
+
+**Which names hold secrets.** A name is compared case-insensitively with `-` read as `_` (so the flag
+`--api-key`, the server argument `api_key` and the variable `API_KEY` are one name). It is secret when it
+is `HF_TOKEN`, `TOKEN` or `SECRET`, ends in `_TOKEN`, `_KEY`, `_SECRET` or `_PAT`, or contains `PASSWORD` or
+`PASSWD` (`WANDB_API_KEY`, `MY_DB_PASSWD`, `GITHUB_PAT`, `--admin-api-key`, `ssl_keyfile_password`).
+Suffixes are whole words: `SGLANG_MAX_TOKENS`, `SGLANG_SIMULATE_ACC_TOKEN_MODE`, `--api-key-file`,
+`ssl_keyfile` and `image_path` are not secret. Names that end like a secret but are identifiers or counts are
+not secret either: `config_key`, `golden_key`, `model_key`, `sort_key`, `*_PER_TOKEN`, `*_PER_<X>_TOKEN`,
+`*_FIRST_TOKEN`, `*_SECOND_TOKEN`, `*_LAST_TOKEN`, `*_NEXT_TOKEN` and the tokenizer's special tokens (`bos_token`,
+`eos_token`, ...). Only string values are secrets (numbers and booleans are never masked).
+
+**What is replaced** by `<redacted>` (only text that is written or printed; what is launched keeps the real
+values): the value of a secret-named variable, mapping key or `KEY=VALUE` assignment; the value after a
+secret flag (`--api-key VALUE`, `--api-key=VALUE`) in argv lists and rendered command lines; the password
+(or a lone token) in a URL's `user:pass@`; a secret-named URL query parameter (`?token=`, `&key=`,
+`?api_key=`, `sig`, `signature`, `auth`); and anywhere, verbatim, a value registered with `remember` (the
+plan's secret values, at least 6 characters), which is what keeps them out of logs that echo them.
+
+`seal` is `redact_data` with numbered placeholders (`<redacted:1>`) and the values returned beside, so a file
+that must travel without its secrets (the Slurm sweep plan) can be `unseal`ed by the process that runs it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+REDACTED = "<redacted>"
+MIN_REMEMBERED = 6
+PLACEHOLDER = re.compile(r"<redacted(?::(\d+))?>")
+
+_SECRET = re.compile(r"^(?:HF_TOKEN|TOKEN|SECRET)$|_(?:TOKEN|KEY|SECRET|PAT)$|PASSWORD|PASSWD")
+_NOT_SECRET = re.compile(r"^(?:CONFIG|GOLDEN|MODEL|SORT)_KEY$"
+                         r"|(?:^|_)(?:PER|FIRST|SECOND|LAST|NEXT|BOS|EOS|PAD|UNK|SEP|CLS|MASK)_TOKEN$"
+                         r"|_PER_[A-Z]+_TOKEN$")
+_QUERY_SECRET = frozenset({"TOKEN", "KEY", "SECRET", "SIG", "SIGNATURE", "AUTH", "PASSWORD", "PASSWD"})
+
+_QUOTED_OR_WORD = r"(?:'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\",;)}\]]+)"
+_URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@:'\"]*)(?::([^\s/@'\"]*))?@")
+_QUERY = re.compile(r"([?&;])([A-Za-z0-9_.-]+)=([^&#\s'\"]*)")
+_FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)((?!--?[A-Za-z])" + _QUOTED_OR_WORD + ")")
+_ASSIGN = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=(" + _QUOTED_OR_WORD + ")")
+_MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
+
+Mask = Callable[[str], str]
+
+_remembered: set[str] = set()
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable, flag, argument or key of this name holds a secret (the rule above)."""
+    norm = name.lstrip("-").replace("-", "_").upper()
+    return bool(_SECRET.search(norm)) and not _NOT_SECRET.search(norm)
+
+
+def _mask(value: str) -> str:
+    return REDACTED
+
+
+def _keep(value: str, mask: Mask) -> str:
+    """`mask(value)`, except that an empty value or a placeholder stays as it is."""
+    return value if not value or PLACEHOLDER.fullmatch(value) else mask(value)
+
+
+def _quoted(value: str, mask: Mask) -> str:
+    """Mask a possibly quoted token, keeping its quotes."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[0] + _keep(value[1:-1], mask) + value[0]
+    return _keep(value, mask)
+
+
+def redact_text(text: str, mask: Mask = _mask) -> str:
+    """Every secret in free text: URLs, flags, assignments, JSON/Python mappings, remembered values."""
+    if not text:
+        return text
+    text = _URL_USERINFO.sub(lambda m: m.group(1) + (
+        f"{m.group(2)}:{_keep(m.group(3), mask)}@" if m.group(3) is not None else f"{_keep(m.group(2), mask)}@"),
+        text)
+    text = _QUERY.sub(lambda m: m.group(0) if not _query_secret(m.group(2))
+                      else f"{m.group(1)}{m.group(2)}={_keep(m.group(3), mask)}", text)
+    text = _FLAG.sub(lambda m: m.group(0) if not is_secret_name(m.group(1))
+                     else m.group(1) + m.group(2) + _quoted(m.group(3), mask), text)
+    text = _ASSIGN.sub(lambda m: m.group(0) if not is_secret_name(m.group(1))
+                       else f"{m.group(1)}={_quoted(m.group(2), mask)}", text)
+    text = _MAPPING.sub(lambda m: m.group(0) if not is_secret_name(m.group(2))
+                        else m.group(1) + m.group(2) + m.group(1) + m.group(3) + _quoted(m.group(4), mask), text)
+    for value in sorted(_remembered, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, mask(value))
+    return text
+
+
+def _query_secret(name: str) -> bool:
+    return name.upper() in _QUERY_SECRET or is_secret_name(name)
+
+
+def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
+    """An argv list: the value after a secret flag, `--flag=VALUE`, `NAME=VALUE`, and secrets inside tokens."""
+    out: list[str] = []
+    hide_next = False
+    for token in argv:
+        if hide_next:
+            out.append(_keep(token, mask))
+            hide_next = False
+            continue
+        name, sep, value = token.partition("=")
+        if name.startswith("-") and is_secret_name(name):
+            out.append(f"{name}={_keep(value, mask)}" if sep else token)
+            hide_next = not sep
+        elif sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and is_secret_name(name):
+            out.append(f"{name}={_keep(value, mask)}")
+        else:
+            out.append(redact_text(token, mask))
+    return out
+
+
+def redact_env(env: Mapping[str, str], mask: Mask = _mask) -> dict[str, str]:
+    """An environment: secret names' values masked, secrets inside other values (URLs) masked."""
+    return {k: (_keep(v, mask) if is_secret_name(k) else redact_text(v, mask)) for k, v in env.items()}
+
+
+def redact_data(value: Any, mask: Mask = _mask) -> Any:
+    """Any JSON-like value: mappings by key name, string lists as argv, strings as text. Returns a copy."""
+    if isinstance(value, Mapping):
+        return {k: _secret_value(v, mask) if isinstance(k, str) and is_secret_name(k) else redact_data(v, mask)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, str) for v in value):
+            return redact_argv(value, mask)
+        return [redact_data(v, mask) for v in value]
+    if isinstance(value, str):
+        return redact_text(value, mask)
+    return value
+
+
+def _secret_value(value: Any, mask: Mask) -> Any:
+    """The value under a secret-named key: strings masked (a list of them too, e.g. a zip's env column)."""
+    if isinstance(value, str):
+        return _keep(value, mask)
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) or v is None for v in value):
+        return [v if v is None else _keep(v, mask) for v in value]
+    return redact_data(value, mask)
+
+
+def secret_values(data: Any) -> set[str]:
+    """Every secret value `redact_data` would mask in `data` (for `remember`)."""
+    found: set[str] = set()
+
+    def record(v: str) -> str:
+        found.add(v)
+        return REDACTED
+
+    redact_data(data, record)
+    return found
+
+
+def remember(values: Iterable[str]) -> None:
+    """Mask these values verbatim wherever they appear from now on in this process (short ones are skipped:
+    they would mask ordinary text)."""
+    _remembered.update(v for v in values if len(v) >= MIN_REMEMBERED)
+
+
+def scrub_remembered(text: str) -> str:
+    """Only the remembered values masked (for a server's own log, which the patterns were not written for)."""
+    for value in sorted(_remembered, key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    return text
+
+
+def any_remembered() -> bool:
+    return bool(_remembered)
+
+
+def forget_all() -> None:
+    """Drop the remembered values (tests)."""
+    _remembered.clear()
+
+
+def seal(data: Any) -> tuple[Any, dict[str, str]]:
+    """`redact_data` with numbered placeholders; returns the sealed copy and {number: value}."""
+    numbers: dict[str, str] = {}
+
+    def number(v: str) -> str:
+        n = numbers.setdefault(v, str(len(numbers) + 1))
+        return f"<redacted:{n}>"
+
+    sealed = redact_data(data, number)
+    return sealed, {n: v for v, n in numbers.items()}
+
+
+def sealed_numbers(data: Any) -> set[str]:
+    """The placeholder numbers left in sealed data."""
+    found: set[str] = set()
+
+    def note(s: str) -> str:
+        found.update(m.group(1) for m in PLACEHOLDER.finditer(s) if m.group(1))
+        return s
+
+    _walk_strings(data, note)
+    return found
+
+
+def unseal(data: Any, values: Mapping[str, str]) -> Any:
+    """Put the values back in place of their numbered placeholders (the others stay)."""
+    def put(s: str) -> str:
+        return PLACEHOLDER.sub(lambda m: values.get(m.group(1) or "", m.group(0)), s)
+
+    return _walk_strings(data, put)
+
+
+def _walk_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _walk_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_walk_strings(v, fn) for v in value]
+    return fn(value) if isinstance(value, str) else value
