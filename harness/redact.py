@@ -41,7 +41,8 @@ _QUOTED_OR_WORD = r"(?:'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\",;)}\]]+)"
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@:'\"]*)(?::([^\s/@'\"]*))?@")
 _QUERY = re.compile(r"([?&;])([A-Za-z0-9_.-]+)=([^&#\s'\"]*)")
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)((?!--?[A-Za-z])" + _QUOTED_OR_WORD + ")")
-_ASSIGN = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_]*)=(" + _QUOTED_OR_WORD + ")")
+_ASSIGN = re.compile(r"(?<![\w.?&-])([A-Za-z_][A-Za-z0-9_.-]*)=(" + _QUOTED_OR_WORD + ")")
+_ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
 
 Mask = Callable[[str], str]
@@ -82,7 +83,7 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
                       else f"{m.group(1)}{m.group(2)}={_keep(m.group(3), mask)}", text)
     text = _FLAG.sub(lambda m: m.group(0) if not is_secret_name(m.group(1))
                      else m.group(1) + m.group(2) + _quoted(m.group(3), mask), text)
-    text = _ASSIGN.sub(lambda m: m.group(0) if not is_secret_name(m.group(1))
+    text = _ASSIGN.sub(lambda m: m.group(0) if not _assigns_secret(m.group(1))
                        else f"{m.group(1)}={_quoted(m.group(2), mask)}", text)
     text = _MAPPING.sub(lambda m: m.group(0) if not is_secret_name(m.group(2))
                         else m.group(1) + m.group(2) + m.group(1) + m.group(3) + _quoted(m.group(4), mask), text)
@@ -90,6 +91,16 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
         if value in text:
             text = text.replace(value, mask(value))
     return text
+
+
+def _assigns_secret(name: str) -> bool:
+    """`NAME=` or a dotted override path (`server.env.HF_TOKEN=`, `server.args.api-key=`) naming a secret."""
+    return bool(_ASSIGN_NAME.fullmatch(name)) and is_secret_name(name.rsplit(".", 1)[-1])
+
+
+def redact_override(text: str, mask: Mask = _mask) -> str:
+    """One `--set KEY=VALUE` override."""
+    return redact_argv([text], mask)[0]
 
 
 def _query_secret(name: str) -> bool:
@@ -109,7 +120,7 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
         if name.startswith("-") and is_secret_name(name):
             out.append(f"{name}={_keep(value, mask)}" if sep else token)
             hide_next = not sep
-        elif sep and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and is_secret_name(name):
+        elif sep and _assigns_secret(name):
             out.append(f"{name}={_keep(value, mask)}")
         else:
             out.append(redact_text(token, mask))

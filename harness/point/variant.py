@@ -7,7 +7,8 @@ recipe and gets its own directory beside the recipe's baseline points, so tuning
 A derived name is the overrides in the order given, without the `args.`/`env.`/`client.` prefixes
 (`--set args.max-running-requests=64` → `max-running-requests=64`), joined with `,`; characters outside
 `[A-Za-z0-9._,=+-]` become `_`, and a name longer than 80 characters is cut and ends in a hash of the
-whole text. Pure functions.
+whole text. A secret's value never names a directory: `--set server.env.HF_TOKEN=...` becomes
+`HF_TOKEN=_redacted_` (`harness.redact`). Pure functions.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from collections.abc import Sequence
 
 from harness.errors import UserError
+from harness.redact import redact_override
 
 VARIANTS_DIR = "variants"
 MAX_NAME = 80
@@ -42,7 +44,7 @@ def _short(text: str) -> str:
 
 def derived_name(overrides: Sequence[str]) -> str:
     """The variant name of a set of overrides (see the module docstring)."""
-    text = ",".join(_short(o) for o in overrides)
+    text = ",".join(_short(redact_override(o)) for o in overrides)
     name = _UNSAFE.sub("_", text).lstrip("._,=+-") or "override"
     if len(name) > MAX_NAME:
         digest = hashlib.sha256(text.encode()).hexdigest()[:10]

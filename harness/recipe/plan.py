@@ -30,7 +30,7 @@ from harness.recipe.schema import (
     check_env_name,
     check_env_value,
 )
-from harness.redact import is_secret_name, redact_data
+from harness.redact import redact_data
 from harness.yaml_input import short
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
@@ -215,9 +215,6 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     rejected = postinit.post_init_errors({table.resolve(name).dest: value for name, value in checked.items()})
     if rejected:
         raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup: {rejected[0]}")
-    for name, value in args.items():
-        if is_secret_name(name) and not isinstance(value, str):
-            raise UserError(f"{where}.args.{name}: a secret is a string (quote it)")
     acc_env = acceptance_env(recipe, args, where)
     settings = redact_data(point_settings(recipe, point, args, acc_env))  # a secret never moves the fingerprint
     try:

@@ -2,8 +2,9 @@
 
 import json
 
-from harness.point.fingerprint import build_fingerprint, redact_argv, redact_env
+from harness.point.fingerprint import build_fingerprint
 from harness.point.fingerprint_diff import diff
+from harness.redact import redact_argv, redact_env
 
 
 def test_redaction():

@@ -1,0 +1,89 @@
+"""Secrets planted in every input channel of a simulator recipe, and a check that none of them is in any
+file under a directory or in a command's output (shared by the run/report and the Slurm submit tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Every value is distinctive, so finding its bytes anywhere is a leak. The channels:
+SECRETS = {
+    "recipe server.env HF_TOKEN": "hf_PLANTEDrecipeHF0001",
+    "recipe server.env WANDB_API_KEY": "PLANTED-wandb-0002",
+    "recipe server.env MY_DB_PASSWD": "PLANTED-dbpasswd-0003",
+    "recipe server.env GITHUB_PAT": "ghp_PLANTEDgithub0004",
+    "recipe server.env URL password": "PLANTED-urlpw-0005",
+    "recipe server.env URL ?token=": "PLANTED-urltoken-0006",
+    "recipe server.args api-key": "sk-PLANTED-apikey-0007",
+    "recipe point env": "PLANTED-pointtoken-0008",
+    "--set server.env": "PLANTED-aws-0009",
+    "--set point args admin-api-key": "sk-PLANTED-admin-0010",
+    "--set point env": "PLANTED-session-0011",
+}
+
+OVERRIDES = [
+    f"server.env.AWS_SECRET_ACCESS_KEY={SECRETS['--set server.env']}",
+    f"args.admin-api-key={SECRETS['--set point args admin-api-key']}",
+    f"env.SESSION_SECRET={SECRETS['--set point env']}",
+]
+
+RECIPE = f"""\
+# a simulator recipe with a secret in every channel
+config_key: it-secrets
+image: lmsysorg/sglang:v0.5.23-cu130
+engine: sim
+sim_profile: demo
+model: {{path: demo/agentic-coder-8b, served_name: agentic-coder}}
+hardware: {{gpu: sim, gpus_per_node: 1}}
+server:
+  ready_timeout_s: 60
+  args:
+    max-running-requests: 32
+    stream-interval: 1
+    enable-metrics: true
+    enable-cache-report: true
+    api-key: {SECRETS['recipe server.args api-key']}
+  env:
+    HF_TOKEN: {SECRETS['recipe server.env HF_TOKEN']}
+    WANDB_API_KEY: {SECRETS['recipe server.env WANDB_API_KEY']}
+    MY_DB_PASSWD: {SECRETS['recipe server.env MY_DB_PASSWD']}
+    GITHUB_PAT: {SECRETS['recipe server.env GITHUB_PAT']}
+    SGLANG_MAX_TOKENS: "4096"
+    SGLANG_REMOTE_STORE_URL: "https://bench:{SECRETS['recipe server.env URL password']}@store.example/c?\
+token={SECRETS['recipe server.env URL ?token=']}&region=us"
+client:
+  traces: {ROOT / 'recipes' / 'traces' / 'quickstart'}
+  duration_s: 20
+  grace_s: 2
+points:
+  c4:
+    env:
+      POINT_ACCESS_TOKEN: {SECRETS['recipe point env']}
+"""
+
+
+def write_recipe(directory: Path) -> Path:
+    path = directory / "it-secrets.yaml"
+    path.write_text(RECIPE)
+    return path
+
+
+def set_args() -> list[str]:
+    return [a for o in OVERRIDES for a in ("--set", o)]
+
+
+def leaks(directory: Path) -> list[str]:
+    """`file: channel` for every planted secret found in any file under `directory` (hidden ones too)."""
+    found = []
+    files = [p for p in directory.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert files, f"no files under {directory}"
+    for path in files:
+        data = path.read_bytes()
+        found += [f"{path.relative_to(directory)}: {channel}" for channel, value in SECRETS.items()
+                  if value.encode() in data]
+    return found
+
+
+def text_leaks(what: str, text: str) -> list[str]:
+    return [f"{what}: {channel}" for channel, value in SECRETS.items() if value in text]

@@ -1,0 +1,242 @@
+"""harness.redact: the name rule, every form a secret is written in, sealing, and where it is applied
+(the plan's fingerprint, the worker fingerprint, the artifact writers, the CLI's output, the sweep plan)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import redact
+from harness.redact import (
+    REDACTED,
+    is_secret_name,
+    redact_argv,
+    redact_data,
+    redact_env,
+    redact_text,
+    seal,
+    sealed_numbers,
+    unseal,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _forget() -> None:
+    redact.forget_all()
+    yield
+    redact.forget_all()
+
+
+@pytest.mark.parametrize("name", [
+    "HF_TOKEN", "hf_token", "WANDB_API_KEY", "AWS_SECRET_ACCESS_KEY", "MY_DB_PASSWD", "DB_PASSWORD",
+    "PGPASSWORD", "GITHUB_PAT", "CLIENT_SECRET", "TOKEN", "SECRET", "--api-key", "--admin-api-key", "api_key",
+    "admin_api_key", "ssl_keyfile_password", "--ssl-keyfile-password", "OPENAI_API_KEY", "hf-token",
+])
+def test_secret_names(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "SGLANG_MAX_TOKENS", "MAX_TOKENS", "SGLANG_SIMULATE_ACC_TOKEN_MODE", "HF_TOKEN_PATH", "--api-key-file",
+    "ssl_keyfile", "--ssl-keyfile", "image_path", "PATH", "KEY", "PAT", "TOKENIZER", "tokenizer_path",
+    "config_key", "golden_key", "model_key", "time_to_first_token", "time_to_second_token",
+    "kt_max_deferred_experts_per_token", "--kt-max-deferred-experts-per-token", "joules_per_output_token",
+    "eos_token", "bos_token", "speculative_num_draft_tokens", "max_total_tokens", "KEYS", "SECRETS_DIR",
+    "HARNESS_SECRETS", "SGLANG_PATCH",
+])
+def test_names_that_only_look_secret(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+def test_argv_every_flag_form() -> None:
+    argv = ["python3", "-m", "sglang.launch_server", "--api-key", "sk-one", "--admin-api-key=sk-two",
+            "--api-key-file", "/run/key.txt", "--max-total-tokens", "4096", "--port", "8000",
+            "-e", "HF_TOKEN=hf_three", "-e", "SGLANG_MAX_TOKENS=7", "--url", "https://bob:pw-four@host/x"]
+    assert redact_argv(argv) == [
+        "python3", "-m", "sglang.launch_server", "--api-key", REDACTED, f"--admin-api-key={REDACTED}",
+        "--api-key-file", "/run/key.txt", "--max-total-tokens", "4096", "--port", "8000",
+        "-e", f"HF_TOKEN={REDACTED}", "-e", "SGLANG_MAX_TOKENS=7", "--url", f"https://bob:{REDACTED}@host/x"]
+    assert argv[4] == "sk-one"  # a copy: what is launched keeps its values
+
+
+def test_text_every_form() -> None:
+    cmd = ("python3 -m sglang.launch_server --enable-metrics --api-key sk-one --admin-api-key='sk two' "
+           "--port 8000 --max-total-tokens 4096\nHF_TOKEN=hf_three\nGITHUB_PAT=\"ghp four\"\nSGLANG_MAX_TOKENS=8\n"
+           "fetch https://ghp_five@github.com/o/r and https://bob:six@h:9/p?a=1&token=seven&key=eight#f\n"
+           "ServerArgs(model_path='m', api_key='nine', max_total_tokens=5)\n"
+           '{"WANDB_API_KEY": "ten", "config_key": "quickstart-sim", "time_to_first_token": "11"}\n'
+           "--set server.env.MY_DB_PASSWD=twelve --set args.api-key=thirteen --set client.duration_s=5")
+    out = redact_text(cmd)
+    for secret in ("sk-one", "sk two", "hf_three", "ghp four", "ghp_five", "six", "seven", "eight", "nine",
+                   "ten", "twelve", "thirteen"):
+        assert secret not in out, secret
+    for kept in ("--enable-metrics", "--port 8000", "--max-total-tokens 4096", "SGLANG_MAX_TOKENS=8", "a=1",
+                 "model_path='m'", "max_total_tokens=5", '"config_key": "quickstart-sim"',
+                 '"time_to_first_token": "11"', "client.duration_s=5", "github.com/o/r", "bob:", "&key=<redacted>#f"):
+        assert kept in out, kept
+    assert "--admin-api-key='<redacted>'" in out and "api_key='<redacted>'" in out
+
+
+def test_no_secret_no_change() -> None:
+    text = "python3 -m harness.sim --port 8000 --max-running-requests 32 http://127.0.0.1:8000/v1 x=1 --note 'a b'"
+    assert redact_text(text) == text
+
+
+def test_env_and_nested_data() -> None:
+    env = {"HF_TOKEN": "hf_x1", "SGLANG_MAX_TOKENS": "8", "STORE_URL": "s3://k:pw_x2@bucket/p", "EMPTY_KEY": ""}
+    assert redact_env(env) == {"HF_TOKEN": REDACTED, "SGLANG_MAX_TOKENS": "8",
+                               "STORE_URL": f"s3://k:{REDACTED}@bucket/p", "EMPTY_KEY": ""}
+    data = {"config_key": "c", "golden_key": "g", "conc": 4, "overrides": ["server.env.HF_TOKEN=hf_x3"],
+            "server_info": {"api_key": "sk_x4", "max_total_tokens": 10, "time_to_first_token": {"avg": 1.0},
+                            "joules_per_output_token": 0.5, "admin_api_key": None},
+            "zip": {"env": {"GITHUB_PAT": ["a1", None, "a3"]}}}
+    assert redact_data(data) == {
+        "config_key": "c", "golden_key": "g", "conc": 4, "overrides": [f"server.env.HF_TOKEN={REDACTED}"],
+        "server_info": {"api_key": REDACTED, "max_total_tokens": 10, "time_to_first_token": {"avg": 1.0},
+                        "joules_per_output_token": 0.5, "admin_api_key": None},
+        "zip": {"env": {"GITHUB_PAT": [REDACTED, None, REDACTED]}}}
+    assert redact_data(redact_data(data)) == redact_data(data)
+
+
+def test_remembered_values_are_masked_anywhere() -> None:
+    redact.remember(["a-long-secret-value", "short"])
+    assert redact_text("log: connecting with a-long-secret-value now") == f"log: connecting with {REDACTED} now"
+    assert redact_text("short stays") == "short stays"  # too short to remember: it would mask ordinary text
+    assert redact_data({"note": ["x", "a-long-secret-value"]}) == {"note": ["x", REDACTED]}
+
+
+def test_scrub_log(tmp_path: Path) -> None:
+    from harness.artifacts import scrub_log
+
+    log = tmp_path / "server.log"
+    log.write_text("server_args=ServerArgs(api_key='sk-planted-1')\nready\n")
+    scrub_log(log)
+    assert "sk-planted-1" in log.read_text()  # nothing remembered: the log is left alone
+    redact.remember(["sk-planted-1"])
+    scrub_log(log)
+    assert log.read_text() == f"server_args=ServerArgs(api_key='{REDACTED}')\nready\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["server.log"]
+
+
+def test_seal_and_unseal() -> None:
+    data = {"points": [{"server": {"env": {"HF_TOKEN": "hf_a", "X": "1", "U": "https://u:pw_b@h"},
+                                   "argv": ["--api-key", "sk_c", "--port", "1"]},
+                        "settings": {"env": {"HF_TOKEN": REDACTED}}},
+                       {"server": {"env": {"HF_TOKEN": "hf_a"}, "argv": []}}]}
+    sealed, values = seal(data)
+    assert values == {"1": "hf_a", "2": "pw_b", "3": "sk_c"}
+    assert sealed["points"][0]["server"] == {"env": {"HF_TOKEN": "<redacted:1>", "X": "1",
+                                                     "U": "https://u:<redacted:2>@h"},
+                                             "argv": ["--api-key", "<redacted:3>", "--port", "1"]}
+    assert sealed["points"][1]["server"]["env"]["HF_TOKEN"] == "<redacted:1>"
+    assert sealed_numbers(sealed) == {"1", "2", "3"}
+    assert redact_data(sealed) == sealed  # the writers keep placeholders as they are
+    assert unseal(sealed, values) == data
+
+
+def test_secret_never_moves_the_recipe_fingerprint() -> None:
+    from harness.recipe.points import load_plans
+
+    recipe = ROOT / "recipes" / "quickstart-sim.yaml"
+
+    def plan(*overrides: str):  # noqa: ANN202
+        return load_plans(recipe, ["c4"], list(overrides))[1][0]
+
+    a = plan("server.env.HF_TOKEN=hf_value_one", "server.args.api-key=sk-value-one",
+             "server.env.STORE_URL=https://u:pw-one@h/p")
+    b = plan("server.env.HF_TOKEN=hf_value_two", "server.args.api-key=sk-value-two",
+             "server.env.STORE_URL=https://u:pw-two@h/p")
+    c = plan("server.env.HF_TOKEN=hf_value_one", "server.args.api-key=sk-value-one",
+             "server.env.STORE_URL=https://u:pw-one@h/p", "server.env.SGLANG_MAX_TOKENS=9")
+    d = plan("server.env.HF_TOKEN=hf_value_one", "server.args.api-key=sk-value-one",
+             "server.env.STORE_URL=https://u:pw-one@other/p")
+    assert a.fingerprint == b.fingerprint
+    assert a.fingerprint != c.fingerprint and a.fingerprint != d.fingerprint  # non-secrets still count
+    assert "hf_value_one" not in json.dumps(a.settings) and "sk-value-one" not in json.dumps(a.settings)
+    # what is launched is unchanged
+    assert a.server.env["HF_TOKEN"] == "hf_value_one"
+    assert a.server.argv[a.server.argv.index("--api-key") + 1] == "sk-value-one"
+    assert a.server.env["STORE_URL"] == "https://u:pw-one@h/p"
+
+
+def test_a_numeric_api_key_is_a_secret_too() -> None:
+    from harness.recipe.points import load_plans
+
+    recipe = ROOT / "recipes" / "quickstart-sim.yaml"
+    one, two = (load_plans(recipe, ["c4"], [f"server.args.api-key={v}"])[1][0] for v in (123456, 654321))
+    assert one.fingerprint == two.fingerprint and one.settings["args"]["api-key"] == REDACTED
+
+
+def test_worker_fingerprint_redacts_what_sglang_echoes() -> None:
+    from harness.point.fingerprint import build_fingerprint
+
+    # /get_server_info of SGLang returns its ServerArgs, api_key included
+    server = {"api_key": "sk-echoed", "admin_api_key": "sk-admin", "model_path": "m", "max_total_tokens": 5,
+              "launch_command": "python3 -m sglang.launch_server --api-key sk-echoed"}
+    fp = build_fingerprint(host={}, server=server, image="img", image_digest=None, engine="sglang",
+                           server_argv=["--api-key", "sk-argv"], server_env={"HF_TOKEN": "hf_env", "A": "1"},
+                           launcher="local")
+    text = json.dumps(fp)
+    for secret in ("sk-echoed", "sk-admin", "sk-argv", "hf_env"):
+        assert secret not in text
+    assert fp["server"]["server_info"]["model_path"] == "m" and fp["server"]["env"]["A"] == "1"
+
+
+def test_simulator_server_info_does_not_echo_the_api_key() -> None:
+    from harness.sim.app import resolve, server_info
+    from harness.sim.cli import build_parser
+
+    argv = ["--model-path", "demo/agentic-coder-8b", "--api-key", "sk-sim-planted", "--admin-api-key=sk-sim-adm",
+            "--sim-profile", "demo"]
+    args = build_parser().parse_args(argv)
+    info = server_info(resolve(args, {}), argv, {})
+    text = json.dumps(info, default=str)
+    assert "sk-sim-planted" not in text and "sk-sim-adm" not in text
+    assert info["api_key"] == REDACTED and "--api-key <redacted>" in info["launch_command"]
+
+
+def test_writers_and_cli_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import cli
+    from harness.artifacts import append_text, write_foreign_json, write_json, write_text
+
+    write_json(tmp_path / "a.json", {"env": {"HF_TOKEN": "hf_w1"}, "argv": ["--api-key", "sk_w2"]})
+    write_foreign_json(tmp_path / "b.json", {"cmd": "x --api-key sk_w3"})
+    write_text(tmp_path / "c.txt", "HF_TOKEN=hf_w4\n")
+    append_text(tmp_path / "d.log", "launching --admin-api-key=sk_w5\n")
+    for path in tmp_path.iterdir():
+        assert "_w" not in path.read_text(), path
+    code = cli.main(["plan", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--point", "c4", "--json",
+                     "--set", "server.env.WANDB_API_KEY=wandb_cli_secret", "--set", "args.api-key=sk_cli_secret"])
+    out = capsys.readouterr()
+    assert code == 0 and "wandb_cli_secret" not in out.out + out.err and "sk_cli_secret" not in out.out + out.err
+    assert json.loads(out.out)["points"][0]["server"]["env"]["WANDB_API_KEY"] == REDACTED
+    code = cli.main(["plan", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--point", "c4",
+                     "--set", "server.env.WANDB_API_KEY=wandb_cli_secret", "--set", "args.api-key=sk_cli_secret"])
+    out = capsys.readouterr()
+    assert code == 0 and "wandb_cli_secret" not in out.out + out.err and "sk_cli_secret" not in out.out + out.err
+    assert "--api-key" in out.out
+
+
+def test_sweep_plan_secrets_come_back_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.artifacts import write_json
+    from harness.errors import UserError
+    from harness.recipe.points import load_plans
+    from harness.sweep_plan import SECRETS_ENV, load_sweep_plan
+
+    plans = load_plans(ROOT / "recipes" / "quickstart-sim.yaml", ["c4"], ["server.env.HF_TOKEN=hf_sweep_secret"])[1]
+    sealed, values = seal({"out_dir": str(tmp_path), "points": [p.model_dump() for p in plans]})
+    path = write_json(tmp_path / "plan.json", sealed)
+    assert "hf_sweep_secret" not in path.read_text()
+    monkeypatch.delenv(SECRETS_ENV, raising=False)
+    with pytest.raises(UserError, match=r"1 secret value\(s\) of this plan are not in \$HARNESS_SECRETS"):
+        load_sweep_plan(path)
+    monkeypatch.setenv(SECRETS_ENV, json.dumps(values))
+    sweep = load_sweep_plan(path)
+    assert sweep.points[0].server.env["HF_TOKEN"] == "hf_sweep_secret"
+    import os
+
+    assert SECRETS_ENV not in os.environ  # no child process inherits it
