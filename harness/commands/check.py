@@ -9,8 +9,9 @@ Exit status 1 when any rule FAILs, 2 when a recipe cannot be read, 0 otherwise (
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
+
+from harness.artifacts import print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +44,7 @@ def main(args: argparse.Namespace) -> int:
     reports = [check_recipe(path, rules) for path in args.recipes]
     failed = any(r.status == "FAIL" for r in reports)
     if args.json:
-        print(json.dumps({"status": "FAIL" if failed else "PASS",
-                          "recipes": [r.to_json() for r in reports]}, indent=2))
+        print_json({"status": "FAIL" if failed else "PASS", "recipes": [r.to_json() for r in reports]})
     else:
         for report in reports:
             print("\n".join(render_text(report)))
