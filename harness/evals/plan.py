@@ -50,7 +50,7 @@ def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str,
               min_score: float | None, overrides: list[str]) -> EvalTask:
     """The eval of a sweep: the highest concurrency among the selected points, its threshold resolved now
     (a missing threshold is bad input before anything starts)."""
-    from harness.evals.thresholds import load_thresholds, model_prefix, resolve_threshold
+    from harness.evals.thresholds import load_thresholds, resolve_threshold
 
     recipe = load_recipe(recipe_path)
     all_overrides = eval_overrides(recipe, task, overrides)
@@ -58,5 +58,5 @@ def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str,
     if not plans:
         raise UserError(f"{recipe_path}: no points to evaluate")
     plan = max(plans, key=lambda p: p.conc)
-    threshold = resolve_threshold(load_thresholds(), model_prefix(plan.config_key), task, min_score)
+    threshold = resolve_threshold(load_thresholds(), plan.model_prefix, task, min_score)
     return EvalTask(plan=plan, task=task, limit=limit, threshold=threshold, overrides=all_overrides)

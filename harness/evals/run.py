@@ -27,7 +27,7 @@ from harness.artifacts import scrub_log, write_json, write_text
 from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
-from harness.evals.thresholds import Threshold, model_prefix
+from harness.evals.thresholds import Threshold
 from harness.point.process_group import ProcessGroup
 from harness.point.readiness import NotReady
 from harness.point.result import spec_decoding_label
@@ -98,16 +98,18 @@ def meta_env(plan: PointPlan, task: str, limit: int | None) -> dict[str, Any]:
     """`meta_env.json`: InferenceX's eval metadata keys (single node) plus the harness's identity."""
     args = plan.settings["args"]
     tp, ep, pp = int(args.get("tp-size", 1)), int(args.get("ep-size", 1)), int(args.get("pp-size", 1))
+    dcp, pcp = int(args.get("dcp-size", 1) or 1), int(args.get("pcp-size", 1) or 1)
+    dp_attention = bool(args.get("enable-dp-attention"))
     return {
         "is_multinode": False, "framework": "sglang", "precision": str(plan.settings.get("precision")),
         "spec_decoding": spec_decoding_label(args.get("speculative-algorithm")),
-        "recipe_fingerprint": plan.fingerprint, "tp": tp, "pp": pp, "dcp_size": 1, "pcp_size": 1,
-        "conc": plan.conc, "ep": ep, "dp_attention": False,
-        "prefill_tp": tp, "prefill_pp": pp, "prefill_dcp_size": 1, "prefill_pcp_size": 1, "prefill_ep": ep,
-        "prefill_dp_attention": False, "prefill_num_workers": 1,
-        "decode_tp": tp, "decode_pp": pp, "decode_dcp_size": 1, "decode_pcp_size": 1, "decode_ep": ep,
-        "decode_dp_attention": False, "decode_num_workers": 1,
-        "model": str(args.get("model-path")), "infmax_model_prefix": model_prefix(plan.config_key),
+        "recipe_fingerprint": plan.fingerprint, "tp": tp, "pp": pp, "dcp_size": dcp, "pcp_size": pcp,
+        "conc": plan.conc, "ep": ep, "dp_attention": dp_attention,
+        "prefill_tp": tp, "prefill_pp": pp, "prefill_dcp_size": dcp, "prefill_pcp_size": pcp, "prefill_ep": ep,
+        "prefill_dp_attention": dp_attention, "prefill_num_workers": 1,
+        "decode_tp": tp, "decode_pp": pp, "decode_dcp_size": dcp, "decode_pcp_size": pcp, "decode_ep": ep,
+        "decode_dp_attention": dp_attention, "decode_num_workers": 1,
+        "model": str(args.get("model-path")), "infmax_model_prefix": plan.model_prefix,
         "hw": plan.resources.gpu, "isl": 0, "osl": 0,
         # the harness's own identity of the eval
         "config_key": plan.config_key, "image": plan.image, "task": task, "limit": limit,

@@ -32,6 +32,7 @@ SCENARIO = "inferencex-agentx-mvp"
 SCENARIO_MIN_DURATION_S = 900
 SUMMARY_FILE = "profile_export_aiperf.json"
 RECORDS_FILE = "profile_export.jsonl"
+SERVER_METRICS_FILE = "server_metrics_export.json"
 LOG_FILE = "logs/aiperf.log"
 _PHASE_COMPLETE = re.compile(
     r"Phase (?P<name>\S+) \((?P<kind>\w+)\) complete \| completed=(?P<completed>[\d,]+), "
@@ -66,6 +67,7 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         "--extra-inputs", "ignore_eos:true",
         "--allow-dataset-wrap",
         "--random-seed", str(client.seed),
+        "--server-metrics", f"{url.rstrip('/')}/metrics",  # the server's Prometheus page, scraped through the run
         "--no-gpu-telemetry",
         "--ui", "none",
         "--artifact-dir", str(artifact_dir),
@@ -302,6 +304,17 @@ def read_summary(artifact_dir: Path) -> dict[str, Any] | None:
     with open(path) as fh:
         summary: dict[str, Any] = json.load(fh)
     return summary
+
+
+def read_server_metrics(artifact_dir: Path) -> dict[str, Any] | None:
+    """AIPerf's `server_metrics_export.json` (the server's /metrics over the run); None when absent or unreadable."""
+    path = artifact_dir / SERVER_METRICS_FILE
+    try:
+        with open(path) as fh:
+            export = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return export if isinstance(export, dict) else None
 
 
 def read_records(artifact_dir: Path) -> list[dict[str, Any]]:

@@ -12,10 +12,11 @@ record, `point_result.json`. Pure functions over parsed inputs.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from harness.point import inferencex_server_metrics
 
 RESULT_SCHEMA_VERSION = 1
 POWER_METRIC_SCHEMA_VERSION = 2
@@ -28,7 +29,6 @@ POWER_METRIC_KEYS = (
     "prefill_avg_power_w", "decode_avg_power_w", "prefill_joules_per_input_token",
     "decode_joules_per_output_token",
 )
-_POOL_LINE = re.compile(r"max_total_num_tokens=(\d+)")
 
 
 def percentile(data: list[float], p: float) -> float:
@@ -194,45 +194,6 @@ def theoretical_cache_hit_rate(summary: Mapping[str, Any] | None) -> float | Non
     return float(avg) / 100.0 if str(metric.get("unit", "")).strip() == "%" else float(avg)
 
 
-def kv_pool_tokens(server_log: str | None) -> int | None:
-    """The KV pool size SGLang prints at start-up (`max_total_num_tokens=N`), summed over ranks' first lines."""
-    if not server_log:
-        return None
-    found = _POOL_LINE.findall(server_log)
-    return int(found[0]) if found else None
-
-
-def server_metrics(records: list[Mapping[str, Any]], pool_tokens: int | None,
-                   counters: Mapping[str, float] | None) -> dict[str, Any]:
-    """InferenceX's nested `server_metrics` (adapter `none`: AIPerf's server-metrics export is not taken).
-
-    Prompt/generation totals come from the records, as InferenceX's aggregator does without an export;
-    the GPU prefix-cache hit rate and KV usage come from SGLang's `/metrics` after the run when scraped.
-    """
-    hit_rate = None if counters is None else counters.get("sglang:cache_hit_rate")
-    usage = None if counters is None else counters.get("sglang:token_usage")
-    return {
-        "present": False, "adapter": "none", "metric_count": 0,
-        "cache": {"gpu_cache_hit_rate": hit_rate, "cpu_cache_hit_rate": None, "external_cache_hit_rate": None,
-                  "overall_cache_hit_rate": None, "prefix_cache_hits": None, "prefix_cache_queries": None,
-                  "external_prefix_cache_hits": None, "external_prefix_cache_queries": None,
-                  "cached_tokens_by_source": {}, "frontend_cache_hit_rate": None, "router_kv_hit_rate": None,
-                  "router_shared_cache_hit_rate": None, "frontend_cached_tokens": None,
-                  "frontend_input_tokens": None},
-        "kv_cache": {"gpu_usage_pct": None if usage is None else usage * 100.0, "gpu_total_tokens": pool_tokens,
-                     "cpu_usage_pct": None, "cpu_used_tokens": None, "cpu_total_tokens": None},
-        "kv_offload": {"bytes_gpu_to_cpu": None, "bytes_cpu_to_gpu": None, "time_gpu_to_cpu": None,
-                       "time_cpu_to_gpu": None, "bandwidth_gpu_to_cpu_bytes_per_second": None,
-                       "bandwidth_cpu_to_gpu_bytes_per_second": None},
-        "tokens": {"prompt_total": sum(_ints(records, "input_sequence_length")),
-                   "generation_total": sum(_ints(records, "output_sequence_length")),
-                   "requests_completed": len(records),
-                   "prompt_by_source": {"gpu_cache_hit": None, "cpu_or_external_cache_hit": None,
-                                        "computed": None, "raw": {}}},
-        "sources": [],
-    }
-
-
 def spec_decoding(args: Mapping[str, Any]) -> str:
     """InferenceX's label: `mtp` (the model's own MTP/NEXTN heads), `draft_model` (a separate draft), `none`."""
     algorithm = args.get("speculative-algorithm")
@@ -260,16 +221,17 @@ def power_metrics(power: Mapping[str, Any]) -> dict[str, Any]:
 
 def build_row(*, identity: Mapping[str, Any], raw_records: Sequence[Mapping[str, Any]],
               summary: Mapping[str, Any] | None, server_log: str | None,
-              counters: Mapping[str, float] | None, power: Mapping[str, Any] | None) -> dict[str, Any]:
+              counters: Mapping[str, float] | None, power: Mapping[str, Any] | None,
+              server_metrics_export: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The AgentX row. `identity` carries hw, conc, image, recipe_fingerprint, model, infmax_model_prefix,
     framework, precision, spec_decoding, tp, ep, pp, dcp_size, pcp_size, dp_attention (bool), kv_offloading,
     kv_offload_backend, allocated_cpu_dram_gb."""
     records, accounting = split_records(raw_records)
     num_gpus = int(identity["tp"]) * int(identity["pp"]) * int(identity["pcp_size"])
-    pool = kv_pool_tokens(server_log)
-    warnings: list[str] = []
+    server, warnings = inferencex_server_metrics.server_metrics(server_metrics_export, records, server_log, counters)
+    pool = server["kv_cache"]["gpu_total_tokens"]
     if pool is None:
-        warnings.append("kv_cache_pool_tokens: no max_total_num_tokens= line in the server log")
+        warnings.append("kv_cache_pool_tokens: no max_total_num_tokens= line in the server log or /metrics")
     row: dict[str, Any] = {
         "result_schema_version": RESULT_SCHEMA_VERSION,
         "hw": identity["hw"], "conc": int(identity["conc"]), "image": identity["image"],
@@ -290,7 +252,7 @@ def build_row(*, identity: Mapping[str, Any], raw_records: Sequence[Mapping[str,
     if isinstance(dataset, dict):
         row["dataset"] = dataset
     row["request_metrics"] = request_metrics(records, num_gpus, theoretical_cache_hit_rate(summary))
-    row["server_metrics"] = server_metrics(records, pool, counters)
+    row["server_metrics"] = server
     row["kv_cache_pool_tokens"] = pool
     if power is not None:
         row.update(power_metrics(power))

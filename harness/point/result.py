@@ -127,7 +127,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["schema_version"] = RECORD_SCHEMA_VERSION
     result["row"] = f"{result_name(plan)}.json"
     result["aiperf_submission"] = _aiperf_submission(summary)
-    write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary, pdir, metrics_after))
+    write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary, pdir, metrics_after,
+                                                            aiperf.read_server_metrics(artifact_dir)))
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
 
@@ -143,7 +144,8 @@ def _aiperf_submission(summary: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[dict[str, Any]],
                    summary: dict[str, Any] | None, pdir: Path,
-                   counters: dict[str, float] | None) -> dict[str, Any]:
+                   counters: dict[str, float] | None,
+                   server_metrics_export: dict[str, Any] | None = None) -> dict[str, Any]:
     from harness.point import inferencex_row
 
     args = plan.settings["args"]
@@ -159,7 +161,7 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
     size = args.get("hicache-size")
     dram_gb = int(round(float(size) * tp)) if hicache and isinstance(size, (int, float)) else 0
     model = str(args.get("model-path") or "")
-    prefix = plan.settings.get("infmax_model_prefix") or model.rstrip("/").split("/")[-1].lower() or "unknown"
+    prefix = plan.model_prefix
     identity = {
         "hw": inferencex_row.SIM_HW if simulated else plan.resources.gpu,
         "conc": plan.conc, "image": plan.image, "recipe_fingerprint": plan.fingerprint, "model": model,
@@ -174,7 +176,8 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
     server_log = log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None
     return inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
                                     server_log=server_log, counters=counters,
-                                    power=result.get("power_inferencex") or {"valid": False})
+                                    power=result.get("power_inferencex") or {"valid": False},
+                                    server_metrics_export=server_metrics_export)
 
 
 def _expected_accept_length(plan: PointPlan, target: float | None, output_lengths: list[int]) -> float | None:

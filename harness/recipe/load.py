@@ -132,10 +132,12 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
                 if len(values) != len(z.conc):
                     raise where.error(("zip", kind, key), f"{len(values)} values for {len(z.conc)} concurrencies "
                                       "(zip lists are lined up index by index with zip.conc)")
+    _check_context_parallel(recipe, where)
     par, gpus = recipe.parallelism, recipe.hardware.gpus_per_node
-    if par.tp * par.pp > gpus:
-        raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp} = {par.tp * par.pp} GPUs, more than "
-                          f"hardware.gpus_per_node {gpus} (a point's server runs on one node)")
+    if par.tp * par.pp * par.pcp > gpus:
+        pcp = f" x pcp {par.pcp}" if par.pcp > 1 else ""
+        raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp}{pcp} = {par.tp * par.pp * par.pcp} GPUs, "
+                          f"more than hardware.gpus_per_node {gpus} (a point's server runs on one node)")
     if recipe.sim_args:
         from harness.recipe.plan import render_sim_flags
         from harness.sim.cli import sim_flags_problem
@@ -148,6 +150,19 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
     spec = recipe.speculative
     if spec is not None and spec.golden is not None and spec.mode == "perf" and recipe.model.golden_key is None:
         raise where.error(("model", "golden_key"), "needed to look up speculative.golden.curve")
+
+
+def _check_context_parallel(recipe: Recipe, where: Where) -> None:
+    """`parallelism.dcp`/`pcp` > 1 render `--dcp-size`/`--pcp-size`: refused where the pinned SGLang lacks the flag."""
+    from harness.recipe import flags
+
+    table = flags.load_table(recipe.server.sglang_version)
+    par = recipe.parallelism
+    for key, size, flag in (("dcp", par.dcp, "--dcp-size"), ("pcp", par.pcp, "--pcp-size")):
+        if size > 1 and table.get(flag) is None:
+            hint = (" (its prefill context parallelism is --attn-cp-size with --enable-prefill-cp in server.args, "
+                    "inside tp)" if key == "pcp" and table.get("--attn-cp-size") is not None else "")
+            raise where.error(("parallelism", key), f"SGLang {table.version} has no {flag} flag{hint}")
 
 
 # --------------------------------------------------------------------------------------- expansion

@@ -90,6 +90,11 @@ class PointPlan(Frozen):
                 "server": {"argv": list(self.server.argv), "env": dict(self.server.env)},
                 "client": self.client.model_dump(), "resources": self.resources.model_dump()}
 
+    @property
+    def model_prefix(self) -> str:
+        """InferenceX's model prefix: the recipe's `infmax_model_prefix`, else config_key up to its first dash."""
+        return str(self.settings.get("infmax_model_prefix") or self.config_key.split("-", 1)[0])
+
 
 def structured_args(recipe: Recipe, kv: KvOffload | None = None) -> dict[str, ArgValue]:
     """SGLang flags implied by the recipe's structured blocks (model, parallelism, speculative, KV offload)."""
@@ -105,6 +110,13 @@ def structured_args(recipe: Recipe, kv: KvOffload | None = None) -> dict[str, Ar
         args["ep-size"] = par.ep
     if par.pp > 1:
         args["pp-size"] = par.pp
+    if par.dp_attention is not None:
+        args["enable-dp-attention"] = True
+        args["dp-size"] = par.dp_attention
+    if par.dcp > 1:
+        args["dcp-size"] = par.dcp
+    if par.pcp > 1:
+        args["pcp-size"] = par.pcp
     spec = recipe.speculative
     if spec is not None:
         args["speculative-algorithm"] = spec.algorithm
@@ -172,6 +184,8 @@ def point_settings(recipe: Recipe, point: Point, args: dict[str, Any], acc_env: 
         "chat_template": recipe.model.chat_template, "args": args, "env": dict(point.env),
         "acceptance_env": acc_env, "hardware": recipe.hardware.model_dump(), "client": client,
     }
+    if recipe.infmax_model_prefix is not None:
+        settings["infmax_model_prefix"] = recipe.infmax_model_prefix
     if recipe.engine == "sim":
         settings["sim_profile"] = recipe.sim_profile
         settings["sim_args"] = dict(recipe.sim_args)
@@ -235,7 +249,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     if tokenizer is not None and recipe_dir is not None and not Path(tokenizer).is_absolute():
         tokenizer = str((recipe_dir / tokenizer).resolve())
     par, hw = recipe.parallelism, recipe.hardware
-    num_gpus = par.tp * par.pp
+    num_gpus = par.tp * par.pp * par.pcp  # dp attention and dcp run inside tp
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
         fingerprint=fp, settings=settings,

@@ -28,7 +28,12 @@ def post_init_errors(values: Mapping[str, Any]) -> list[str]:
     `--swa-full-tokens-ratio` in (0, 1] (`kv_cache_hook.py`); `--prefill-decode-interval[-min-bs]` not
     negative (`validation_hook.py:validate_prefill_decode_interval`); HiCache and `--disable-radix-cache`
     are exclusive (`kv_cache_hook.py`); the EAGLE family without `--speculative-num-steps` takes no topk
-    or draft-token count either (an assertion in `speculative_hook.py:_handle_eagle_family`).
+    or draft-token count either (an assertion in `speculative_hook.py:_handle_eagle_family`); DP attention
+    needs tp_size divisible by dp_size (an assertion in `parallel_hook.py:handle_data_parallelism`);
+    attention context parallelism needs tp_size divisible by attn_cp_size and by dp_size x attn_cp_size
+    (`parallel_hook.py:handle_context_parallelism`); decode context parallelism needs dcp_size >= 1, and
+    `--dcp-comm-backend a2a|fi_a2a` and `--dcp-replicate-q-proj` need dcp_size > 1
+    (`parallel_hook.py:handle_dcp_validation`, `handle_decode_context_parallelism` in 0.5.23).
     """
     errors: list[str] = []
     algo = str(values.get("speculative_algorithm") or "").upper()
@@ -54,9 +59,44 @@ def post_init_errors(values: Mapping[str, Any]) -> list[str]:
     min_bs = _float(values.get("prefill_decode_interval_min_bs"))
     if min_bs is not None and min_bs < 0:
         errors.append("--prefill-decode-interval-min-bs must be non-negative.")
+    errors += _parallel_errors(values)
     if values.get("enable_hierarchical_cache") and values.get("disable_radix_cache"):
         errors.append(
             "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot "
             "be used at the same time. Please use only one of them."
         )
+    return errors
+
+
+def _int(values: Mapping[str, Any], dest: str) -> int:
+    value = values.get(dest)
+    try:
+        return 1 if value is None else int(value)
+    except (TypeError, ValueError):
+        return 1
+
+
+def _parallel_errors(values: Mapping[str, Any]) -> list[str]:
+    errors: list[str] = []
+    tp, dp = _int(values, "tp_size"), _int(values, "dp_size")
+    attn_dp = dp if values.get("enable_dp_attention") else _int(values, "attn_dp_size")
+    if (values.get("enable_dp_attention") or attn_dp > 1) and attn_dp >= 1 and tp % attn_dp:
+        errors.append(f"DP attention needs tp_size divisible by dp_size: SGLang asserts tp_size % dp_size == 0 "
+                      f"(tp_size={tp}, dp_size={attn_dp})")
+    cp = _int(values, "attn_cp_size")
+    if cp > 1 and tp % cp:
+        errors.append("tp_size must be divisible by attn_cp_size")
+    elif cp > 1 and attn_dp >= 1 and tp % (attn_dp * cp):
+        errors.append("tp_size must be divisible by dp_size * attn_cp_size")
+    dcp = _int(values, "dcp_size")
+    if dcp < 1:
+        errors.append("Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1, "
+                      f"but got dcp_size={dcp}.")
+    backend = values.get("dcp_comm_backend")
+    if backend in ("a2a", "fi_a2a") and dcp <= 1:
+        errors.append(f"--dcp-comm-backend {backend} only affects the decode context-parallel attention reduction "
+                      "and therefore requires --dcp-size / --decode-context-parallel-size > 1, but got "
+                      f"dcp_size={dcp}.")
+    if values.get("dcp_replicate_q_proj") and dcp <= 1:
+        errors.append("--dcp-replicate-q-proj requires --dcp-size > 1.")
     return errors

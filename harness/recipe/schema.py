@@ -43,7 +43,9 @@ ACC_ENV_PREFIX = "SGLANG_SIMULATE_ACC_"
 OWNED_FLAGS: dict[str, str] = {
     "model-path": "model.path", "revision": "model.revision", "served-model-name": "model.served_name",
     "chat-template": "model.chat_template", "tp-size": "parallelism.tp", "ep-size": "parallelism.ep",
-    "pp-size": "parallelism.pp", "speculative-algorithm": "speculative.algorithm",
+    "pp-size": "parallelism.pp", "enable-dp-attention": "parallelism.dp_attention",
+    "dp-size": "parallelism.dp_attention", "attn-dp-size": "parallelism.dp_attention", "dcp-size": "parallelism.dcp",
+    "pcp-size": "parallelism.pcp", "speculative-algorithm": "speculative.algorithm",
     "speculative-draft-model-path": "speculative.draft_model",
     "speculative-draft-model-revision": "speculative.draft_revision",
     "speculative-num-steps": "speculative.num_steps", "speculative-num-draft-tokens": "speculative.num_draft_tokens",
@@ -118,6 +120,13 @@ class Parallelism(Strict):
     tp: int = Field(default=1, ge=1, description="tensor parallel size (`--tp-size`)")
     ep: int = Field(default=1, ge=1, description="expert parallel size (`--ep-size`, rendered when > 1)")
     pp: int = Field(default=1, ge=1, description="pipeline parallel size (`--pp-size`, rendered when > 1)")
+    dp_attention: int | None = Field(default=None, ge=2, description=(
+        "DP attention with this many attention data-parallel groups inside tp (`--enable-dp-attention "
+        "--dp-size N`; tp must be divisible by N)"))
+    dcp: int = Field(default=1, ge=1, description=(
+        "decode context parallel size (`--dcp-size`, rendered when > 1; runs inside tp)"))
+    pcp: int = Field(default=1, ge=1, description=(
+        "prefill context parallel size (`--pcp-size`, rendered when > 1, only where the pinned SGLang has it)"))
 
 
 class GoldenRef(Strict):
@@ -214,6 +223,9 @@ class Recipe(Strict):
         return v
 
     config_key: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$", description="curve identity, e.g. the file stem")
+    infmax_model_prefix: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$", description=(
+        "InferenceX model prefix of the published rows and eval metadata, e.g. musespark "
+        "(default: config_key up to its first dash)"))
     description: str = Field(default="", description="one line for humans")
     image: Text = Field(description="pinned engine image, e.g. lmsysorg/sglang:v0.5.23")
     engine: Literal["sglang", "sim"] = Field(default="sglang", description="`sim` runs the same argv on the simulator")

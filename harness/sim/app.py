@@ -53,6 +53,22 @@ def _release(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.split(".")[:3] if x.isdigit())
 
 
+def pool_line(res: Resolved, args: argparse.Namespace, when: str) -> str:
+    """The KV pool line SGLang's scheduler logs at start-up (tp rank 0, `Scheduler.__init__`), with the
+    scheduler's log prefix (`[time DPn PPn TPn EPn]`, each part only where that parallelism is on).
+    InferenceX reads `kv_cache_pool_tokens` from it."""
+    prefix = ""
+    if getattr(args, "enable_dp_attention", False) or int(getattr(args, "attn_dp_size", 1) or 1) > 1:
+        prefix += " DP0"
+    for tag, size in (("PP", args.pp_size), ("TP", args.tp_size), ("EP", args.ep_size)):
+        if int(size or 1) > 1:
+            prefix += f" {tag}0"
+    e = res.engine
+    return (f"[{when}{prefix}] max_total_num_tokens={e.kv_capacity}, chunked_prefill_size={e.chunked_prefill_size}, "
+            f"max_prefill_tokens={e.max_prefill_tokens}, max_running_requests={e.max_running}, "
+            f"context_len={res.context_length}, available_gpu_mem=0.00 GB")
+
+
 class ServerArgsError(ValueError):
     """A combination SGLang's server-args resolution rejects (the server exits at startup)."""
 
@@ -215,9 +231,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     await runner.setup()
     site = web.TCPSite(runner, args.host, int(args.port), reuse_address=True)
     await site.start()
-    # the KV pool line SGLang's scheduler prints at start-up (InferenceX reads it from the server log)
-    print(f"max_total_num_tokens={res.engine.kv_capacity}, max_running_requests={res.engine.max_running}",
-          flush=True)
+    print(pool_line(res, args, time.strftime("%Y-%m-%d %H:%M:%S")), flush=True)
     print(f"[sim] listening on http://{args.host}:{args.port} (profile {res.profile.name}, "
           f"engine sim, not calibrated)", flush=True)
     stop = asyncio.Event()

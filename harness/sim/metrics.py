@@ -68,12 +68,16 @@ def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: in
     def gauge(name: str, helptext: str, value: float) -> None:
         metric(name, "gauge", helptext, [(lb, float(value))])
 
-    def counter(name: str, helptext: str, value: float, extra: dict[str, str] | None = None) -> None:
-        labels = _labels({**base, **(extra or {})})
-        family = name.removesuffix("_total")  # prometheus_client names the family without _total
-        out.append(f"# HELP {family} {helptext}")
-        out.append(f"# TYPE {family} counter")
-        out.append(f"{name}{labels} {float(value)}")
+    def counter(name: str, helptext: str, value: float, by: tuple[str, list[tuple[str, float]]] | None = None) -> None:
+        # prometheus_client's text format (what SGLang serves) names the counter family with `_total`
+        out.append(f"# HELP {name} {helptext}")
+        out.append(f"# TYPE {name} counter")
+        if by is None:
+            out.append(f"{name}{lb} {float(value)}")
+            return
+        label, values = by
+        for label_value, v in values:
+            out.append(f"{name}{_labels({**base, label: label_value})} {float(v)}")
 
     used = kv.used
     gen_t = sum(t for t, _ in st.recent_gen)
@@ -116,10 +120,13 @@ def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: in
     counter("sglang:generation_tokens_total", "Number of generation tokens processed.", st.generation_tokens_total)
     counter("sglang:num_requests_total", "Number of requests processed.", st.requests_total)
     counter("sglang:num_aborted_requests_total", "Number of requests aborted.", st.aborted_total)
-    out.append("# HELP sglang:cached_tokens Number of cached prompt tokens by source.")
-    out.append("# TYPE sglang:cached_tokens counter")
-    for source, value in (("device", st.cached_tokens_device), ("host", st.cached_tokens_host), ("storage", 0)):
-        out.append(f"sglang:cached_tokens_total{_labels({**base, 'cache_source': source})} {float(value)}")
+    counter("sglang:cached_tokens_total", "Number of cached prompt tokens by source (device/host/storage).", 0,
+            ("cache_source", [("device", st.cached_tokens_device), ("host", st.cached_tokens_host), ("storage", 0)]))
+    computed = max(0, st.prompt_tokens_total - cached)
+    counter("sglang:realtime_tokens_total", "Total number of tokens processed (updated on each log interval). "
+            "mode: prefill_compute, prefill_cache, decode.", 0,
+            ("mode", [("prefill_compute", computed), ("prefill_cache", cached),
+                      ("decode", st.generation_tokens_total)]))
     for name, helptext, h in (
         ("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", lat.ttft),
         ("sglang:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", lat.itl),

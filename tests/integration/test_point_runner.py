@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from harness.point.run import EXIT_FAILED, EXIT_INVALID, PointOptions, run_point
+from tests.inferencex_contract import check_contract
 
 from .conftest import DATA, group_gone, sim_plan
 
@@ -84,6 +85,28 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert result["engine"] == "sim" and result["simulated"] is True
     assert result["request_metrics"]["throughput"]["per_gpu"]["total_tput_tps"] > 0
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+    row = json.loads((pdir / "bmk_agentic_it-sim_conc4.json").read_text())
+    check_contract(row)
+    server = row["server_metrics"]
+    assert (server["adapter"], server["present"]) == ("sglang", True)  # from AIPerf's server_metrics_export.json
+    assert (pdir / "aiperf" / "server_metrics_export.json").is_file()
+    pool = server["kv_cache"]["gpu_total_tokens"]
+    assert row["kv_cache_pool_tokens"] == pool and f"max_total_num_tokens={pool}," in (pdir / "server.log").read_text()
+    assert server["tokens"]["prompt_total"] > 0 and 0 < server["cache"]["gpu_cache_hit_rate"] < 1
+
+
+def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
+    plan = sim_plan([], ["client.duration_s=8", "parallelism.tp=2", "hardware.gpus_per_node=2",
+                         "parallelism.dp_attention=2", "parallelism.dcp=2"])
+    argv = " ".join(plan.server.argv)
+    assert "--tp-size 2 --enable-dp-attention --dp-size 2 --dcp-size 2" in argv
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
+    assert outcome.state == "completed", outcome.reason
+    row = json.loads((outcome.point_dir / "bmk_agentic_it-sim_conc4.json").read_text())
+    check_contract(row)
+    assert (row["tp"], row["dp_attention"], row["dcp_size"], row["pcp_size"], row["num_gpus"]) == (
+        2, "true", 2, 1, 2)
+    assert "] max_total_num_tokens=" in (outcome.point_dir / "server.log").read_text().split("DP0 TP0", 1)[1]
 
 
 def test_server_crash_mid_run_fails_the_point_and_keeps_artifacts(tmp_path):
@@ -119,6 +142,7 @@ def test_burst_of_server_errors_completes_but_is_invalid(tmp_path):
     assert "error_ratio" in codes
     acc = outcome.result["request_accounting"]
     assert acc["errors"] > 0 and sum(acc["error_categories"].values()) == acc["errors"]
+    check_contract(json.loads((outcome.point_dir / "bmk_agentic_it-sim_conc4.json").read_text()))
 
 
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -157,6 +181,7 @@ def test_strict_power_fails_the_point_after_writing_every_audit_file(tmp_path):
     assert outcome.state == "failed" and outcome.exit_status == EXIT_FAILED
     assert outcome.reason.startswith("power_invalid: ")   # the simulator uses no GPU
     assert {"power.csv", "power_validation.json", "bmk_agentic_it-sim_conc4.json"} <= _files(outcome.point_dir)
+    check_contract(json.loads((outcome.point_dir / "bmk_agentic_it-sim_conc4.json").read_text()))
     codes = [r["code"] for r in outcome.result["validity"]["reasons"]]
     assert codes[0] == "point_failed" and "power_invalid" in codes
     assert json.loads((outcome.point_dir / "status.json").read_text())["reason"] == outcome.reason

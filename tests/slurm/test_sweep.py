@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.inferencex_contract import check_contract
 from tests.slurm.conftest import LOCAL_CI, QUICKSTART, ROOT, harness, read_json, status
 
 ARTIFACTS = ("status.json", "plan.json", "server_command.txt", "client_command.txt", "server.log", "client.log",
@@ -71,7 +72,8 @@ def test_every_point_completes_with_its_artifacts(sweep: dict[str, Any]) -> None
     for p in data["points"]:
         assert p["exit_code"] in (0, 3)                          # 3: completed, verdict invalid (short window)
         assert Path(p["result"]).name == "point_result.json"
-        assert (Path(p["result"]).parent / f"bmk_agentic_quickstart-sim_conc{p['conc']}.json").exists()
+        row = Path(p["result"]).parent / f"bmk_agentic_quickstart-sim_conc{p['conc']}.json"
+        check_contract(json.loads(row.read_text()))   # InferenceX's AgentX contract, unchanged
         result = json.loads(Path(p["result"]).read_text())
         assert (result["state"], result["engine"], result["conc"]) == ("completed", "sim", p["conc"])
         pdir = Path(p["result"]).parent

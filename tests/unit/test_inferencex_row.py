@@ -1,95 +1,27 @@
-"""The published row against InferenceX's AgentX contract, field by field.
+"""The published row against InferenceX's AgentX contract and InferenceX's own aggregator.
 
-`AgentXSingleNodeRowTypes` restates, as strict types, InferenceX's `AgentXSingleNodeRow`
-(`inferencex-e2e/infx/results/schema/models.py` at SemiAnalysisAI/InferenceX fc92584b): every field, its
-type and bounds, extras forbidden except the power-metric keys. The real contract code was also run on a
-row of this harness; that run is recorded in `tests/fixtures/inferencex-contract/README.md`.
+`check_contract` validates with the JSON Schema that InferenceX's exporter writes from its
+`AgentXSingleNodeRow` (tests/fixtures/inferencex-contract/upstream/, commits in its README). The
+`server_metrics` fixture is InferenceX's `process_agentic_result` run unmodified on a simulator run's AIPerf
+files and server log (tests/fixtures/inferencex-contract/server-metrics/).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from harness.point import aiperf
 from harness.point import inferencex_row as ixr
+from harness.point import inferencex_server_metrics as ixs
+from tests.inferencex_contract import check_contract, contract_errors
 
 FIX = Path(__file__).parent.parent / "fixtures" / "results"
 CONTRACT_FIX = Path(__file__).parent.parent / "fixtures" / "inferencex-contract"
-
-NonEmpty = Annotated[str, Field(min_length=1)]
-Positive = Annotated[int, Field(gt=0)]
-NonNegative = Annotated[int, Field(ge=0)]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
-
-
-class OffloadBackend(_Strict):
-    name: NonEmpty
-    version: NonEmpty | None = None
-
-
-class RequestAccounting(_Strict):
-    records_total: NonNegative
-    records_profiled: NonNegative
-    records_dropped_total: NonNegative
-    records_warmup_dropped: NonNegative
-    records_error_dropped: NonNegative
-    error_categories: dict[str, NonNegative]
-
-
-class AgentXSingleNodeRowTypes(BaseModel):
-    model_config = ConfigDict(strict=True, extra="allow", allow_inf_nan=False)
-
-    result_schema_version: Annotated[int, Field(ge=1, le=1)]
-    hw: NonEmpty
-    conc: Positive
-    image: NonEmpty
-    recipe_fingerprint: Annotated[str, Field(pattern=r"^(?:[0-9a-f]{64})?$")]
-    model: NonEmpty
-    infmax_model_prefix: NonEmpty
-    framework: NonEmpty
-    precision: NonEmpty
-    spec_decoding: NonEmpty
-    disagg: bool
-    scenario_type: Literal["agentic-coding"]
-    num_gpus: Positive
-    tp: Positive
-    ep: Positive
-    dp_attention: Literal["true", "false"]
-    kv_offloading: NonEmpty
-    kv_offload_backend: OffloadBackend | None
-    allocated_cpu_dram_gb: NonNegative
-    num_requests_total: NonNegative
-    num_requests_successful: NonNegative
-    request_accounting: RequestAccounting
-    dataset: dict[str, JsonValue] | None = None
-    request_metrics: dict[str, JsonValue]
-    server_metrics: dict[str, JsonValue]
-    kv_cache_pool_tokens: NonNegative | None
-    warnings: list[str] | None = None
-    power_metric_schema_version: Annotated[int, Field(ge=2, le=2)] | None = None
-    power_valid: Annotated[int, Field(ge=0, le=1)] | None = None
-    is_multinode: Literal[False]
-    pp: Positive
-    dcp_size: Positive
-    pcp_size: Positive
-
-
-_POWER = re.compile("^(?:" + "|".join(map(re.escape, ixr.POWER_METRIC_KEYS)) + ")$")
-
-
-def check_contract(row: dict[str, Any]) -> None:
-    model = AgentXSingleNodeRowTypes.model_validate(row)
-    for key, value in (model.model_extra or {}).items():
-        assert _POWER.match(key), f"extra key {key!r} is not an InferenceX power metric"
-        assert isinstance(value, float | int) and not isinstance(value, bool), key
+SERVER_FIX = CONTRACT_FIX / "server-metrics"
 
 
 def _record(phase: str, start: int, end: int, *, error: Any = None, isl: int = 100, osl: int = 10) -> dict[str, Any]:
@@ -145,13 +77,32 @@ def test_invalid_power_publishes_the_verdict_and_no_metric() -> None:
     assert row["kv_cache_pool_tokens"] is None and row["warnings"]
 
 
-def test_the_types_reject_what_the_contract_rejects() -> None:
+def test_the_contract_rejects_what_inferencex_rejects() -> None:
     row = ixr.build_row(identity=IDENTITY, raw_records=RECORDS, summary=None, server_log=None, counters=None,
                         power=None)
+    check_contract(row)
     for change in ({"validity": {}}, {"dp_attention": True}, {"power_valid": True}, {"is_multinode": None},
-                   {"recipe_fingerprint": "ABC"}, {"p99_e2el": 1.0}):
-        with pytest.raises((ValidationError, AssertionError)):
-            check_contract({**row, **change})
+                   {"recipe_fingerprint": "ABC"}, {"p99_e2el": 1.0}, {"conc": 2.0}, {"pcp_size": 0},
+                   {"kv_cache_pool_tokens": -1}, {"schema_version": 1}):
+        assert contract_errors({**row, **change}), change
+
+
+@pytest.mark.parametrize("variant", [
+    {"dp_attention": True, "tp": 8, "ep": 8},
+    {"dcp_size": 4, "tp": 8},
+    {"pcp_size": 2, "tp": 4, "pp": 2},
+    {"kv_offloading": "dram", "kv_offload_backend": {"name": "hicache", "version": "0.5.23"},
+     "allocated_cpu_dram_gb": 1280},
+    {"spec_decoding": "draft_model", "hw": "h200"},
+], ids=["dp-attention", "dcp", "pcp-pp", "hicache", "draft-model"])
+def test_parallelism_and_offload_variants_pass_the_contract(variant: dict[str, Any]) -> None:
+    identity = {**IDENTITY, **variant}
+    row = ixr.build_row(identity=identity, raw_records=RECORDS, summary=None, server_log=None, counters=None,
+                        power={"valid": False})
+    check_contract(row)
+    assert row["num_gpus"] == identity["tp"] * identity["pp"] * identity["pcp_size"]
+    assert row["dp_attention"] == ("true" if identity["dp_attention"] else "false")
+    assert (row["dcp_size"], row["pcp_size"]) == (identity["dcp_size"], identity["pcp_size"])
 
 
 def test_spec_decoding_labels() -> None:
@@ -165,3 +116,54 @@ def test_spec_decoding_labels() -> None:
 @pytest.mark.parametrize("path", sorted(CONTRACT_FIX.glob("bmk_agentic_*.json")), ids=lambda p: p.name)
 def test_recorded_rows_of_a_real_run_pass(path: Path) -> None:
     check_contract(json.loads(path.read_text()))
+
+
+def _fixture_row(export: dict[str, Any] | None) -> dict[str, Any]:
+    identity = {**IDENTITY, "tp": 2, "dcp_size": 2, "dp_attention": True}
+    return ixr.build_row(identity=identity, raw_records=aiperf.read_records(SERVER_FIX), summary=None,
+                         server_log=(SERVER_FIX / "server.log").read_text(), counters=None, power=None,
+                         server_metrics_export=export)
+
+
+def test_server_metrics_equal_inferencex_aggregator_output_from_aiperf_export() -> None:
+    export = aiperf.read_server_metrics(SERVER_FIX)
+    assert export is not None and export["aiperf_version"] == "0.13.0"
+    expected = json.loads((SERVER_FIX / "agg_inferencex.json").read_text())
+    row = _fixture_row(export)
+    check_contract(row)
+    assert row["server_metrics"] == expected["server_metrics"]
+    assert row["server_metrics"]["adapter"] == "sglang" and row["server_metrics"]["present"] is True
+    assert row["kv_cache_pool_tokens"] == expected["kv_cache_pool_tokens"] == 8984375
+    assert "warnings" not in row and "warnings" not in expected
+
+
+def test_without_the_export_the_block_is_inferencex_fallback_with_its_warning() -> None:
+    expected = json.loads((SERVER_FIX / "agg_inferencex_no_export.json").read_text())
+    row = _fixture_row(None)
+    check_contract(row)
+    assert row["server_metrics"] == expected["server_metrics"]
+    assert row["server_metrics"]["adapter"] == "none"
+    assert row["warnings"] == expected["warnings"] == [ixs.MISSING_EXPORT]
+    assert row["kv_cache_pool_tokens"] == expected["kv_cache_pool_tokens"]
+
+
+def test_the_fallback_keeps_the_scraped_counters_and_says_so() -> None:
+    row = ixr.build_row(identity=IDENTITY, raw_records=RECORDS, summary=None, server_log=None, power=None,
+                        counters={"sglang:cache_hit_rate": 0.25, "sglang:token_usage": 0.5})
+    check_contract(row)
+    block = row["server_metrics"]
+    assert (block["adapter"], block["cache"]["gpu_cache_hit_rate"], block["kv_cache"]["gpu_usage_pct"]) == (
+        "none", 0.25, 0.5)
+    assert row["warnings"][0] == ixs.MISSING_EXPORT and "scrape" in row["warnings"][1]
+
+
+def test_kv_pool_follows_inferencex_rank_tags_and_dp_size() -> None:
+    line = "max_total_num_tokens={}, chunked_prefill_size=8192, max_running_requests=32"
+    assert ixs.kv_pool_tokens(f"[t DP0 TP0 EP0] {line.format(100)}\n[t DP1 TP1 EP1] {line.format(100)}") == 200
+    assert ixs.kv_pool_tokens(f"server_args=ServerArgs(dp_size=4)\n[t DP0 TP0 EP0] {line.format(100)}") == 400
+    assert ixs.kv_pool_tokens(f"[t TP0] {line.format(300)}") == 300
+    assert ixs.kv_pool_tokens("no pool line") is None and ixs.kv_pool_tokens(None) is None
+
+
+def test_round_floats_is_inferencex_rounding() -> None:
+    assert ixs.round_floats({"a": [1.0, 0.5, 2.123456789, 0.0]}) == {"a": [1, 0.5, 2.12346, 0.0]}

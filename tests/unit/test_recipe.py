@@ -154,9 +154,9 @@ def test_ambiguous_prefix_on_pinned_version() -> None:
 
 
 def test_flags_are_stored_in_canonical_spelling() -> None:
-    r = parse_recipe(recipe(server={"args": {"max-running": "8", "data-parallel-size": 1, "no-dllm-fdfo": True,
+    r = parse_recipe(recipe(server={"args": {"max-running": "8", "moe-data-parallel-size": 1, "no-dllm-fdfo": True,
                                              "enable-metrics": True}}))
-    assert r.server.args == {"max-running-requests": 8, "dp-size": 1, "dllm-fdfo": False, "enable-metrics": True}
+    assert r.server.args == {"max-running-requests": 8, "moe-dp-size": 1, "dllm-fdfo": False, "enable-metrics": True}
 
 
 def test_same_flag_twice_under_two_spellings() -> None:
