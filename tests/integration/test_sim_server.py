@@ -204,6 +204,14 @@ def test_metric_names_are_sglangs(sim: tuple[Sim, Path]) -> None:
         assert must in names
     text = raw.decode()
     assert 'cache_source="host"' in text and 'model_name="sim-model"' in text
+    # prometheus_client's parser (AIPerf's) reads the counters as SGLang's prometheus_client serves them
+    from prometheus_client.parser import text_string_to_metric_families
+
+    kinds = {f.name: f.type for f in text_string_to_metric_families(text)}
+    for name in ("sglang:prompt_tokens", "sglang:generation_tokens", "sglang:cached_tokens",
+                 "sglang:realtime_tokens", "sglang:num_requests"):
+        assert kinds[name] == "counter", name
+    assert "# TYPE sglang:prompt_tokens_total counter" in text
 
 
 def test_flush_cache_when_idle(sim: tuple[Sim, Path]) -> None:

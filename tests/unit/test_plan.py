@@ -106,6 +106,12 @@ def test_eagle_without_num_steps_is_refused() -> None:
     ({"server": {"args": {"disable-radix-cache": True}},
       "kv_offload": {"kind": "dram", "hicache_size_gb": 100}},
      "enable-hierarchical-cache and disable-radix-cache are mutually exclusive"),
+    ({"parallelism": {"tp": 8, "dp_attention": 3}}, "DP attention needs tp_size divisible by dp_size"),
+    ({"server": {"args": {"dcp-comm-backend": "a2a"}}}, "--dcp-comm-backend a2a only affects the decode"),
+    ({"server": {"args": {"dcp-replicate-q-proj": True}}}, "--dcp-replicate-q-proj requires --dcp-size > 1."),
+    ({"server": {"args": {"attn-cp-size": 3}}}, "tp_size must be divisible by attn_cp_size"),
+    ({"parallelism": {"tp": 8, "dp_attention": 4}, "server": {"args": {"attn-cp-size": 4}}},
+     "tp_size must be divisible by dp_size * attn_cp_size"),
 ])
 def test_sglang_post_init_rejections_fail_the_plan(change: dict[str, Any], message: str) -> None:
     raw = copy.deepcopy(SPEC)
@@ -302,3 +308,39 @@ def test_cli_zip_unequal_lengths_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert cli(["plan", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "zip.args.max-running-requests: 2 values for 9 concurrencies" in err
+
+
+def test_parallelism_blocks_render_sglang_flags_and_count_gpus() -> None:
+    raw = copy.deepcopy(SPEC)
+    raw["parallelism"] = {"tp": 8, "ep": 8, "dp_attention": 8, "dcp": 4}
+    raw["infmax_model_prefix"] = "qwen3.5"
+    plan = plans(raw)["c4"]
+    argv = " ".join(plan.server.argv)
+    assert "--tp-size 8 --ep-size 8 --enable-dp-attention --dp-size 8 --dcp-size 4" in argv
+    assert plan.resources.num_gpus == 8   # DP attention and DCP run inside tp
+    assert plan.model_prefix == "qwen3.5" and plan.settings["infmax_model_prefix"] == "qwen3.5"
+    assert plans(SPEC)["c4"].model_prefix == "t" and "infmax_model_prefix" not in plans(SPEC)["c4"].settings
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"parallelism": {"tp": 4, "pcp": 2}},
+     "parallelism.pcp: SGLang 0.5.23 has no --pcp-size flag (its prefill context parallelism is --attn-cp-size"),
+    ({"parallelism": {"tp": 8, "pcp": 2}}, "parallelism.pcp: SGLang 0.5.23 has no --pcp-size flag"),
+    ({"parallelism": {"tp": 8, "dp_attention": 1}}, "parallelism.dp_attention: Input should be greater than or"),
+    ({"parallelism": {"tp": 8, "dcp": 0}}, "parallelism.dcp: Input should be greater than or equal to 1"),
+    ({"server": {"args": {"dp-size": 2}}}, "server.args.dp-size: --dp-size comes from parallelism.dp_attention"),
+    ({"server": {"args": {"enable-dp-attention": True}}}, "--enable-dp-attention comes from parallelism.dp_attention"),
+    ({"server": {"args": {"attn-dp-size": 2}}}, "--attn-dp-size comes from parallelism.dp_attention"),
+    ({"server": {"args": {"decode-context-parallel-size": 2}}}, "--dcp-size comes from parallelism.dcp"),
+    ({"infmax_model_prefix": "Muse Spark"}, "infmax_model_prefix: String should match pattern"),
+])
+def test_parallelism_and_prefix_refusals_are_one_line(change: dict[str, Any], message: str) -> None:
+    raw = copy.deepcopy(SPEC)
+    for key, value in change.items():
+        if key == "server":
+            raw[key]["args"].update(value["args"])
+        else:
+            raw[key] = value
+    with pytest.raises(UserError) as exc:
+        plans(raw)
+    assert message in str(exc.value) and "\n" not in str(exc.value)

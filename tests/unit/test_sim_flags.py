@@ -93,6 +93,8 @@ def test_choices_are_enforced_on_every_choice_flag(capsys: pytest.CaptureFixture
     (["--prefill-decode-interval", "-1"], "--prefill-decode-interval must be non-negative."),
     (["--disable-radix-cache"], "enable-hierarchical-cache and disable-radix-cache are mutually exclusive"),
     (["--pp-size", "2"], "Currently DFLASH speculative decoding only supports pp_size == 1."),
+    (["--enable-dp-attention", "--dp-size", "3"], "DP attention needs tp_size divisible by dp_size"),
+    (["--dcp-size", "0"], "Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1"),
 ])
 def test_sglang_post_init_rejections_stop_the_simulator(extra: list[str], message: str) -> None:
     from harness.sim.app import ServerArgsError, resolve
@@ -118,3 +120,15 @@ def test_server_info_version_follows_the_table_in_use() -> None:
     env = {"HARNESS_SIM_SGLANG_VERSION": "0.5.20"}
     res = resolve(build_parser("0.5.20").parse_args(RECIPE_ARGV), env)
     assert server_info(res, RECIPE_ARGV, env)["version"] == "0.5.20"
+
+
+def test_dp_attention_and_dcp_are_accepted_as_sglangs_argparse_does() -> None:
+    from harness.sim.app import pool_line, resolve
+
+    args = build_parser().parse_args([*RECIPE_ARGV, "--enable-dp-attention", "--dp-size", "2", "--dcp-size", "2"])
+    assert (args.enable_dp_attention, args.dp_size, args.dcp_size) == (True, 2, 2)
+    line = pool_line(resolve(args, {}), args, "2026-01-01 00:00:00")
+    assert line.startswith("[2026-01-01 00:00:00 DP0 TP0 EP0] max_total_num_tokens=")   # SGLang's scheduler prefix
+    assert ", chunked_prefill_size=8192, max_prefill_tokens=" in line and line.endswith(" GB")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*RECIPE_ARGV, "--pcp-size", "2"])   # not a flag of the pinned SGLang
