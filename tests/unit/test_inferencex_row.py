@@ -3,7 +3,7 @@
 `check_contract` validates with the JSON Schema that InferenceX's exporter writes from its
 `AgentXSingleNodeRow` (tests/fixtures/inferencex-contract/upstream/, commits in its README). The
 `server_metrics` fixture is InferenceX's `process_agentic_result` run unmodified on a simulator run's AIPerf
-files and server log (tests/fixtures/inferencex-contract/server-metrics/).
+files and server log (tests/fixtures/inferencex-server-metrics/).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tests.inferencex_contract import check_contract, contract_errors
 
 FIX = Path(__file__).parent.parent / "fixtures" / "results"
 CONTRACT_FIX = Path(__file__).parent.parent / "fixtures" / "inferencex-contract"
-SERVER_FIX = CONTRACT_FIX / "server-metrics"
+SERVER_FIX = Path(__file__).parent.parent / "fixtures" / "inferencex-server-metrics"
 
 
 def _record(phase: str, start: int, end: int, *, error: Any = None, isl: int = 100, osl: int = 10) -> dict[str, Any]:
