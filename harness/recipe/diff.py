@@ -10,7 +10,8 @@ Points are compared by their effective settings (structured blocks rendered to f
 resolved). A change the base explains (the same key going the same way at the base and at the point) is
 listed once under `base`, not under every point. A new point is described against an old point: the
 nearest ancestor in its `extends` chain that the old recipe has, else the old point whose settings differ
-least (ties: the closest concurrency, then the lower one).
+least (ties: the closest concurrency, then the lower one). A secret (`env HF_TOKEN`, `api-key`) that changed
+is listed with `<redacted>` for both values.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from harness.errors import UserError
 from harness.recipe.load import expand_points, parse_recipe_text
 from harness.recipe.plan import client_traces, structured_args
 from harness.recipe.schema import Point, Recipe
+from harness.redact import REDACTED, is_secret_name
 from harness.yaml_input import decode, read_text
 
 UNSET = object()
@@ -142,6 +144,8 @@ def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     for key in keys:
         a, b = old.get(key, UNSET), new.get(key, UNSET)
         if a != b or isinstance(a, bool) != isinstance(b, bool):
+            if is_secret_name(key.split()[-1]):  # that it changed is news; its values are not shown
+                a, b = (v if v is UNSET or v is None else REDACTED for v in (a, b))
             out.append(Change(key=key, old=None if a is UNSET else a, new=None if b is UNSET else b,
                               old_set=a is not UNSET, new_set=b is not UNSET))
     return out

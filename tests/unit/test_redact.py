@@ -240,3 +240,22 @@ def test_sweep_plan_secrets_come_back_from_the_environment(tmp_path: Path, monke
     import os
 
     assert SECRETS_ENV not in os.environ  # no child process inherits it
+
+
+def test_recipe_diff_says_a_secret_changed_without_its_values() -> None:
+    from harness.recipe.diff import diff_recipes
+    from harness.recipe.load import load_recipe
+    from harness.recipe.schema import Recipe
+
+    base = load_recipe(ROOT / "recipes" / "quickstart-sim.yaml")
+
+    def with_server(env: dict[str, str], args: dict[str, object]) -> Recipe:
+        server = base.server.model_copy(update={"env": env, "args": {**base.server.args, **args}})
+        return base.model_copy(update={"server": server})
+
+    result = diff_recipes(with_server({"HF_TOKEN": "hf_diff_old"}, {"api-key": "sk-diff-old"}),
+                          with_server({"HF_TOKEN": "hf_diff_new", "SGLANG_X": "1"}, {"api-key": "sk-diff-new"}))
+    text = result.render() + result.model_dump_json()
+    assert "env HF_TOKEN <redacted> → <redacted>" in text and "api-key <redacted> → <redacted>" in text
+    assert "env SGLANG_X unset → 1" in text
+    assert "diff_old" not in text and "diff_new" not in text
