@@ -45,6 +45,9 @@ _ASSIGN = re.compile(r"(?<![\w.?&-])([A-Za-z_][A-Za-z0-9_.-]*)=(" + _QUOTED_OR_W
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
 
+# Every pattern below needs one of these (a secret name holds TOKEN, KEY, SECRET, PASSW or PAT): a fast path.
+_MAYBE = re.compile(r"token|key|secret|passw|pat\b|@|sig|auth", re.IGNORECASE)
+
 Mask = Callable[[str], str]
 
 _remembered: set[str] = set()
@@ -76,6 +79,8 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     """Every secret in free text: URLs, flags, assignments, JSON/Python mappings, remembered values."""
     if not text:
         return text
+    if not _MAYBE.search(text):
+        return _replace_remembered(text, mask)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + (
         f"{m.group(2)}:{_keep(m.group(3), mask)}@" if m.group(3) is not None else f"{_keep(m.group(2), mask)}@"),
         text)
@@ -87,6 +92,10 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
                        else f"{m.group(1)}={_quoted(m.group(2), mask)}", text)
     text = _MAPPING.sub(lambda m: m.group(0) if not is_secret_name(m.group(2))
                         else m.group(1) + m.group(2) + m.group(1) + m.group(3) + _quoted(m.group(4), mask), text)
+    return _replace_remembered(text, mask)
+
+
+def _replace_remembered(text: str, mask: Mask) -> str:
     for value in sorted(_remembered, key=len, reverse=True):
         if value in text:
             text = text.replace(value, mask(value))
