@@ -37,7 +37,7 @@ _NOT_SECRET = re.compile(r"^(?:CONFIG|GOLDEN|MODEL|SORT)_KEY$"
                          r"|_PER_[A-Z]+_TOKEN$")
 _QUERY_SECRET = frozenset({"TOKEN", "KEY", "SECRET", "SIG", "SIGNATURE", "AUTH", "PASSWORD", "PASSWD"})
 
-_QUOTED_OR_WORD = r"(?:'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\",;)}\]]+)"
+_QUOTED_OR_WORD = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|[^\s'\",;)}\]]+)"  # quotes may span lines
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@:'\"]*)(?::([^\s/@'\"]*))?@")
 _QUERY = re.compile(r"([?&;])([A-Za-z0-9_.-]+)=([^&#\s'\"]*)")
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)((?!--?[A-Za-z])" + _QUOTED_OR_WORD + ")")

@@ -51,13 +51,16 @@ def main(args: argparse.Namespace) -> int:
 
 
 def render_point(plan: Any) -> str:
-    """One point as a human reads it: header, env, the server command one flag per line, client, resources."""
+    """One point as a human reads it: header, env, the server command one flag per line, client, resources
+    (secrets redacted)."""
+    from harness.redact import redact_argv, redact_env
+
     chain = f", starting from {' -> '.join(plan.extends_chain)}" if plan.extends_chain else ""
     r, c = plan.resources, plan.client
     lines = [f"== {plan.name} (concurrency {plan.conc}{chain})  fingerprint {plan.fingerprint[:16]}",
              f"resources: {r.num_gpus} x {r.gpu} on {r.nodes} node(s) of {r.gpus_per_node}"]
-    lines += [f"  {k}={shlex.quote(v)}" for k, v in plan.server.env.items()]
-    lines.append("  " + " \\\n    ".join(_argv_lines(plan.server.argv)))
+    lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(plan.server.env).items()]
+    lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(plan.server.argv))))
     lines.append(f"client: {c.concurrency} sessions of {c.traces}, {c.warmup_s:g} s warmup, "
                  f"{c.duration_s:g} s window, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}")
     return "\n".join(lines)

@@ -259,3 +259,7 @@ def test_recipe_diff_says_a_secret_changed_without_its_values() -> None:
     assert "env HF_TOKEN <redacted> → <redacted>" in text and "api-key <redacted> → <redacted>" in text
     assert "env SGLANG_X unset → 1" in text
     assert "diff_old" not in text and "diff_new" not in text
+
+
+def test_a_quoted_secret_spanning_lines() -> None:
+    assert redact_text("HF_TOKEN='hf_line_one\nhf_line_two' NEXT=1") == "HF_TOKEN='<redacted>' NEXT=1"
