@@ -3,8 +3,8 @@
 **Which names hold secrets.** A name is compared case-insensitively with `-` read as `_` (so the flag
 `--api-key`, the server argument `api_key` and the variable `API_KEY` are one name). It is secret when it
 is `HF_TOKEN`, `TOKEN` or `SECRET`, ends in `_TOKEN`, `_KEY`, `_SECRET` or `_PAT`, or contains `PASSWORD` or
-`PASSWD` (`WANDB_API_KEY`, `MY_DB_PASSWD`, `GITHUB_PAT`, `--admin-api-key`, `ssl_keyfile_password`).
-Suffixes are whole words: `SGLANG_MAX_TOKENS`, `SGLANG_SIMULATE_ACC_TOKEN_MODE`, `--api-key-file`,
+`PASSWD` (`WANDB_API_KEY`, `MY_DB_PASSWD`, `GITHUB_PAT`, `--admin-api-key`, `ssl_keyfile_password`). `KEY`
+and `PAT` alone are not (too common as plain words: a record's `key`). Suffixes are whole words: `SGLANG_MAX_TOKENS`, `SGLANG_SIMULATE_ACC_TOKEN_MODE`, `--api-key-file`,
 `ssl_keyfile` and `image_path` are not secret. Names that end like a secret but are identifiers or counts are
 not secret either: `config_key`, `golden_key`, `model_key`, `sort_key`, `*_PER_TOKEN`, `*_PER_<X>_TOKEN`,
 `*_FIRST_TOKEN`, `*_SECOND_TOKEN`, `*_LAST_TOKEN`, `*_NEXT_TOKEN` and the tokenizer's special tokens (`bos_token`,

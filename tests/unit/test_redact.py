@@ -263,3 +263,34 @@ def test_recipe_diff_says_a_secret_changed_without_its_values() -> None:
 
 def test_a_quoted_secret_spanning_lines() -> None:
     assert redact_text("HF_TOKEN='hf_line_one\nhf_line_two' NEXT=1") == "HF_TOKEN='<redacted>' NEXT=1"
+
+
+@pytest.mark.parametrize("folder", ["results", "inferencex-contract", "clusters", "recipes", "check"])
+def test_real_artifacts_without_secrets_pass_unchanged(folder: str) -> None:
+    """No false positives on what the harness and InferenceX really write (results, rows, AIPerf exports)."""
+    files = [p for p in (ROOT / "tests" / "fixtures" / folder).rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        text = path.read_text(errors="replace")
+        assert redact_text(text) == text, path
+        if path.suffix == ".json":
+            data = json.loads(text)
+            assert redact_data(data) == data, path
+
+
+@pytest.mark.parametrize("kind", ["local", "docker", "enroot", "pyxis", "apptainer"])
+def test_every_launcher_command_as_recorded_holds_no_secret(kind: str) -> None:
+    """`server_command.txt` is the launcher's argv through `redact_argv`, then the env through `redact_env`."""
+    import shlex
+
+    from launchers import LaunchContext, get_launcher
+
+    server = ["python3", "-m", "sglang.launch_server", "--model-path", "/m", "--api-key", "sk-launch-1",
+              "--admin-api-key=sk-launch-2", "--port", "30000"]
+    env = {"HF_TOKEN": "hf_launch_3", "STORE_URL": "https://u:pw-launch-4@h/p", "SGLANG_MAX_TOKENS": "8"}
+    ctx = LaunchContext(point_dir=Path("/tmp/p"), image="lmsysorg/sglang:v0.5.23", engine="sglang",
+                        mounts=("/m:/m",), gpus=("0",), container_name="harness-c4")
+    argv = get_launcher(kind).render(server, env, ctx)
+    recorded = shlex.join(redact_argv(argv)) + "\n" + "".join(f"{k}={v}\n" for k, v in redact_env(env).items())
+    assert "launch" not in recorded.replace("launch_server", "")
+    assert "SGLANG_MAX_TOKENS=8" in recorded and "--port 30000" in recorded
