@@ -63,8 +63,3 @@ def resolve_threshold(thresholds: ThresholdsFile, model_prefix: str, task: str,
         return Threshold(task=task, min_score=min_score, source="--min-score")
     raise UserError(f"no threshold for task {task!r} (model prefix {model_prefix!r}) in {THRESHOLDS_FILE.name}; "
                     f"add one or give --min-score")
-
-
-def model_prefix(config_key: str) -> str:
-    """The model prefix of a curve: the first dash-separated part of its config key."""
-    return config_key.split("-", 1)[0]

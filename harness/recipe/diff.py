@@ -128,6 +128,7 @@ def _recipe_keys(recipe: Recipe) -> dict[str, Any]:
     keys = {"image": recipe.image, "engine": recipe.engine, "sglang_version": recipe.server.sglang_version,
             "precision": recipe.model.precision, "golden_key": recipe.model.golden_key,
             "chat_template": recipe.model.chat_template, "gpu": recipe.hardware.gpu,
+            "infmax_model_prefix": recipe.infmax_model_prefix,
             "client.traces": client_traces(recipe), "client.duration_s": c.duration_s,
             "client.warmup_s": c.warmup_s, "client.grace_s": c.grace_s, "client.seed": c.seed,
             "client.tokenizer": c.tokenizer, "client.max_sessions": c.max_sessions}

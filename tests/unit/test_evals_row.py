@@ -7,6 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from harness.evals.row import EvalRow, build_eval_row, extract_metrics
+from tests.inferencex_contract import EVAL_ROW, contract_errors
 
 FIX = Path(__file__).parents[1] / "fixtures" / "evals"
 SOURCE = "lm_eval/agentic-coder/results.json"
@@ -21,6 +22,7 @@ def test_row_equals_inferencex_build_rows():
     row = build_eval_row(meta, extract_metrics(results, "gsm8k", SOURCE))
     assert row == _load("inferencex_rows.json")[0]
     assert list(row) == list(_load("inferencex_rows.json")[0])
+    assert contract_errors(row, EVAL_ROW) == []   # InferenceX's exported EvalRow schema
     assert row["score_name"] == "em_strict" and row["score"] == results["results"]["gsm8k"]["exact_match,strict-match"]
 
 
@@ -29,6 +31,7 @@ def test_integration_error_row_equals_inferencex():
     error = {"type": "server_exited", "message": "server_exited: status 1 during the run"}
     row = build_eval_row(meta, extract_metrics(results, "gsm8k", SOURCE, integration_error=error))
     assert row == _load("inferencex_rows_integration_error.json")[0]
+    assert contract_errors(row, EVAL_ROW) == []
 
 
 def test_invalid_primary_score_is_an_infrastructure_failure():

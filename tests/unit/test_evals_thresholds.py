@@ -1,7 +1,7 @@
 import pytest
 
 from harness.errors import UserError
-from harness.evals.thresholds import ThresholdsFile, load_thresholds, model_prefix, resolve_threshold
+from harness.evals.thresholds import ThresholdsFile, load_thresholds, resolve_threshold
 
 
 def test_shipped_default():
@@ -32,8 +32,3 @@ def test_bad_files(tmp_path):
         load_thresholds(bad)
     with pytest.raises(UserError, match="no such thresholds file"):
         load_thresholds(tmp_path / "missing.yaml")
-
-
-def test_model_prefix():
-    assert model_prefix("musespark-fp4-gb300-sglang-agentic-dflash") == "musespark"
-    assert model_prefix("quickstart-sim") == "quickstart"
