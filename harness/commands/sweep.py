@@ -69,6 +69,9 @@ def main(args: argparse.Namespace) -> int:
         if outcome.state == "cancelled":
             print("sweep cancelled", flush=True)
             return outcome.exit_status
+        if (outcome.reason or "").startswith("disk_full"):   # every later point would fail the same way
+            print("sweep stopped: the disk is full", flush=True)
+            return EXIT_FAILED
         if outcome.exit_status == EXIT_FAILED:
             worst = EXIT_FAILED
         elif outcome.exit_status == EXIT_INVALID and worst == EXIT_VALID:

@@ -149,6 +149,10 @@ class AiperfProcess:
         self.stopped = self.stopped or why
         self.group.signal_group(signal.SIGINT)
 
+    def stop(self, grace_s: float = 10.0) -> None:
+        """SIGINT to the group, SIGKILL of what is left after `grace_s` (nothing to do once it has ended)."""
+        self.group.stop(grace_s, first_signal=signal.SIGINT)
+
     def wait(self, timeout_s: float, should_stop: Callable[[], str | None] | None = None,
              on_tick: Callable[[], None] | None = None) -> ClientRun:
         """Wait for AIPerf. At `timeout_s`, or when `should_stop()` gives a reason, send SIGINT so AIPerf

@@ -3,8 +3,8 @@
 launching → loading → ready → (fingerprint, power start) → warmup/profiling (AIPerf) → draining →
 collecting → server stopped → `bmk_agentic_<config_key>_conc<N>.json` + `status.json`.
 
-Whatever happens (server crash, never ready, client failure, SIGINT/SIGTERM, Slurm's USR1 before the
-walltime), the server's whole process group is stopped, partial artifacts are kept and `status.json`
+Whatever happens (server crash, never ready, client failure, a stalled server, a full disk, SIGINT/SIGTERM,
+Slurm's USR1 before the walltime), the server's whole process group is stopped, partial artifacts are kept and `status.json`
 says which state the point ended in and why. Exit statuses: 0 completed and valid, 3 completed but
 invalid, 1 failed, 128+signal when cancelled by a signal.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
+from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, disk_full_reason
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
@@ -67,15 +69,45 @@ class PointOutcome:
 
 
 def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
-    """Run one point end to end; never leaves a process of the point running."""
+    """Run one point end to end; never leaves a process of the point running.
+
+    A full disk (ENOSPC or EDQUOT, raised by any write of the run) ends the point here, after the run has
+    stopped the server and AIPerf: `failed: disk_full` in `status.json` (written through the reserve kept
+    for it) and one line on stderr naming the file and the filesystem."""
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     pdir = point_dir(options.out_dir, plan, options.variant)
+    status = PointStatus(pdir, plan.conc, plan.config_key)
+    reserve = StatusReserve(pdir)
+    try:
+        return _run_point(plan, options, pdir, status, reserve)
+    except Exception as exc:
+        err = disk_full_error(exc)
+        if err is None:
+            raise
+        return _disk_full(err, pdir, status, reserve)
+    finally:
+        reserve.release()
+
+
+def _disk_full(err: OSError, pdir: Path, status: PointStatus, reserve: StatusReserve) -> PointOutcome:
+    reason = disk_full_reason(err, pdir)
+    try:
+        status.finish("failed", reason, EXIT_FAILED, reserve=reserve)
+        recorded = f"{status.path}: failed"
+    except OSError as exc:
+        recorded = f"{status.path} could not be written ({exc.strerror or exc})"
+    print(f"error: {reason}; the point is stopped, {recorded}", file=sys.stderr, flush=True)
+    return PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None)
+
+
+def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: PointStatus,
+               reserve: StatusReserve) -> PointOutcome:
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
     tokenizer_used = client_tokenizer(plan)
     corpus = {"spec": plan.client.traces, "replayed": str(corpus_dir), "conversion": corpus_note}
     pdir.mkdir(parents=True, exist_ok=True)
-    status = PointStatus(pdir, plan.conc, plan.config_key)
+    reserve.make()
     labels = run_labels(options)
     status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides),
                        **labels)
@@ -99,6 +131,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
 
     server = FreshServer(endpoint)
     power = None
+    client: aiperf.AiperfProcess | None = None
     client_run = None
     metrics_before = metrics_after = None
     state, reason = "failed", None
@@ -125,7 +158,10 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
                 phases = ClientProgress(artifact_dir, status)
                 live = ClientLiveProgress(plan, artifact_dir, status, options.progress_every_s)
 
+                disk_left = FreeSpaceCheck(pdir)
+
                 def on_tick() -> None:
+                    disk_left()
                     phases.tick()
                     live.tick()
 
@@ -150,8 +186,12 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
         except PointStopped as exc:
             state, reason = exc.state, exc.reason
         except Exception as exc:  # unexpected: still tear down and record
+            if disk_full_error(exc):
+                raise       # after the teardown below: run_point records it
             state, reason = "failed", f"harness_error: {type(exc).__name__}: {exc}"
         finally:
+            if client is not None:
+                client.stop(grace_s=5.0)  # idempotent; covers an error raised while waiting for it
             if power is not None:
                 power.stop()   # idempotent; covers the paths that never reached "draining"
             server.stop(options.server_stop_grace_s, status)

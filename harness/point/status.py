@@ -7,6 +7,7 @@ ready, warmup, profiling, draining, collecting. Each phase change is also writte
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import append_text, read_json, write_json
+from harness.point.disk_full import RESERVE_FILE, StatusReserve
 
 STATUS_FILE = "status.json"
 FINAL_STATES = ("completed", "failed", "cancelled")
@@ -42,11 +44,20 @@ class PointStatus:
         stamp = datetime.fromtimestamp(now_ns / 1e9, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         append_text(self.log_path, f"{stamp} {message}\n")
 
-    def finish(self, state: str, reason: str | None, exit_status: int, **extra: Any) -> None:
+    def finish(self, state: str, reason: str | None, exit_status: int, reserve: StatusReserve | None = None,
+               **extra: Any) -> None:
+        """The final state. With `reserve` (the disk is full) the status is written first, through the
+        reserve's blocks, and the log line only if there is room for it."""
         assert state in FINAL_STATES
         self.data.update(state=state, reason=reason, exit_status=exit_status, ended_ns=time.time_ns(), **extra)
-        self.note(f"[state] {state}{(': ' + reason) if reason else ''}")
-        self.save()
+        line = f"[state] {state}{(': ' + reason) if reason else ''}"
+        if reserve is None:
+            self.note(line)
+            self.save()
+            return
+        reserve.write_json(self.path, self.data)
+        with contextlib.suppress(OSError):
+            self.note(line)
 
     def save(self) -> None:
         write_json(self.path, self.data)
@@ -64,6 +75,7 @@ def read_status(point_dir: Path) -> dict[str, Any] | None:
                   f"(last phase: {data.get('phase')})")
         data.update(state="failed", reason=reason, exit_status=1, ended_ns=time.time_ns())
         write_json(path, data)
+        (Path(point_dir) / RESERVE_FILE).unlink(missing_ok=True)   # the reserve it left (harness.point.disk_full)
         append_text(Path(point_dir) / "harness.log",
                     f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
     return data

@@ -1,17 +1,22 @@
 """Faults in the middle of a point, on the simulator with real AIPerf: a stalled server, a burst of server
-errors, a full disk. Each ends the point `failed` with a reason that names what was seen."""
+errors, a full disk (a real one: a small tmpfs, where root may mount it). Each ends the point `failed`
+with a reason that names what was seen."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
 
 from harness.point.run import EXIT_FAILED, PointOptions, run_point
 
-from .conftest import group_gone, sim_plan
+from .conftest import DATA, group_gone, sim_plan
 
 pytestmark = pytest.mark.slow
 
@@ -64,3 +69,53 @@ def test_server_errors_that_make_aiperf_give_up_are_named_in_the_reason(tmp_path
                  r"'injected server error \(--sim-error-rate\)'\); AIPerf stopped early", outcome.reason)
     assert m and m.group(1) == m.group(2) and int(m.group(1)) >= 1, outcome.reason
     _check_failed(outcome)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 32 MiB filesystem (tmpfs) for the run directory; mounting one needs root (CI runs as root)."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("a real full disk needs a tmpfs mount, which needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mnt)], capture_output=True,
+                          text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def test_disk_full_mid_run_records_disk_full_stops_everything_and_exits_1(small_disk):
+    out = small_disk / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(DATA / "sim-small.yaml"), "--point", "c4",
+                             "--duration", str(WINDOW_S), "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    status_path = out / "it-sim" / "variants" / f"duration_s={WINDOW_S}" / "conc4" / "status.json"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if status_path.exists() and json.loads(status_path.read_text()).get("phase") == "profiling":
+            break
+        time.sleep(0.2)
+    else:
+        proc.kill()
+        pytest.fail("the point never reached profiling")
+    with open(small_disk / "filler", "wb") as fh:   # fill the disk: the next write anywhere fails with ENOSPC
+        with pytest.raises(OSError) as full:
+            while True:
+                fh.write(b"\0" * 65536)
+    assert full.value.errno == errno.ENOSPC
+    t0 = time.monotonic()
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == EXIT_FAILED, stderr
+    assert time.monotonic() - t0 < WINDOW_S, "noticed only at the end of the window"
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: disk_full: No space left on device at "), stderr
+    assert f"(filesystem {small_disk}: " in lines[0] and lines[0].endswith(f"{status_path}: failed")
+    status = json.loads(status_path.read_text())
+    assert status["state"] == "failed" and status["exit_status"] == EXIT_FAILED
+    assert status["reason"].startswith("disk_full: No space left on device at ") and str(small_disk) in status["reason"]
+    assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+    assert "Traceback" not in stdout + stderr
