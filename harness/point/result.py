@@ -85,6 +85,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "ep": int(args.get("ep-size", 1)),
         "pp": int(args.get("pp-size", 1)),
         "kv_offloading": "dram" if args.get("enable-hierarchical-cache") else "none",
+        "dp_attention": bool(args.get("enable-dp-attention")),
+        "inferencex_spec_decoding": _inferencex_spec_decoding(args),   # the published row's label
         "num_gpus": plan.resources.num_gpus,
         "hw": plan.resources.gpu,
         "recipe_fingerprint": plan.fingerprint,
@@ -131,6 +133,12 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                                                             aiperf.read_server_metrics(artifact_dir)))
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
+
+
+def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
+    from harness.point import inferencex_row
+
+    return inferencex_row.spec_decoding(args)
 
 
 def _aiperf_submission(summary: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -96,10 +96,12 @@ def disagg_shape(d: Mapping[str, Any]) -> str:
 
 
 def arm_of(d: Mapping[str, Any]) -> Arm:
-    """The arm a result object (our record, our published row, or an InferenceX row) describes."""
+    """The arm a result object (our record, our published row, or an InferenceX row) describes. Our record
+    keeps the exact speculative algorithm in `spec_decoding` and InferenceX's label beside it; the arm uses
+    the label, so a record and its published row name one arm."""
     fp = d.get("recipe_fingerprint")
     return Arm(
-        spec_decoding=str(d.get("spec_decoding") or "none"),
+        spec_decoding=str(d.get("inferencex_spec_decoding") or d.get("spec_decoding") or "none"),
         kv_offloading=str(d.get("kv_offloading") or "none"),
         dp_attention=_flag(d.get("dp_attention")),
         disagg=disagg_shape(d),

@@ -107,6 +107,13 @@ def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
     assert (row["tp"], row["dp_attention"], row["dcp_size"], row["pcp_size"], row["num_gpus"]) == (
         2, "true", 2, 1, 2)
     assert "] max_total_num_tokens=" in (outcome.point_dir / "server.log").read_text().split("DP0 TP0", 1)[1]
+    # our record and the published row name one arm (reports and compare pair a run with its export)
+    from harness.report.load import load_results, parse_result
+
+    (record,) = load_results([outcome.point_dir])
+    published = parse_result(row, outcome.point_dir / "bmk_agentic_it-sim_conc4.json")
+    assert record.config_key == "it-sim" and published.config_key is None
+    assert record.arm == published.arm and (record.arm.dp_attention, record.arm.spec_decoding) == ("true", "none")
 
 
 def test_server_crash_mid_run_fails_the_point_and_keeps_artifacts(tmp_path):

@@ -147,6 +147,9 @@ def test_arm_fields_as_inferencex_writes_them():
     assert arm_of({**row, "spec_decoding": "mtp"}).label() == "mtp, recipe 3b8f70b0"
     # our record writes booleans; InferenceX writes strings; an old row without the fields is the default arm
     assert arm_of({"dp_attention": True}).dp_attention == "true" and arm_of({}) == Arm()
+    # our record keeps the exact algorithm and InferenceX's label beside it; the arm follows the label
+    assert arm_of({"spec_decoding": "eagle3", "inferencex_spec_decoding": "draft_model"}) == \
+        arm_of({"spec_decoding": "draft_model"}) == Arm(spec_decoding="draft_model")
     dpa = {"is_multinode": True, "disagg": True, "prefill_num_workers": 2, "prefill_tp": 4, "prefill_ep": 4,
            "prefill_dp_attention": "true", "decode_num_workers": 1, "decode_tp": 8, "decode_ep": 8,
            "decode_dp_attention": "false"}
