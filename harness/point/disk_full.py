@@ -45,9 +45,9 @@ def free_bytes(path: Path) -> int:
 
 
 class FreeSpaceCheck:
-    """While AIPerf runs the harness itself writes little, and AIPerf carries on when its writes fail (its
-    records are lost): so the filesystem of the point is checked every `every_s`, and one with less than
-    `MIN_FREE_BYTES` left raises ENOSPC like a failed write would."""
+    """While the server loads and AIPerf runs the harness itself writes little, and AIPerf carries on when its
+    writes fail (its records are lost): so the filesystem of the point is checked every `every_s`, and one
+    with less than `MIN_FREE_BYTES` left raises ENOSPC like a failed write would."""
 
     def __init__(self, path: Path, every_s: float = 1.0):
         self.path, self.every_s = Path(path), every_s

@@ -137,7 +137,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     state, reason = "failed", None
     with StopSignals() as sigs:
         try:
-            server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s)
+            server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
+                               on_poll=FreeSpaceCheck(pdir))
             metrics_before = scrape(base_url)
             power = PowerSampler(None, pdir / "power.csv")  # the GPUs this process may use
             power.start()

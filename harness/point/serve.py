@@ -12,6 +12,7 @@ import os
 import shlex
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -124,8 +125,9 @@ class FreshServer:
         self.running: RunningServer | None = None
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
-                    progress_every_s: float = 30.0) -> None:
-        """Launch, wait until ready, write the fingerprint. Raises NotReady or PointStopped."""
+                    progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
+        """Launch, wait until ready, write the fingerprint. Raises NotReady or PointStopped (or what
+        `on_poll`, called on every readiness poll, raises)."""
         ep = self.endpoint
         status.phase("launching", shlex.join(ep.argv[:4]) + " ...")
         port = int(ep.argv[ep.argv.index("--port") + 1])
@@ -139,20 +141,25 @@ class FreshServer:
         check_stop(sigs)
         from harness.point.progress import ServerLoadProgress
 
+        def poll() -> None:
+            if on_poll is not None:
+                on_poll()
+            loading.tick()
+
         loading = ServerLoadProgress(plan, status, Path(ep.ctx.point_dir) / "server.log", ready_timeout_s,
                                      progress_every_s)
         try:
             wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
                              budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
                              should_stop=sigs.reason, foreign=lambda: port_owner.foreign_listener(port, launched_ns),
-                             on_poll=loading.tick)
+                             on_poll=poll)
         except NotReady as exc:
-            loading.close()
             cause = port_in_use_cause(Path(ep.ctx.point_dir) / "server.log") if exc.reason == "server_exited" else None
             if cause:  # the server died because it could not bind: say so, in its own words
                 raise NotReady("port_in_use", f"{exc}; server.log: {cause}") from None
             raise
-        loading.close()
+        finally:
+            loading.close()
         status.phase("ready")
         fp = build_fingerprint(host=host_fingerprint(), server=server_info(ep.base_url), image=plan.image,
                                image_digest=None, engine=plan.server.engine, server_argv=self.running.argv,

@@ -88,20 +88,22 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
-def test_disk_full_mid_run_records_disk_full_stops_everything_and_exits_1(small_disk):
+@pytest.mark.parametrize("phase,extra", [("profiling", []), ("loading", ["--set", "sim_args.sim-startup-seconds=300"])])
+def test_disk_full_mid_run_records_disk_full_stops_everything_and_exits_1(small_disk, phase, extra):
     out = small_disk / "runs"
     proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(DATA / "sim-small.yaml"), "--point", "c4",
-                             "--duration", str(WINDOW_S), "--out", str(out)], stdout=subprocess.PIPE,
+                             "--duration", str(WINDOW_S), "--out", str(out), *extra], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
-    status_path = out / "it-sim" / "variants" / f"duration_s={WINDOW_S}" / "conc4" / "status.json"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        if status_path.exists() and json.loads(status_path.read_text()).get("phase") == "profiling":
+        found = list(out.glob("it-sim/variants/*/conc4/status.json"))
+        if found and json.loads(found[0].read_text()).get("phase") == phase:
+            status_path = found[0]
             break
         time.sleep(0.2)
     else:
         proc.kill()
-        pytest.fail("the point never reached profiling")
+        pytest.fail(f"the point never reached {phase}")
     with open(small_disk / "filler", "wb") as fh:   # fill the disk: the next write anywhere fails with ENOSPC
         with pytest.raises(OSError) as full:
             while True:
@@ -115,7 +117,7 @@ def test_disk_full_mid_run_records_disk_full_stops_everything_and_exits_1(small_
     assert len(lines) == 1 and lines[0].startswith("error: disk_full: No space left on device at "), stderr
     assert f"(filesystem {small_disk}: " in lines[0] and lines[0].endswith(f"{status_path}: failed")
     status = json.loads(status_path.read_text())
-    assert status["state"] == "failed" and status["exit_status"] == EXIT_FAILED
+    assert status["state"] == "failed" and status["exit_status"] == EXIT_FAILED and status["phase"] == phase
     assert status["reason"].startswith("disk_full: No space left on device at ") and str(small_disk) in status["reason"]
-    assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+    assert group_gone(status["server_pid"]) and group_gone(status.get("client_pid"))
     assert "Traceback" not in stdout + stderr
