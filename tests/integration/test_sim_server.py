@@ -301,6 +301,22 @@ def test_bad_simulate_env_crashes_like_sglang(env: dict[str, str], message: str,
         s.stop()
 
 
+def test_server_info_never_echoes_an_api_key() -> None:
+    """SGLang echoes its ServerArgs (api_key included) at /get_server_info; the simulator does not."""
+    s = Sim(["--sim-startup-seconds", "0", "--api-key", "sk-sim-http-planted", "--admin-api-key=sk-sim-http-admin"],
+            env={"SGLANG_EXPOSE_OWN_ENV_VARS": "1", "SGLANG_HF_TOKEN": "hf_sim_env_planted", "SGLANG_MAX_TOKENS": "9"})
+    try:
+        s.wait_health()
+        for path in ("/server_info", "/get_server_info"):
+            code, body = s.get(path)
+            assert code == 200 and b"planted" not in body and b"sk-sim-http-admin" not in body
+            info = json.loads(body)
+            assert info["api_key"] == "<redacted>" and "--api-key <redacted>" in info["launch_command"]
+            assert info["internal_states"][0]["env_vars"]["SGLANG_MAX_TOKENS"] == "9"
+    finally:
+        s.stop()
+
+
 def test_metrics_disabled_without_flag_and_subcommand_entry_point() -> None:
     s = Sim(["--sim-startup-seconds", "0"], module="harness")
     try:
