@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,34 @@ def test_every_launcher_command_as_recorded_holds_no_secret(kind: str) -> None:
     recorded = shlex.join(redact_argv(argv)) + "\n" + "".join(f"{k}={v}\n" for k, v in redact_env(env).items())
     assert "launch" not in recorded.replace("launch_server", "")
     assert "SGLANG_MAX_TOKENS=8" in recorded and "--port 30000" in recorded
+
+
+# Writers that may bypass harness.artifacts: what they write holds no recipe, plan or server data.
+RAW_WRITERS = {
+    "harness/artifacts.py": "the redacting writers themselves",
+    "harness/traces/files.py": "trace corpus files",
+    "harness/tokenizer/__init__.py": "the tokenizer's hub-cache ref (a revision hash)",
+    "harness/tokenizer/build.py": "the demo tokenizer's files",
+    "harness/power/sampler.py": "power.csv (GPU samples)",
+    "harness/point/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
+    "harness/check/changed.py": "golden curve files of a base revision, into a temp dir",
+    "harness/commands/flags.py": "SGLang's flag table (static data)",
+    "harness/commands/golden.py": "golden acceptance curves (static data)",
+    "slurm/jobs.py": "a lock file",
+    "slurm/images.py": "a lock file",
+}
+_RAW = re.compile(r"json\.dump\(|print\(json\.dumps|\.write_text\(|\.write_bytes\(|"
+                                r"open\([^)]*[\"'][wa]b?[\"']")
+
+
+def test_every_writer_goes_through_the_redaction() -> None:
+    """A new file or `--json` writer must use harness.artifacts (write_json, write_text, append_text,
+    print_json) or be listed above with why its data holds no secret."""
+    offenders = []
+    for top in ("harness", "slurm", "launchers"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if rel.startswith("harness/sim/") or rel in RAW_WRITERS:  # the simulator is the server, not us
+                continue
+            offenders += [f"{rel}: {line.strip()}" for line in path.read_text().splitlines() if _RAW.search(line)]
+    assert offenders == []
