@@ -304,6 +304,7 @@ RAW_WRITERS = {
     "harness/tokenizer/__init__.py": "the tokenizer's hub-cache ref (a revision hash)",
     "harness/tokenizer/build.py": "the demo tokenizer's files",
     "harness/power/sampler.py": "power.csv (GPU samples)",
+    "harness/point/disk_full.py": "the disk-full reserve's blocks (status.json goes in through json_text)",
     "harness/point/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
     "harness/check/changed.py": "golden curve files of a base revision, into a temp dir",
     "harness/commands/flags.py": "SGLang's flag table (static data)",
