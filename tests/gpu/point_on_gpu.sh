@@ -8,10 +8,11 @@
 #   - InferenceX's agentic power adapter (utils/agentic/aggregation/power_adapter.py + utils/aggregate_power.py)
 #     integrates our gpu_metrics.csv over AIPerf's window and patches a copy of our row; the energies
 #     and per-token figures are compared with ours;
-#   - InferenceX's p75/p90 (tests/fixtures/inferencex-power) run on our power.csv samples;
+#   - InferenceX's p75/p90 (`_percentile_total_power` of its inferencex-e2e power package) on our power.csv;
 #   - InferenceX's result contract (infx.results.collect_results) reads the row.
 # Inputs beside the tree (ignored by git): .whl/ (wheels the image lacks, installed into /tmp/site) and
-# .ixp/utils (InferenceX's utils/ at a recorded commit), .ixp/contract (its inferencex-e2e contract files).
+# .ixp/utils (InferenceX's utils/ at a recorded commit), .ixp/contract (its inferencex-e2e contract files,
+# with infx/results/power/{__init__,common}.py; commits in tests/fixtures/h200-power/README.md).
 # Usage from the repository root: OUT=/some/dir bash tests/gpu/point_on_gpu.sh
 set -u -o pipefail
 OUT=${OUT:-/tmp/point-out}
@@ -72,7 +73,7 @@ for k in ("avg_power_w", "avg_total_gpu_power_w", "total_gpu_energy_j", "joules_
     a, b = row.get(k), theirs.get(k)
     rel = None if not (a and b) else abs(a - b) / abs(b)
     print(f"{k:30s} ours {a!s:>14} InferenceX {b!s:>14} rel.diff {rel}")
-sys.path.insert(0, "tests/fixtures/inferencex-power/upstream")
+sys.path.insert(0, ".ixp/contract")
 from infx.results.power.common import _percentile_total_power
 w = record["power_inferencex"]
 series = {}

@@ -1,10 +1,10 @@
 """The point measured on a real H200 (tests/fixtures/h200-power): its published power is what the harness
-and InferenceX's own power functions compute from the recorded NVML samples and AIPerf window."""
+computes from the recorded NVML samples and AIPerf window, and what InferenceX's own power functions
+computed from them (tests/fixtures/inferencex-power/outputs.json)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC
 from pathlib import Path
 
@@ -15,11 +15,7 @@ from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
 from harness.power.integrate import read_telemetry
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "h200-power"
-UPSTREAM = FIXTURE.parent / "inferencex-power" / "upstream"
-sys.path.insert(0, str(UPSTREAM))
-from infx.results.power.common import _integrate_device, _percentile_total_power  # noqa: E402
-
-sys.path.remove(str(UPSTREAM))
+INFERENCEX = json.loads((FIXTURE.parent / "inferencex-power" / "outputs.json").read_text())["h200"]
 ROW = json.loads((FIXTURE / "bmk_agentic_quickstart-sim_conc4.json").read_text())
 RECORD = json.loads((FIXTURE / "point_result.json").read_text())
 
@@ -43,12 +39,9 @@ def test_row_power_is_recomputed_from_the_samples_and_aiperf_window() -> None:
     assert 400 < ROW["avg_power_w"] < 700 and ROW["p90_power_w"] > ROW["avg_power_w"]  # loaded, varying
 
 
-def test_inferencex_functions_give_the_published_energy_and_percentiles() -> None:
-    samples, _, _ = read_telemetry(FIXTURE / "power.csv")
-    series = sorted((s.timestamp_ns / 1e9, s.power_w) for s in samples)
-    start, end = (RECORD["power_inferencex"][k] / 1e9 for k in ("start_ns", "end_ns"))
-    assert ROW["total_gpu_energy_j"] == pytest.approx(_integrate_device(series, start_unix=start, end_unix=end),
-                                                      abs=0.01)
-    for q, key in ((0.75, "p75_total_gpu_power_w"), (0.9, "p90_total_gpu_power_w")):
-        theirs = _percentile_total_power([series], start_unix=start, end_unix=end, quantile=q)
-        assert ROW[key] == round(theirs, 3)
+def test_inferencex_functions_gave_the_published_energy_and_percentiles() -> None:
+    assert (INFERENCEX["start"], INFERENCEX["end"]) == tuple(RECORD["power_inferencex"][k] / 1e9
+                                                             for k in ("start_ns", "end_ns"))
+    assert ROW["total_gpu_energy_j"] == pytest.approx(sum(INFERENCEX["energy_j"]), abs=0.01)
+    for q, key in (("0.75", "p75_total_gpu_power_w"), ("0.9", "p90_total_gpu_power_w")):
+        assert ROW[key] == round(INFERENCEX["percentile_total_w"][q], 3)

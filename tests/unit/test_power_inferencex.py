@@ -1,13 +1,12 @@
-"""Power as InferenceX publishes it, checked against InferenceX's own code (tests/fixtures/inferencex-power).
-
-InferenceX's `_integrate_device` and `_percentile_total_power` run unmodified on the same samples the
-harness integrates; the row's power keys go through InferenceX's `with_power_metrics`.
+"""Power as InferenceX publishes it, checked against what InferenceX's own code computed on the same
+inputs (`_integrate_device`, `_percentile_total_power`, `with_power_metrics`; recorded in
+tests/fixtures/inferencex-power/outputs.json, commits and command in its README).
 """
 
 from __future__ import annotations
 
-import random
-import sys
+import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,70 +18,53 @@ from harness.power.percentile import time_weighted_percentile
 from harness.power.samples import PowerSample
 from harness.power.telemetry import telemetry_summary
 
-UPSTREAM = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex-power" / "upstream"
-sys.path.insert(0, str(UPSTREAM))
-from infx.results.power import ALL_POWER_METRIC_KEYS, with_power_metrics  # noqa: E402
-from infx.results.power.common import _integrate_device, _percentile_total_power  # noqa: E402
-
-sys.path.remove(str(UPSTREAM))
+INFERENCEX = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "inferencex-power" / "outputs.json")
+                        .read_text())
 S = 1_000_000_000
 
 
-def _random_gpus(rng: random.Random, n: int) -> list[list[tuple[float, float]]]:
-    gpus = []
-    for _ in range(n):
-        t, series = rng.uniform(-2.0, 0.0), []
-        while t < 12.0:
-            series.append((t, rng.choice([rng.uniform(60, 700), 300.0])))  # some constant stretches
-            t += rng.uniform(0.05, 1.5)
-        series.append((t, rng.uniform(60, 700)))
-        gpus.append(series)
-    return gpus
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_percentiles_equal_inferencex_on_random_fleets(seed: int) -> None:
-    rng = random.Random(seed)
-    gpus = _random_gpus(rng, rng.randint(1, 8))
-    start, end = rng.uniform(0, 2), rng.uniform(5, 11)
-    for q in (0.5, 0.75, 0.9, 1.0):
-        theirs = _percentile_total_power(gpus, start_unix=start, end_unix=end, quantile=q)
-        assert time_weighted_percentile(gpus, start, end, q) == pytest.approx(theirs, rel=1e-9)
+@pytest.mark.parametrize("case", INFERENCEX["cases"], ids=lambda c: f"{len(c['gpus'])}gpu")
+def test_energy_and_percentiles_equal_inferencex(case: dict) -> None:  # type: ignore[type-arg]
+    gpus = [[(t, p) for t, p in g] for g in case["gpus"]]
+    for q, theirs in case["percentile_total_w"].items():
+        assert time_weighted_percentile(gpus, case["start"], case["end"], float(q)) == pytest.approx(theirs, rel=1e-9)
+    samples = _samples(case["gpus"])
+    block = inferencex_power(samples, (round(case["start"] * S), round(case["end"] * S)), len(gpus), successful=1,
+                             input_tokens=1, output_tokens=1)
+    assert block["valid"], block["reasons"]
+    assert block["metrics"]["total_gpu_energy_j"] == pytest.approx(sum(case["energy_j"]), abs=0.01)
 
 
 def test_time_weights_the_percentile_not_the_sample_count() -> None:
-    # 100 W for 9 s sampled once a second, then 1000 W for 1 s sampled 50 times: p75 stays at 100 W
-    series = [(float(t), 100.0) for t in range(10)] + [(9.0 + i / 50, 1000.0) for i in range(1, 51)]
-    series = sorted(dict(series).items())
-    ours = time_weighted_percentile([series], 0.0, 10.0, 0.75)
-    assert ours == pytest.approx(_percentile_total_power([series], start_unix=0.0, end_unix=10.0, quantile=0.75))
-    assert ours < 200
+    # 100 W for 9 s sampled once a second, then 1000 W sampled 50 times in the last second: p75 stays at 100 W
+    case = INFERENCEX["cases"][-1]
+    ours = time_weighted_percentile([[(t, p) for t, p in case["gpus"][0]]], 0.0, 10.0, 0.75)
+    assert ours == pytest.approx(case["percentile_total_w"]["0.75"]) and ours < 200
 
 
-def _samples(gpus: list[list[tuple[float, float]]]) -> list[PowerSample]:
+def _samples(gpus: Sequence[Sequence[Sequence[float]]]) -> list[PowerSample]:
     return [PowerSample(timestamp_ns=round(t * S), gpu_index=i, gpu_uuid=f"GPU-{i}", power_w=p, temp_c=40 + i,
                         util_pct=90, sm_clock_mhz=1980 - 10 * i, mem_clock_mhz=3201)
             for i, series in enumerate(gpus) for t, p in series]
 
 
-def test_published_power_is_inferencex_energy_and_percentiles_over_the_aiperf_window() -> None:
+def test_published_power_is_energy_and_percentiles_over_the_aiperf_window() -> None:
     gpus = [[(t * 0.5, 300.0 + 40 * ((t * 7) % 5)) for t in range(0, 40)] for _ in range(4)]
     block = inferencex_power(_samples(gpus), (2 * S, 17 * S), 4, successful=10, input_tokens=5000,
                              output_tokens=800)
     assert block["valid"] and block["window"] == "aiperf_benchmark_start_to_end"
-    energy = sum(_integrate_device(g, start_unix=2.0, end_unix=17.0) for g in gpus)
     m = block["metrics"]
-    assert m["total_gpu_energy_j"] == pytest.approx(energy, abs=0.01)
+    energy = m["total_gpu_energy_j"]
     assert m["avg_power_w"] == pytest.approx(energy / 15 / 4, rel=1e-6)
     for q, key in ((0.75, "p75_total_gpu_power_w"), (0.9, "p90_total_gpu_power_w")):
-        assert m[key] == pytest.approx(_percentile_total_power(gpus, start_unix=2.0, end_unix=17.0, quantile=q))
+        assert m[key] == pytest.approx(time_weighted_percentile(gpus, 2.0, 17.0, q))
     assert m["p90_power_w"] == pytest.approx(m["p90_total_gpu_power_w"] / 4)
     assert m["joules_per_input_token"] == pytest.approx(energy / 5000, rel=1e-6)
-    # the row carries exactly what InferenceX's own with_power_metrics would put there
-    row = inferencex_row.power_metrics(block)
-    theirs = with_power_metrics({}, metric_keys=ALL_POWER_METRIC_KEYS, schema_version=2, power_valid=True,
-                                metrics=m)
-    assert row == theirs
+
+
+def test_row_power_keys_are_what_inferencex_with_power_metrics_writes() -> None:
+    recorded = INFERENCEX["with_power_metrics"]
+    assert inferencex_row.power_metrics({"valid": True, "metrics": recorded["metrics"]}) == recorded["row"]
 
 
 def test_invalid_window_publishes_no_metric() -> None:
