@@ -59,13 +59,17 @@ class Launcher:
     def teardown(self, ctx: LaunchContext) -> list[str] | None:
         return ["docker", "rm", "-f", ctx.container_name] if self.kind == "docker" else None
 
-    def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
-        argv = self.render(server_argv, env, ctx)
+    def process_env(self, env: dict[str, str], ctx: LaunchContext) -> dict[str, str]:
+        """The environment the rendered argv runs with: this process's, the plan's, the GPUs for local/pyxis."""
         proc_env = {**os.environ, **env}
         if ctx.gpus is not None and self.kind in ("local", "pyxis"):
             proc_env["CUDA_VISIBLE_DEVICES"] = ",".join(ctx.gpus)
         proc_env["PYTHONUNBUFFERED"] = "1"
-        process = ProcessGroup(argv, proc_env, ctx.point_dir / "server.log")
+        return proc_env
+
+    def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
+        argv = self.render(server_argv, env, ctx)
+        process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / "server.log")
         return RunningServer(process=process, argv=argv, teardown_argv=self.teardown(ctx))
 
 

@@ -1,32 +1,47 @@
-"""Worker fingerprints (`fingerprint_agg_w0.json`): what actually ran, in a deterministic key order.
+"""Worker fingerprints (`fingerprint_agg_w0.json`) in srt-slurm's form, captured inside the server's environment.
 
-Host side: host name, time, arch, OS, Python, harness and AIPerf versions, GPUs through NVML (or the reason
-they are absent), the image reference; server side: what `/server_info` reports (resolved arguments,
-version) and the server's environment as launched. Secrets are redacted (`harness.redact`), in what the
-server reports too (SGLang echoes its arguments, `api_key` included). Every probe is fault-tolerant:
-a failed probe becomes `{"error": ...}` under its key rather than aborting the point.
+The srt-slurm part (`hostname`, `timestamp`, `arch`, `os`, `cpu`, `gpu`, `python_version`, `cuda_version`,
+`nccl_version`, `frameworks`, `model`, `env`, `pip_packages`) comes from `fingerprint_capture.py` run by the
+server's own interpreter through the server's own launcher: `capture_argv` is the server's launch argv with
+the server command replaced by `PY -c <capture script> MODEL_PATH` (a docker capture runs in its own
+`fingerprint-<name>` container of the same image, mounts, GPUs and environment). srt-slurm's
+`diff_fingerprints` reads these keys unchanged.
+
+Beside them, in srt-slurm's order for extra keys (alphabetical): `capture` (the rendered capture argv with the
+script named by its sha256, exit status, seconds, how the GPU block was obtained), `engine`, `harness` (the
+harness's git commit and version), `image` (reference, the digest where the runtime gives one, the
+image-baked variables), `launcher`, `schema_version` (of the harness's part), `server` (launch argv and
+environment, and what `/server_info` reports). The file is written in exactly this order. Secrets are
+redacted throughout (`harness.redact`; inside the capture srt-slurm's own rule has already masked its `env`). A capture that fails leaves srt-slurm's keys as its sentinel `"unavailable"` and says why.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import platform
-import socket
-import sys
+import subprocess
+import time
 import urllib.request
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from harness import SCHEMA_VERSION
 from harness.redact import redact_argv, redact_data, redact_env
 
+if TYPE_CHECKING:
+    from launchers import LaunchContext, Launcher
+
 IMAGE_ENV = ("SGLANG_BUILD_COMMIT", "SGLANG_IMAGE_TAG", "SGLANG_VERSION", "CUDA_VERSION", "NVIDIA_DRIVER_VERSION")
-
-
-def _probe(fn: Any) -> Any:
-    try:
-        return fn()
-    except Exception as exc:  # a probe never aborts the point
-        return {"error": f"{type(exc).__name__}: {exc}"}
+SRT_SLURM_COMMIT = "c88ef731636890ff6385a783e152c1790e15b194"
+# srt-slurm's `_FIELD_ORDER`; any other key follows alphabetically.
+FIELD_ORDER = ("hostname", "timestamp", "arch", "os", "cpu", "gpu", "python_version", "cuda_version",
+               "nccl_version", "frameworks", "model", "pip_packages")
+CAPTURED = (*FIELD_ORDER, "env")
+UNAVAILABLE = "unavailable"
+CAPTURE_SCRIPT = Path(__file__).with_name("fingerprint_capture.py")
+CAPTURE_TIMEOUT_S = 300.0   # a container start (docker, pyxis) plus several `pip freeze` runs
 
 
 def server_info(base_url: str) -> dict[str, Any]:
@@ -40,46 +55,163 @@ def server_info(base_url: str) -> dict[str, Any]:
     return {"error": f"{type(last).__name__}: {last}"}
 
 
-def _versions() -> dict[str, str | None]:
+def _script() -> tuple[str, str]:
+    text = CAPTURE_SCRIPT.read_text()
+    return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+def _interpreter(server_argv: list[str]) -> str:
+    """The server's interpreter: its argv[0] when that is a Python, else `python3` as srt-slurm runs."""
+    first = server_argv[0] if server_argv else ""
+    return first if Path(first).name.startswith("python") else "python3"
+
+
+def _model_path(server_argv: list[str]) -> str:
+    for flag in ("--model-path", "--model"):
+        if flag in server_argv[:-1]:
+            return server_argv[server_argv.index(flag) + 1]
+    return ""
+
+
+def capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str], ctx: LaunchContext,
+                 script: str | None = None) -> list[str]:
+    """The launcher's argv that runs the capture script with the server's interpreter, in the server's
+    environment (same image, mounts, GPUs and variables); `script` defaults to the capture script's text."""
+    command = [_interpreter(server_argv), "-c", script if script is not None else _script()[0],
+               _model_path(server_argv)]
+    return launcher.render(command, env, _capture_ctx(ctx))
+
+
+def _capture_ctx(ctx: LaunchContext) -> LaunchContext:
+    return replace(ctx, container_name=f"fingerprint-{ctx.container_name}")
+
+
+def recorded_capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str],
+                          ctx: LaunchContext) -> list[str]:
+    """`capture_argv` as recorded: secrets redacted, the script named by file and sha256 instead of its text."""
+    return redact_argv(capture_argv(launcher, server_argv, env, ctx,
+                                    script=f"<{CAPTURE_SCRIPT.name} sha256={_script()[1]}>"))
+
+
+def parse_capture(stdout: str) -> dict[str, Any] | None:
+    """The JSON object of the last `HARNESS_FINGERPRINT_JSON ` line, or None."""
+    from harness.point.fingerprint_capture import MARKER
+
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(MARKER):
+            try:
+                data = json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def capture_in_server_env(launcher: Launcher, server_argv: list[str], env: dict[str, str], ctx: LaunchContext,
+                          timeout_s: float = CAPTURE_TIMEOUT_S, should_stop: Callable[[], str | None] | None = None,
+                          ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Run the capture through the launcher; (captured keys or None, the `capture` record). It ends early,
+    as a failed capture, after `timeout_s` or once `should_stop()` names a reason."""
+    argv = capture_argv(launcher, server_argv, env, ctx)
+    record: dict[str, Any] = {"argv": recorded_capture_argv(launcher, server_argv, env, ctx),
+                              "script_sha256": _script()[1], "srt_slurm_commit": SRT_SLURM_COMMIT}
+    start = time.monotonic()
+    try:
+        returncode, stdout, stderr = _run_until(argv, launcher.process_env(env, ctx), timeout_s, should_stop)
+    except (OSError, CaptureEnded) as exc:
+        record.update(seconds=round(time.monotonic() - start, 1), error=f"{type(exc).__name__}: {exc}"[:500])
+        teardown = launcher.teardown(_capture_ctx(ctx))
+        if teardown:  # a container left running by a capture that was stopped
+            subprocess.run(teardown, capture_output=True, timeout=60, check=False)
+        return None, record
+    record.update(exit_code=returncode, seconds=round(time.monotonic() - start, 1))
+    data = parse_capture(stdout)
+    if data is None:
+        tail = (stderr or stdout).strip().splitlines()[-3:]
+        record["error"] = f"no fingerprint line in the capture's output (exit {returncode}): " + " | ".join(tail)
+    else:
+        detail = data.pop("capture", None)
+        if isinstance(detail, dict):
+            record.update(detail)
+    return data, record
+
+
+class CaptureEnded(Exception):
+    """The capture was killed: past its budget, or the point is stopping."""
+
+
+def _run_until(argv: list[str], env: dict[str, str], timeout_s: float,
+               should_stop: Callable[[], str | None] | None) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr); raises CaptureEnded (the process killed) past the budget or on a stop."""
+    deadline = time.monotonic() + timeout_s
+    with subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        while True:
+            try:
+                out, err = proc.communicate(timeout=0.5)
+                return proc.returncode, out, err
+            except subprocess.TimeoutExpired:
+                reason = should_stop() if should_stop else None
+                if reason or time.monotonic() > deadline:
+                    proc.kill()
+                    proc.communicate()
+                    raise CaptureEnded(f"stopped: {reason}" if reason else f"ran past {timeout_s:.0f} s") from None
+
+
+def image_digest(launcher_kind: str, image: str) -> dict[str, Any]:
+    """The image's resolved digest where the runtime keeps one (docker's RepoDigests), else why not."""
+    if launcher_kind != "docker":
+        why = {"local": "no image: the server runs on this host",
+               "enroot": "enroot keeps no registry digest of an imported image",
+               "pyxis": "pyxis keeps no registry digest of the image it imports",
+               "apptainer": "apptainer keeps no registry digest of a converted image"}
+        return {"digest": None, "digest_reason": why.get(launcher_kind, f"launcher {launcher_kind}")}
+    try:
+        out = subprocess.run(["docker", "image", "inspect", "--format", "{{json .RepoDigests}}", image],
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"digest": None, "digest_reason": f"docker image inspect: {type(exc).__name__}: {exc}"}
+    try:
+        digests = json.loads(out.stdout) if out.returncode == 0 else None
+    except ValueError:
+        digests = None
+    if not digests:
+        return {"digest": None, "digest_reason": f"docker image inspect: {out.stderr.strip()[:200] or 'no digest'}"}
+    return {"digest": digests[0], "digest_source": "docker image inspect .RepoDigests"}
+
+
+def _harness() -> dict[str, Any]:
     from importlib import metadata
 
-    out: dict[str, str | None] = {}
-    for dist in ("agentic-bench-harness", "aiperf", "sglang"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
+    from harness.provenance import harness_commit
+
+    try:
+        version: str | None = metadata.version("agentic-bench-harness")
+    except metadata.PackageNotFoundError:
+        version = None
+    return {**harness_commit(), "version": version}
 
 
-def host_fingerprint() -> dict[str, Any]:
-    from harness.gpu_info import gpu_inventory
-
-    return {
-        "host": socket.gethostname(),
-        "time_utc": datetime.now(UTC).isoformat(),
-        "arch": platform.machine(),
-        "os": platform.platform(),
-        "python": sys.version.split()[0],
-        "versions": _probe(_versions),
-        "gpu": _probe(gpu_inventory),
-    }
-
-
-def build_fingerprint(*, host: dict[str, Any], server: dict[str, Any], image: str, image_digest: str | None,
-                      engine: str, server_argv: list[str], server_env: dict[str, str], launcher: str,
+def build_fingerprint(*, captured: dict[str, Any] | None, capture: dict[str, Any], server: dict[str, Any],
+                      image: str, digest: dict[str, Any], engine: str, server_argv: list[str],
+                      server_env: dict[str, str], launcher: str, harness: dict[str, Any] | None = None,
                       ) -> dict[str, Any]:
-    """Assemble the fingerprint with every mapping's keys sorted (clean diffs)."""
-    image_env = {k: server_env[k] for k in IMAGE_ENV if k in server_env}
-    data = {
+    """srt-slurm's keys (captured, or its sentinel) in its order, then the harness's extras alphabetically."""
+    data: dict[str, Any] = dict(captured) if captured else {k: UNAVAILABLE for k in CAPTURED}
+    data.update({
+        "capture": _sorted(capture),
         "engine": engine,
+        "harness": _sorted(harness if harness is not None else _harness()),
+        "image": {"reference": image, **digest,
+                  "env": {k: server_env[k] for k in IMAGE_ENV if k in server_env}},
         "launcher": launcher,
-        "image": {"reference": image, "digest": image_digest, "env": image_env},
-        "host": host,
-        "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": server},
-    }
-    ordered: dict[str, Any] = _sorted(redact_data(data))
-    return ordered
+        "schema_version": SCHEMA_VERSION,
+        "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": _sorted(server)},
+    })
+    ordered = {k: data[k] for k in FIELD_ORDER if k in data}
+    ordered.update({k: data[k] for k in sorted(data) if k not in ordered})
+    redacted: dict[str, Any] = redact_data(ordered)   # what the server reports too (SGLang echoes api_key)
+    return redacted
 
 
 def _sorted(value: Any) -> Any:

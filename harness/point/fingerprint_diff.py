@@ -2,11 +2,12 @@
 any two launches of the same point.
 
 Per-launch values are dropped or masked before comparing: capture times (`time_utc`, `timestamp`,
-`startup_time`), the server's port (`--port N` in argv and launch commands, `port` keys, the container
-name that embeds it) and process ids. Lists are compared item by item; package lists (`pip_packages`,
-`packages`: `name==version` strings or `{name: version}` mappings) are compared per package, so a changed
-package is one line `pip_packages.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
-no lines at all.
+`startup_time`) and durations (`seconds`), the server's port (`--port N` in argv and launch commands, `port`
+keys, the container name that embeds it) and process ids. Lists are compared item by item; package lists
+(`pip_packages`, `packages`: `name==version` strings, srt-slurm's `{source: [name==version, ...]}` or
+`{name: version}` mappings) are compared per package, so a changed package is one line
+`pip_packages./opt/venv/bin/python3.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
+no lines at all. (srt-slurm's own `diff_fingerprints` reads the same files; see the README.)
 """
 
 from __future__ import annotations
@@ -15,19 +16,26 @@ import json
 import re
 from typing import Any
 
-VOLATILE_KEYS = frozenset({"time_utc", "timestamp", "startup_time", "pid", "server_pid", "container_name"})
+VOLATILE_KEYS = frozenset({"time_utc", "timestamp", "startup_time", "pid", "server_pid", "container_name",
+                           "seconds"})
 PORT_KEYS = frozenset({"port"})
 PACKAGE_KEYS = frozenset({"pip_packages", "packages"})
 _PORT_FLAG = re.compile(r"(--port[ =])\d+")
 _PORT_IN_NAME = re.compile(r"-\d{2,5}$")
+_NAME_FLAG = re.compile(r"(--name[ =]\S*?-)\d{2,5}(?=\s|$)")
 
 
 def _packages(value: Any) -> Any:
-    """`["torch==2.9.0", ...]` or `[{"name", "version"}]` → `{"torch": "2.9.0"}`; anything else unchanged."""
+    """`["torch==2.9.0", ...]` or `[{"name", "version"}]` → `{"torch": "2.9.0"}`; srt-slurm's labelled form
+    `{source: [lines]}` → `{source: {name: version}}`; anything else unchanged."""
+    if isinstance(value, dict) and all(isinstance(v, list) for v in value.values()):
+        return {label: _packages(lines) for label, lines in value.items()}
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         out: dict[str, str] = {}
         for item in value:
             name, sep, version = item.partition("==")
+            if not sep:
+                name, sep, version = item.partition(" @ ")
             out[name.strip()] = version.strip() if sep else ""
         return out
     if isinstance(value, list) and all(isinstance(v, dict) and "name" in v for v in value):
@@ -52,9 +60,11 @@ def normalize(value: Any, key: str = "") -> Any:
         for i in range(len(items) - 1):
             if items[i] == "--port" and isinstance(items[i + 1], (str, int)):
                 items[i + 1] = "<port>"
+            elif items[i] == "--name" and isinstance(items[i + 1], str):  # a container named after the port
+                items[i + 1] = _PORT_IN_NAME.sub("-<port>", items[i + 1])
         return items
     if isinstance(value, str):
-        return _PORT_FLAG.sub(r"\1<port>", value)
+        return _NAME_FLAG.sub(r"\1<port>", _PORT_FLAG.sub(r"\1<port>", value))
     return value
 
 

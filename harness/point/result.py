@@ -215,17 +215,26 @@ def _target_accept_length(plan: PointPlan) -> float | None:
 
 
 def _fingerprint_summary(pdir: Path) -> dict[str, Any] | None:
+    """What reports show of `fingerprint_agg_w0.json` (srt-slurm's keys plus the harness's extras)."""
     path = pdir / "fingerprint_agg_w0.json"
     if not path.exists():
         return None
     fp = read_json(path)
-    host = fp.get("host", {})
-    info = fp.get("server", {}).get("server_info", {})
-    return {"path": path.name, "host": host.get("host"), "arch": host.get("arch"),
-            "gpus": [g.get("name") for g in host.get("gpu", {}).get("gpus", [])],
-            "gpu_reason": host.get("gpu", {}).get("reason"),
-            "server_version": info.get("version") if isinstance(info, dict) else None,
-            "image": fp.get("image", {}).get("reference")}
+
+    def obj(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    gpu, capture, image = obj(fp.get("gpu")), obj(fp.get("capture")), obj(fp.get("image"))
+    info = obj(obj(fp.get("server")).get("server_info"))
+    listed = gpu.get("gpus")
+    gpus: list[Any] = listed if isinstance(listed, list) else []
+    return {"path": path.name, "host": fp.get("hostname"), "arch": fp.get("arch"),
+            "gpus": [g.get("name") for g in gpus if isinstance(g, dict)],
+            "gpu_reason": None if gpu.get("available") else (capture.get("gpu_reason") or capture.get("error")),
+            "driver": gpu.get("driver"), "python_version": fp.get("python_version"),
+            "sglang_version": obj(fp.get("frameworks")).get("sglang"),
+            "server_version": info.get("version"), "image": image.get("reference"),
+            "image_digest": image.get("digest")}
 
 
 def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any],

@@ -3,7 +3,7 @@
 Shared by the point runner (`harness run`) and the eval runner (`harness eval`): both start the plan's
 server in its own process group (its output in `server.log`), record the exact launch command, wait with
 a finite budget until it is really ready (liveness on every poll, `/health`, a one-token chat completion),
-write `fingerprint_agg_w0.json`, and stop the whole process group whatever ends the run.
+write `fingerprint_agg_w0.json` (captured by the server's own interpreter through the same launcher), and stop the whole process group whatever ends the run.
 """
 
 from __future__ import annotations
@@ -17,9 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.artifacts import write_json, write_text
+from harness.artifacts import write_foreign_json, write_text
 from harness.point import port_owner
-from harness.point.fingerprint import build_fingerprint, host_fingerprint, server_info
+from harness.point.fingerprint import (
+    build_fingerprint,
+    capture_in_server_env,
+    image_digest,
+    recorded_capture_argv,
+    server_info,
+)
 from harness.point.readiness import NotReady, wait_until_ready
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
@@ -114,6 +120,8 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
                         container_name=f"harness-{plan.config_key}-c{plan.conc}-{port}", image_path=image_path)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(argv, plan.server.env, ctx)))
                + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
+    write_text(pdir / "fingerprint_command.txt",
+               shlex.join(recorded_capture_argv(launcher, argv, plan.server.env, ctx)) + "\n")
     return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env))
 
 
@@ -161,10 +169,14 @@ class FreshServer:
         finally:
             loading.close()
         status.phase("ready")
-        fp = build_fingerprint(host=host_fingerprint(), server=server_info(ep.base_url), image=plan.image,
-                               image_digest=None, engine=plan.server.engine, server_argv=self.running.argv,
+        status.note("[fingerprint] capturing inside the server's environment (same launcher and interpreter)")
+        captured, capture = capture_in_server_env(ep.launcher, ep.argv, ep.env, ep.ctx, should_stop=sigs.reason)
+        fp = build_fingerprint(captured=captured, capture=capture, server=server_info(ep.base_url),
+                               image=plan.image, digest=image_digest(ep.launcher_kind, plan.image),
+                               engine=plan.server.engine, server_argv=self.running.argv,
                                server_env=plan.server.env, launcher=ep.launcher_kind)
-        write_json(Path(ep.ctx.point_dir) / "fingerprint_agg_w0.json", fp)
+        write_foreign_json(Path(ep.ctx.point_dir) / "fingerprint_agg_w0.json", fp)  # srt-slurm's key order
+        check_stop(sigs)
 
     def exit_code(self) -> int | None:
         return None if self.running is None else self.running.exit_code()

@@ -42,6 +42,14 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert status["state"] == "completed" and status["schema_version"] == 1
     assert list(status["phases"]) == ["launching", "loading", "ready", "warmup", "profiling", "draining",
                                       "collecting"]
+    # srt-slurm's worker fingerprint, captured by the simulator's own interpreter through the local launcher
+    fp = json.loads((pdir / "fingerprint_agg_w0.json").read_text())
+    assert list(fp)[:12] == ["hostname", "timestamp", "arch", "os", "cpu", "gpu", "python_version", "cuda_version",
+                             "nccl_version", "frameworks", "model", "pip_packages"]
+    assert fp["capture"]["python_executable"] == sys.executable and fp["capture"]["exit_code"] == 0
+    assert fp["launcher"] == "local" and fp["engine"] == "sim" and sys.executable in fp["pip_packages"]
+    assert fp["server"]["server_info"]["version"] and "commit" in fp["harness"]
+    assert "fingerprint_capture.py sha256=" in (pdir / "fingerprint_command.txt").read_text()
 
     server = {}
     for line in truth.read_text().splitlines():

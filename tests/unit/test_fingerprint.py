@@ -1,10 +1,39 @@
-"""Fingerprints: secrets redacted, keys sorted, diffs leaf by leaf."""
+"""Worker fingerprints: srt-slurm's keys and shapes captured by the server's own interpreter through the server's
+own launcher, the harness's extras after them, secrets redacted."""
 
 import json
+import shutil
+import sys
+from pathlib import Path
 
-from harness.point.fingerprint import build_fingerprint
-from harness.point.fingerprint_diff import diff
+from harness.point import fingerprint_capture
+from harness.point.fingerprint import (
+    CAPTURE_SCRIPT,
+    FIELD_ORDER,
+    build_fingerprint,
+    capture_argv,
+    capture_in_server_env,
+    image_digest,
+    parse_capture,
+    recorded_capture_argv,
+)
 from harness.redact import redact_argv, redact_env
+from launchers import LaunchContext, get_launcher
+
+SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "/models/m", "--host", "0.0.0.0",
+          "--port", "30000"]
+SIM = ["python3", "-m", "harness.sim", "--model-path", "sim-model", "--port", "30001"]
+ENV = {"HF_TOKEN": "hf_secret", "SGLANG_X": "1"}
+SRT_SLURM_TYPES = {"hostname": str, "timestamp": str, "arch": str, "os": str, "cpu": dict, "gpu": dict,
+                   "python_version": str, "cuda_version": str, "nccl_version": str, "frameworks": dict,
+                   "env": dict, "pip_packages": dict}
+
+
+def ctx(tmp: Path = Path("/tmp/p"), **kw):
+    base = dict(point_dir=tmp, image="lmsysorg/sglang:v0.5.23", engine="sglang", mounts=("/models:/models",),
+                gpus=("2", "3"), container_name="harness-qwen-c4-30000")
+    base.update(kw)
+    return LaunchContext(**base)
 
 
 def test_redaction():
@@ -14,18 +43,113 @@ def test_redaction():
     assert redact_argv(["-e", "HF_TOKEN=abc", "-e", "A=1"]) == ["-e", "HF_TOKEN=<redacted>", "-e", "A=1"]
 
 
-def test_keys_are_in_deterministic_order():
-    fp = build_fingerprint(host={"z": 1, "a": {"y": 2, "b": 3}}, server={"version": "0.5.23"}, image="img",
-                           image_digest=None, engine="sim", server_argv=["python3"],
-                           server_env={"SGLANG_BUILD_COMMIT": "c1c287a4", "HF_TOKEN": "s"}, launcher="local")
-    text = json.dumps(fp)
-    assert text == json.dumps(json.loads(text), sort_keys=True)
-    assert fp["image"]["env"] == {"SGLANG_BUILD_COMMIT": "c1c287a4"}
-    assert fp["server"]["env"]["HF_TOKEN"] == "<redacted>"
+def _tail(argv: list[str], image: str) -> list[str]:
+    """What runs inside the container: everything after the image argument."""
+    return argv[argv.index(image) + 1:]
 
 
-def test_diff_lists_changed_added_and_removed_leaves():
-    a = {"server": {"argv": ["a"], "version": "0.5.20"}, "gone": 1}
-    b = {"server": {"argv": ["a"], "version": "0.5.23"}, "new": {"x": 2}}
-    assert diff(a, b) == ['gone: 1 -> (absent)', 'new: (absent) -> {"x": 2}', 'server.version: "0.5.20" -> "0.5.23"']
-    assert diff(a, a) == []
+def test_docker_capture_runs_the_servers_interpreter_inside_the_same_image():
+    argv = capture_argv(get_launcher("docker"), SGLANG, ENV, ctx(), script="SCRIPT")
+    server = get_launcher("docker").render(SGLANG, ENV, ctx())
+    assert _tail(argv, "lmsysorg/sglang:v0.5.23") == ["python3", "-c", "SCRIPT", "/models/m"]
+    # the same docker options (GPUs, network, mounts, env) as the server, in a container of its own
+    assert argv[argv.index("--name") + 1] == "fingerprint-harness-qwen-c4-30000"
+    strip = {"--name", "harness-qwen-c4-30000", "fingerprint-harness-qwen-c4-30000"}
+    assert [a for a in argv[:argv.index("lmsysorg/sglang:v0.5.23")] if a not in strip] == \
+        [a for a in server[:server.index("lmsysorg/sglang:v0.5.23")] if a not in strip]
+    assert "-e" in argv and "HF_TOKEN=hf_secret" in argv and '"device=2,3"' in argv
+
+
+def test_enroot_pyxis_apptainer_captures_run_inside_the_container():
+    enroot = capture_argv(get_launcher("enroot"), SGLANG, ENV, ctx(image_path="/c/sglang.sqsh"), script="S")
+    assert enroot[:3] == ["enroot", "start", "--rw"] and _tail(enroot, "/c/sglang.sqsh") == [
+        "python3", "-c", "S", "/models/m"]
+    pyxis = capture_argv(get_launcher("pyxis"), SGLANG, ENV, ctx(), script="S")
+    assert pyxis[0] == "srun" and "--container-image=lmsysorg/sglang:v0.5.23" in pyxis
+    assert pyxis[-4:] == ["python3", "-c", "S", "/models/m"]
+    app = capture_argv(get_launcher("apptainer"), SGLANG, ENV, ctx(), script="S")
+    assert app[:4] == ["apptainer", "exec", "--nv", "--cleanenv"]
+    assert _tail(app, "docker://lmsysorg/sglang:v0.5.23") == ["python3", "-c", "S", "/models/m"]
+    assert "SGLANG_X=1" in app
+
+
+def test_local_simulator_capture_uses_the_simulators_interpreter():
+    argv = capture_argv(get_launcher("local"), SIM, {}, ctx(engine="sim"), script="S")
+    assert argv == [sys.executable, "-c", "S", "sim-model"]
+    venv_server = ["/opt/venv/bin/python3", "-m", "sglang.launch_server", "--model", "/m"]
+    assert capture_argv(get_launcher("local"), venv_server, {}, ctx(), script="S")[0] == "/opt/venv/bin/python3"
+
+
+def test_recorded_capture_argv_names_the_script_and_redacts():
+    argv = recorded_capture_argv(get_launcher("docker"), SGLANG, ENV, ctx())
+    assert "HF_TOKEN=<redacted>" in argv and "hf_secret" not in " ".join(argv)
+    assert argv[argv.index("-c") + 1].startswith("<fingerprint_capture.py sha256=")
+
+
+def test_capture_script_is_standalone():
+    """It runs in an image without the harness: only the standard library, no harness imports."""
+    text = CAPTURE_SCRIPT.read_text()
+    assert "import harness" not in text and "from harness" not in text
+    compile(text, str(CAPTURE_SCRIPT), "exec")
+
+
+def test_real_capture_through_the_local_launcher(tmp_path):
+    """The simulator's own interpreter captures srt-slurm's keys with srt-slurm's types."""
+    data, record = capture_in_server_env(get_launcher("local"), SIM, {"SGLANG_X": "1", "HF_TOKEN": "t"},
+                                         ctx(tmp_path, engine="sim", gpus=None))
+    assert data is not None, record
+    assert record["exit_code"] == 0 and record["python_executable"] == sys.executable
+    for key, kind in SRT_SLURM_TYPES.items():
+        assert isinstance(data[key], kind), key
+    assert data["model"] is None      # "sim-model" is not a directory
+    assert data["python_version"] == ".".join(map(str, sys.version_info[:3]))
+    assert data["env"]["SGLANG_X"] == "1" and data["env"]["HF_TOKEN"] == "***REDACTED***"
+    own = data["pip_packages"][sys.executable]
+    assert any(line.startswith("aiperf==") for line in own) and own == sorted(own, key=str.lower)
+    assert len(data["timestamp"]) == 20 and data["timestamp"].endswith("Z")
+    if shutil.which("nvidia-smi") is None and record["gpu_source"] == "none":
+        assert data["gpu"] == {"available": False}      # nothing invented without a GPU
+        assert "nvidia-smi" in record["gpu_reason"]
+    else:
+        assert data["gpu"]["available"] is True and isinstance(data["gpu"]["gpus"], list)
+        assert {"name", "driver", "memory"} <= set(data["gpu"]["gpus"][0])
+
+
+def test_a_failed_capture_is_recorded_not_fatal(tmp_path):
+    data, record = capture_in_server_env(get_launcher("local"), ["/nonexistent/python3", "-m", "x"], {},
+                                         ctx(tmp_path, gpus=None))
+    assert data is None and "FileNotFoundError" in record["error"]
+    fp = build_fingerprint(captured=None, capture=record, server={}, image="img", digest={"digest": None},
+                           engine="sglang", server_argv=["python3"], server_env={}, launcher="local",
+                           harness={"commit": "abc"})
+    assert fp["python_version"] == "unavailable" and fp["gpu"] == "unavailable"   # srt-slurm's sentinel
+
+
+def test_parse_capture_takes_the_marker_line():
+    payload = {"hostname": "n1"}
+    out = "pyxis: importing\n" + fingerprint_capture.MARKER + json.dumps(payload) + "\n"
+    assert parse_capture(out) == payload
+    assert parse_capture("no marker\n") is None
+
+
+def test_fingerprint_order_is_srt_slurms_then_extras_alphabetically():
+    captured = {k: "x" for k in reversed(FIELD_ORDER)} | {"env": {}}
+    fp = build_fingerprint(captured=captured, capture={"z": 1, "a": 2}, server={"version": "0.5.23", "b": {"y": 1}},
+                           image="img", digest={"digest": None, "digest_reason": "r"}, engine="sim",
+                           server_argv=["python3", "-e", "HF_TOKEN=s"],
+                           server_env={"SGLANG_BUILD_COMMIT": "c1c287a4", "HF_TOKEN": "s"}, launcher="local",
+                           harness={"commit": "abc", "version": "0.1.0"})
+    keys = list(fp)
+    assert keys[:len(FIELD_ORDER)] == list(FIELD_ORDER)
+    assert keys[len(FIELD_ORDER):] == ["capture", "engine", "env", "harness", "image", "launcher",
+                                         "schema_version", "server"]
+    assert fp["image"] == {"reference": "img", "digest": None, "digest_reason": "r",
+                           "env": {"SGLANG_BUILD_COMMIT": "c1c287a4"}}
+    assert fp["server"]["env"]["HF_TOKEN"] == "<redacted>" and fp["server"]["argv"][-1] == "HF_TOKEN=<redacted>"
+    assert list(fp["capture"]) == ["a", "z"] and fp["harness"]["commit"] == "abc"
+
+
+def test_image_digest_says_why_it_is_absent():
+    for kind in ("local", "enroot", "pyxis", "apptainer"):
+        out = image_digest(kind, "img")
+        assert out["digest"] is None and out["digest_reason"]

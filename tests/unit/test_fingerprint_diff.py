@@ -9,13 +9,19 @@ from harness.point.fingerprint import build_fingerprint
 
 
 def _fp(port: int, started: float, packages: list[str], version: str = "0.5.23") -> dict:
-    argv = ["python3", "-m", "harness.sim", "--model-path", "m", "--port", str(port), "--tp-size", "1"]
-    server = {"server_info": {"port": port, "startup_time": started, "version": version,
-                              "launch_command": " ".join(argv),
-                              "internal_states": [{"port": port, "tp_size": 1}]}}
-    fp = build_fingerprint(host={"host": "n1", "time_utc": f"2026-12-01T00:00:{int(started) % 60:02d}Z",
-                                 "pip_packages": packages}, server=server, image="img", image_digest=None,
-                           engine="sim", server_argv=argv, server_env={"A": "1"}, launcher="local")
+    argv = ["docker", "run", "--rm", "--name", f"harness-x-c4-{port}", "img", "python3", "-m", "sglang.launch_server",
+            "--model-path", "m", "--port", str(port), "--tp-size", "1"]
+    server = {"port": port, "startup_time": started, "version": version, "launch_command": " ".join(argv),
+              "internal_states": [{"port": port, "tp_size": 1}]}
+    captured = {"hostname": "n1", "timestamp": f"2026-12-01T00:00:{int(started) % 60:02d}Z", "arch": "x86_64",
+                "os": "Ubuntu 24.04", "cpu": {}, "gpu": {"available": False}, "python_version": "3.12.3",
+                "cuda_version": "unavailable", "nccl_version": "unavailable", "frameworks": {}, "model": None,
+                "env": {}, "pip_packages": {"/opt/venv/bin/python3": packages}}
+    capture = {"argv": ["docker", "run", "--rm", "--name", f"fingerprint-harness-x-c4-{port}", "img", "python3"],
+               "seconds": started / 1000, "exit_code": 0}
+    fp = build_fingerprint(captured=captured, capture=capture, server=server, image="img", digest={"digest": None},
+                           engine="sglang", server_argv=argv, server_env={"A": "1"}, launcher="docker",
+                           harness={"commit": "abc"})
     return json.loads(json.dumps(fp))
 
 
@@ -38,8 +44,8 @@ def test_packages_and_versions_are_diffed_one_by_one(tmp_path, capsys):
     b = _write(tmp_path, "b", _fp(50573, 2.0, ["aiperf==0.13.0", "torch==2.9.1", "new==2"], version="0.5.24"))
     assert cli_main(["fingerprint", "diff", a, b]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        'host.pip_packages.gone: "1" -> (absent)',
-        'host.pip_packages.new: (absent) -> "2"',
-        'host.pip_packages.torch: "2.9.0" -> "2.9.1"',
-        'server.server_info.server_info.version: "0.5.23" -> "0.5.24"',
+        'pip_packages./opt/venv/bin/python3.gone: "1" -> (absent)',
+        'pip_packages./opt/venv/bin/python3.new: (absent) -> "2"',
+        'pip_packages./opt/venv/bin/python3.torch: "2.9.0" -> "2.9.1"',
+        'server.server_info.version: "0.5.23" -> "0.5.24"',
     ]

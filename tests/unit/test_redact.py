@@ -178,11 +178,14 @@ def test_worker_fingerprint_redacts_what_sglang_echoes() -> None:
     # /get_server_info of SGLang returns its ServerArgs, api_key included
     server = {"api_key": "sk-echoed", "admin_api_key": "sk-admin", "model_path": "m", "max_total_tokens": 5,
               "launch_command": "python3 -m sglang.launch_server --api-key sk-echoed"}
-    fp = build_fingerprint(host={}, server=server, image="img", image_digest=None, engine="sglang",
-                           server_argv=["--api-key", "sk-argv"], server_env={"HF_TOKEN": "hf_env", "A": "1"},
-                           launcher="local")
+    # what the capture inside the server's environment saw (a pip line with credentials in its URL)
+    captured = {"env": {"SGLANG_X": "1", "WANDB_API_KEY": "wb-inside"},
+                "pip_packages": {"python3": ["pkg @ https://user:tok-inside@pypi.example/pkg.whl"]}}
+    fp = build_fingerprint(captured=captured, capture={}, server=server, image="img", digest={"digest": None},
+                           engine="sglang", server_argv=["--api-key", "sk-argv"],
+                           server_env={"HF_TOKEN": "hf_env", "A": "1"}, launcher="local", harness={"commit": None})
     text = json.dumps(fp)
-    for secret in ("sk-echoed", "sk-admin", "sk-argv", "hf_env"):
+    for secret in ("sk-echoed", "sk-admin", "sk-argv", "hf_env", "wb-inside", "tok-inside"):
         assert secret not in text
     assert fp["server"]["server_info"]["model_path"] == "m" and fp["server"]["env"]["A"] == "1"
 
