@@ -11,4 +11,6 @@ client's raw output.
     watch           stop signals and client progress        process_group   SIGTERM → grace → SIGKILL
     result          artifacts → the result file              result_fields   pure result building
     validity        the pure verdict                        server_metrics  /metrics and accept length
+    fingerprint_capture  srt-slurm's probes, run by the server's interpreter in the server's environment
+    fingerprint_diff     `harness fingerprint diff`
 """

@@ -4,8 +4,9 @@ The srt-slurm part (`hostname`, `timestamp`, `arch`, `os`, `cpu`, `gpu`, `python
 `nccl_version`, `frameworks`, `model`, `env`, `pip_packages`) comes from `fingerprint_capture.py` run by the
 server's own interpreter through the server's own launcher: `capture_argv` is the server's launch argv with
 the server command replaced by `PY -c <capture script> MODEL_PATH` (a docker capture runs in its own
-`fingerprint-<name>` container of the same image, mounts, GPUs and environment). srt-slurm's
-`diff_fingerprints` reads these keys unchanged.
+`fingerprint-<name>` container of the same image, mounts, GPUs and environment). It runs while the server
+starts (`BackgroundCapture`), as srt-slurm's runs in the worker's preamble. srt-slurm's `diff_fingerprints`
+reads these keys unchanged.
 
 Beside them, in srt-slurm's order for extra keys (alphabetical): `capture` (the rendered capture argv with the
 script named by its sha256, exit status, seconds, how the GPU block was obtained), `engine`, `harness` (the
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
@@ -156,6 +158,33 @@ def _run_until(argv: list[str], env: dict[str, str], timeout_s: float,
                     proc.kill()
                     proc.communicate()
                     raise CaptureEnded(f"stopped: {reason}" if reason else f"ran past {timeout_s:.0f} s") from None
+
+
+class BackgroundCapture:
+    """`capture_in_server_env` in a thread, started beside the server's own start-up so it adds no time to a
+    point; `result()` waits for it (bounded by the capture's own budget), `abandon()` kills it."""
+
+    def __init__(self, launcher: Launcher, server_argv: list[str], env: dict[str, str], ctx: LaunchContext,
+                 should_stop: Callable[[], str | None]):
+        self._abandoned = threading.Event()
+        self._result: tuple[dict[str, Any] | None, dict[str, Any]] = (None, {"error": "capture never ran"})
+
+        def stop() -> str | None:
+            return should_stop() or ("the point ended first" if self._abandoned.is_set() else None)
+
+        def work() -> None:
+            self._result = capture_in_server_env(launcher, server_argv, env, ctx, should_stop=stop)
+
+        self._thread = threading.Thread(target=work, name="fingerprint-capture", daemon=True)
+        self._thread.start()
+
+    def result(self) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        self._thread.join()
+        return self._result
+
+    def abandon(self) -> None:
+        self._abandoned.set()
+        self._thread.join(timeout=30)
 
 
 def image_digest(launcher_kind: str, image: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ c88ef731636890ff6385a783e152c1790e15b194), so srt-slurm's `diff_fingerprints` re
 
 It runs on Python 3.8 and later (images ship older Pythons than the harness). PY is the interpreter running this file (the server's). Frameworks are read in-process with
 `importlib.metadata` (srt-slurm spawns PY for the same call); a PATH `python3`/`pip` that is PY itself reuses
-PY's freeze instead of running it again. `capture` says how the GPU block was obtained (or why not) and
+PY's freeze instead of running it again; the external probes run side by side. `capture` says how the GPU block was obtained (or why not) and
 which interpreter ran.
 """
 
@@ -41,6 +41,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -90,18 +91,19 @@ def _same_interpreter(path: str | None, py: str) -> bool:
     return target == os.path.realpath(py)
 
 
-def pip_packages(py: str) -> dict[str, list[str]]:
-    """srt-slurm's sources in its order: PY, then `python3`, `pip`, `uv` as found on PATH."""
-    own = _freeze_lines(run([py, "-m", "pip", "freeze"]))
-    result: dict[str, list[str]] = {}
-    if own:
-        result[py] = own
+def pip_packages(py: str, pool: ThreadPoolExecutor) -> dict[str, list[str]]:
+    """srt-slurm's sources in its order: PY, then `python3`, `pip`, `uv` as found on PATH (run side by side)."""
+    jobs = {py: pool.submit(run, [py, "-m", "pip", "freeze"])}
     for label, tool, argv in (("python3", "python3", ["python3", "-m", "pip", "freeze"]),
                               ("pip", "pip", ["pip", "freeze"]), ("uv", "uv", ["uv", "pip", "freeze"])):
         found = shutil.which(tool)
-        if found is None:
-            continue
-        lines = own if label != "uv" and _same_interpreter(found, py) else _freeze_lines(run(argv))
+        if found is not None and (label == "uv" or not _same_interpreter(found, py)):
+            jobs[label] = pool.submit(run, argv)
+        elif found is not None:
+            jobs[label] = jobs[py]     # the same interpreter: the same freeze
+    result: dict[str, list[str]] = {}
+    for label, job in jobs.items():
+        lines = _freeze_lines(job.result())
         if lines:
             result[label] = lines
     return result
@@ -270,25 +272,28 @@ def env_vars() -> dict[str, str]:
 
 def capture(model_path: str) -> dict[str, Any]:
     py = sys.executable or "python3"
-    gpu, gpu_detail = gpu_info()
-    nvcc = run(["sh", "-c", "nvcc --version 2>/dev/null | grep release"])
-    nccl = run([py, "-c", "import torch; print(torch.cuda.nccl.version())"], timeout=120)
-    return {
-        "hostname": socket.gethostname(),
-        "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),  # noqa: UP017 - Python 3.8+
-        "arch": platform.machine(),
-        "os": os_name(),
-        "cpu": cpu_info(),
-        "gpu": gpu,
-        "python_version": platform.python_version(),
-        "cuda_version": nvcc or UNAVAILABLE,
-        "nccl_version": nccl or UNAVAILABLE,
-        "frameworks": frameworks(),
-        "model": model_identity(model_path),
-        "env": env_vars(),
-        "pip_packages": pip_packages(py),
-        "capture": {"python_executable": py, **gpu_detail},
-    }
+    with ThreadPoolExecutor(max_workers=8) as pool:   # the external probes run side by side
+        gpu_job = pool.submit(gpu_info)
+        nvcc = pool.submit(run, ["sh", "-c", "nvcc --version 2>/dev/null | grep release"])
+        nccl = pool.submit(run, [py, "-c", "import torch; print(torch.cuda.nccl.version())"], 120)
+        packages = pip_packages(py, pool)
+        gpu, gpu_detail = gpu_job.result()
+        return {
+            "hostname": socket.gethostname(),
+            "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),  # noqa: UP017 - Python 3.8+
+            "arch": platform.machine(),
+            "os": os_name(),
+            "cpu": cpu_info(),
+            "gpu": gpu,
+            "python_version": platform.python_version(),
+            "cuda_version": nvcc.result() or UNAVAILABLE,
+            "nccl_version": nccl.result() or UNAVAILABLE,
+            "frameworks": frameworks(),
+            "model": model_identity(model_path),
+            "env": env_vars(),
+            "pip_packages": packages,
+            "capture": {"python_executable": py, **gpu_detail},
+        }
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from harness.artifacts import write_foreign_json, write_text
 from harness.point import port_owner
 from harness.point.fingerprint import (
+    BackgroundCapture,
     build_fingerprint,
-    capture_in_server_env,
     image_digest,
     recorded_capture_argv,
     server_info,
@@ -131,6 +131,7 @@ class FreshServer:
     def __init__(self, endpoint: Endpoint):
         self.endpoint = endpoint
         self.running: RunningServer | None = None
+        self.capture: BackgroundCapture | None = None
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
@@ -144,6 +145,8 @@ class FreshServer:
                                          f"{port_owner.foreign_listener(port, time.time_ns()) or 'unknown process'}")
         launched_ns = time.time_ns()
         self.running = ep.launcher.start(ep.argv, ep.env, ep.ctx)
+        # the worker fingerprint, captured inside the server's environment while the server loads
+        self.capture = BackgroundCapture(ep.launcher, ep.argv, ep.env, ep.ctx, should_stop=sigs.reason)
         status.data["server_pid"] = self.running.process.pid
         status.save()
         check_stop(sigs)
@@ -169,8 +172,7 @@ class FreshServer:
         finally:
             loading.close()
         status.phase("ready")
-        status.note("[fingerprint] capturing inside the server's environment (same launcher and interpreter)")
-        captured, capture = capture_in_server_env(ep.launcher, ep.argv, ep.env, ep.ctx, should_stop=sigs.reason)
+        captured, capture = self.capture.result()
         fp = build_fingerprint(captured=captured, capture=capture, server=server_info(ep.base_url),
                                image=plan.image, digest=image_digest(ep.launcher_kind, plan.image),
                                engine=plan.server.engine, server_argv=self.running.argv,
@@ -191,6 +193,9 @@ class FreshServer:
         return None
 
     def stop(self, grace_s: float, status: PointStatus) -> None:
-        """Stop the server's whole process group (if it was started); its exit code goes to status.json."""
+        """Stop the server's whole process group (if it was started) and a fingerprint capture still running;
+        the server's exit code goes to status.json."""
+        if self.capture is not None:
+            self.capture.abandon()
         if self.running is not None:
             status.data["server_exit_code"] = self.running.stop(grace_s)

@@ -12,6 +12,7 @@ captured for real: the capture script run by a server interpreter through the lo
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -57,6 +58,11 @@ def capture(tmp: Path, name: str, python: str, image: str) -> dict[str, Any]:
     path.write_text(json.dumps(fp, indent=2) + "\n")
     loaded: dict[str, Any] = json.loads(path.read_text())
     return loaded
+
+
+def test_the_vendored_file_is_srt_slurms_unmodified():
+    readme = (FIXTURE.parent.parent / "README.md").read_text()
+    assert hashlib.sha256(FIXTURE.read_bytes()).hexdigest() in readme
 
 
 def test_two_captures_of_one_environment_match(tmp_path):
