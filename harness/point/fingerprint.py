@@ -13,7 +13,8 @@ script named by its sha256, exit status, seconds, how the GPU block was obtained
 harness's git commit and version), `image` (reference, the digest where the runtime gives one, the
 image-baked variables), `launcher`, `schema_version` (of the harness's part), `server` (launch argv and
 environment, and what `/server_info` reports). The file is written in exactly this order. Secrets are
-redacted throughout (`harness.redact`; inside the capture srt-slurm's own rule has already masked its `env`). A capture that fails leaves srt-slurm's keys as its sentinel `"unavailable"` and says why.
+redacted throughout (`harness.redact`; inside the capture srt-slurm's own rule has already masked `env`).
+A capture that fails leaves srt-slurm's keys as its sentinel `"unavailable"` and says why.
 """
 
 from __future__ import annotations

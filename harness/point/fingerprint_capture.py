@@ -25,10 +25,11 @@ c88ef731636890ff6385a783e152c1790e15b194), so srt-slurm's `diff_fingerprints` re
     env             CUDA_/SGLANG_/NCCL_/HF_/... variables, secret-looking names "***REDACTED***"
     pip_packages    {source: sorted `pip freeze` lines} for PY, python3, pip and uv on PATH
 
-It runs on Python 3.8 and later (images ship older Pythons than the harness). PY is the interpreter running this file (the server's). Frameworks are read in-process with
-`importlib.metadata` (srt-slurm spawns PY for the same call); a PATH `python3`/`pip` that is PY itself reuses
-PY's freeze instead of running it again; the external probes run side by side. `capture` says how the GPU block was obtained (or why not) and
-which interpreter ran.
+It runs on Python 3.8 and later (images ship older Pythons than the harness). PY is the interpreter running
+this file (the server's). Frameworks are read in-process with `importlib.metadata` (srt-slurm spawns PY for
+the same call); a PATH `python3`/`pip` that is PY itself reuses PY's freeze instead of running it again; the
+external probes run side by side, at the lowest CPU priority (`nice 19`), since the capture runs beside the
+server. `capture` says how the GPU block was obtained (or why not) and which interpreter ran.
 """
 
 from __future__ import annotations
@@ -297,4 +298,8 @@ def capture(model_path: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    try:   # lowest CPU priority (it and its `pip freeze` children): it runs beside the server
+        os.nice(19)
+    except OSError:
+        pass
     print(MARKER + json.dumps(capture(sys.argv[1] if len(sys.argv) > 1 else "")), flush=True)

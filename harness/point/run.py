@@ -1,7 +1,8 @@
 """The point runner: one point on one fresh server, from launch to a result file with a verdict.
 
-launching → loading → ready → (fingerprint, power start) → warmup/profiling (AIPerf) → draining →
-collecting → server stopped → `bmk_agentic_<config_key>_conc<N>.json` + `status.json`.
+launching (the worker fingerprint captured beside it) → loading → ready → (power start) → warmup/profiling
+(AIPerf) → draining → collecting → server stopped (the fingerprint written) → `bmk_agentic_<config_key>_conc<N>.json`
++ `status.json`.
 
 Whatever happens (server crash, never ready, client failure, a stalled server, a full disk, SIGINT/SIGTERM,
 Slurm's USR1 before the walltime), the server's whole process group is stopped, partial artifacts are kept and `status.json`

@@ -3,7 +3,9 @@
 Shared by the point runner (`harness run`) and the eval runner (`harness eval`): both start the plan's
 server in its own process group (its output in `server.log`), record the exact launch command, wait with
 a finite budget until it is really ready (liveness on every poll, `/health`, a one-token chat completion),
-write `fingerprint_agg_w0.json` (captured by the server's own interpreter through the same launcher), and stop the whole process group whatever ends the run.
+capture the worker fingerprint beside the start-up (the server's own interpreter through the same launcher;
+`fingerprint_agg_w0.json` is written when the server is stopped, for a server that became ready), and stop
+the whole process group whatever ends the run.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import write_foreign_json, write_text
 from harness.point import port_owner
@@ -132,11 +134,12 @@ class FreshServer:
         self.endpoint = endpoint
         self.running: RunningServer | None = None
         self.capture: BackgroundCapture | None = None
+        self.ready: dict[str, Any] | None = None   # what the fingerprint needs, once the server is ready
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
-        """Launch, wait until ready, write the fingerprint. Raises NotReady or PointStopped (or what
-        `on_poll`, called on every readiness poll, raises)."""
+        """Launch (the fingerprint capture beside it), wait until ready. Raises NotReady or PointStopped (or
+        what `on_poll`, called on every readiness poll, raises)."""
         ep = self.endpoint
         status.phase("launching", shlex.join(ep.argv[:4]) + " ...")
         port = int(ep.argv[ep.argv.index("--port") + 1])
@@ -172,13 +175,21 @@ class FreshServer:
         finally:
             loading.close()
         status.phase("ready")
+        self.ready = {"server_info": server_info(ep.base_url), "image": plan.image, "engine": plan.server.engine,
+                      "env": dict(plan.server.env)}
+
+    def write_fingerprint(self) -> None:
+        """`fingerprint_agg_w0.json` once the capture (started beside the server's start-up) has finished:
+        it never holds up readiness or the workload. Only for a server that became ready."""
+        ep, ready = self.endpoint, self.ready
+        if self.capture is None or self.running is None or ready is None:
+            return
         captured, capture = self.capture.result()
-        fp = build_fingerprint(captured=captured, capture=capture, server=server_info(ep.base_url),
-                               image=plan.image, digest=image_digest(ep.launcher_kind, plan.image),
-                               engine=plan.server.engine, server_argv=self.running.argv,
-                               server_env=plan.server.env, launcher=ep.launcher_kind)
+        fp = build_fingerprint(captured=captured, capture=capture, server=ready["server_info"],
+                               image=ready["image"], digest=image_digest(ep.launcher_kind, ready["image"]),
+                               engine=ready["engine"], server_argv=self.running.argv, server_env=ready["env"],
+                               launcher=ep.launcher_kind)
         write_foreign_json(Path(ep.ctx.point_dir) / "fingerprint_agg_w0.json", fp)  # srt-slurm's key order
-        check_stop(sigs)
 
     def exit_code(self) -> int | None:
         return None if self.running is None else self.running.exit_code()
@@ -193,9 +204,12 @@ class FreshServer:
         return None
 
     def stop(self, grace_s: float, status: PointStatus) -> None:
-        """Stop the server's whole process group (if it was started) and a fingerprint capture still running;
-        the server's exit code goes to status.json."""
+        """Write the fingerprint (a ready server) or abandon its capture, then stop the server's whole process
+        group (if it was started); the server's exit code goes to status.json."""
         if self.capture is not None:
-            self.capture.abandon()
+            try:
+                self.write_fingerprint()   # a stop signal cuts the capture short; the file then says so
+            finally:
+                self.capture.abandon()
         if self.running is not None:
             status.data["server_exit_code"] = self.running.stop(grace_s)

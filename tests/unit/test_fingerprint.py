@@ -6,6 +6,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.point import fingerprint_capture
 from harness.point.fingerprint import (
     CAPTURE_SCRIPT,
@@ -84,6 +86,14 @@ def test_recorded_capture_argv_names_the_script_and_redacts():
     argv = recorded_capture_argv(get_launcher("docker"), SGLANG, ENV, ctx())
     assert "HF_TOKEN=<redacted>" in argv and "hf_secret" not in " ".join(argv)
     assert argv[argv.index("-c") + 1].startswith("<fingerprint_capture.py sha256=")
+
+
+@pytest.mark.parametrize("kind", ["local", "docker", "enroot", "pyxis", "apptainer"])
+def test_recorded_capture_command_holds_no_secret(kind):
+    env = {"HF_TOKEN": "hf_capture_1", "STORE_URL": "https://u:pw-capture-2@h/p", "SGLANG_MAX_TOKENS": "8"}
+    argv = recorded_capture_argv(get_launcher(kind), SGLANG + ["--api-key", "sk-capture-3"], env, ctx())
+    assert "capture-" not in " ".join(argv) and "hf_capture" not in " ".join(argv)
+    assert argv[argv.index("-c") - 1] == "python3" and argv[-1] == "/models/m"
 
 
 def test_capture_script_is_standalone():
