@@ -9,8 +9,9 @@ from harness.artifacts import write_json, write_text
 from harness.errors import UserError
 from harness.report.curves import FRONTIER_AXES, Curve, group_curves, report_json
 from harness.report.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
-from harness.report.load import load_results_noted, read_request_samples, record_file
+from harness.report.load import load_results_noted
 from harness.report.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
+from harness.report.samples import read_request_samples, record_file
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.curves import FRONTIER_AXES, Y_LABEL, Axis, Curve, y_value
-from harness.report.load import RequestSamples
+from harness.report.samples import RequestSamples
 
 
 @dataclass(frozen=True)

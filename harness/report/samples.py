@@ -1,0 +1,113 @@
+"""Per-request records beside a result (AIPerf 0.13 `profile_export.jsonl`): latency samples for the plots."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.report.load import PointResult
+
+
+def _num(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+RECORD_FILES = ("aiperf/profile_export.jsonl", "aiperf_artifacts/profile_export.jsonl", "profile_export.jsonl")
+_UNIT_TO_S = {"ms": 1e-3, "ns": 1e-9, "us": 1e-6, "s": 1.0, "sec": 1.0}
+_FAST = {
+    name: re.compile(rb'"' + name.encode() + rb'":\{"value":([-+0-9.eE]+),"unit":"(\w+)"')
+    for name in ("request_latency", "time_to_first_token")
+}
+_PHASE = re.compile(rb'"benchmark_phase":"(\w+)"')
+
+
+@dataclass(frozen=True)
+class RequestSamples:
+    """Per-request latencies (seconds) of one point's successful profiled requests."""
+
+    e2el: Sequence[float]
+    ttft: Sequence[float]
+
+
+def record_file(point_dir: Path) -> Path | None:
+    for rel in RECORD_FILES:
+        candidate = point_dir / rel
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_request_samples(path: Path) -> RequestSamples:
+    """Stream a `profile_export.jsonl`, keeping E2EL and TTFT of successful, profiled, uncancelled requests.
+
+    Lines are scanned with a pattern matching AIPerf's compact JSON; any line it does not fit is parsed as
+    JSON, so the result does not depend on the fast path.
+    """
+    e2el, ttft = array("d"), array("d")
+    with open(path, "rb") as fh:
+        for line in fh:
+            if b'"request_latency"' not in line:
+                continue  # failed requests carry no metrics
+            fast = _fast_record(line)
+            if fast is False:
+                continue
+            values = _slow_record(line) if fast is None or fast is True else fast
+            if values is None:
+                continue
+            e, t = values
+            e2el.append(e)
+            if t is not None:
+                ttft.append(t)
+    return RequestSamples(e2el=e2el, ttft=ttft)
+
+
+def _fast_record(line: bytes) -> tuple[float, float | None] | None | bool:
+    """(e2el, ttft) from a compact AIPerf line; False to skip the line; None when the pattern does not fit."""
+    phase = _PHASE.search(line)
+    if phase is None:
+        return None
+    if phase.group(1) != b"profiling" or b'"was_cancelled":true' in line:
+        return False
+    e = _FAST["request_latency"].search(line)
+    t = _FAST["time_to_first_token"].search(line)
+    if e is None or (t is None and b'"time_to_first_token"' in line):
+        return None
+    e_unit = _UNIT_TO_S.get(e.group(2).decode())
+    t_unit = _UNIT_TO_S.get(t.group(2).decode()) if t is not None else 1.0
+    if e_unit is None or t_unit is None:
+        return None
+    return float(e.group(1)) * e_unit, (float(t.group(1)) * t_unit if t is not None else None)
+
+
+def _slow_record(line: bytes) -> tuple[float, float | None] | None:
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    meta = rec.get("metadata") or {}
+    if rec.get("error") or meta.get("was_cancelled") or meta.get("benchmark_phase", "profiling") != "profiling":
+        return None
+    m = rec.get("metrics") or {}
+
+    def seconds(name: str) -> float | None:
+        v = m.get(name)
+        if not isinstance(v, Mapping) or _num(v.get("value")) is None:
+            return None
+        return float(v["value"]) * _UNIT_TO_S.get(str(v.get("unit", "ms")), 1e-3)
+
+    e = seconds("request_latency")
+    return None if e is None else (e, seconds("time_to_first_token"))
+
+
+def iter_points_with_samples(points: Iterable[PointResult]) -> Iterator[tuple[PointResult, RequestSamples]]:
+    """Each point that has a per-request file beside it, with its samples."""
+    for p in points:
+        path = record_file(p.point_dir)
+        if path is not None:
+            yield p, read_request_samples(path)
