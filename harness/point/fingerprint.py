@@ -82,11 +82,12 @@ def capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str]
     environment (same image, mounts, GPUs and variables); `script` defaults to the capture script's text."""
     command = [_interpreter(server_argv), "-c", script if script is not None else _script()[0],
                _model_path(server_argv)]
-    return launcher.render(command, env, _capture_ctx(ctx))
+    return launcher.render(command, env, _capture_ctx(launcher, ctx))
 
 
-def _capture_ctx(ctx: LaunchContext) -> LaunchContext:
-    return replace(ctx, container_name=f"fingerprint-{ctx.container_name}")
+def _capture_ctx(launcher: Launcher, ctx: LaunchContext) -> LaunchContext:
+    """docker names each container (the capture needs its own name); enroot's name is the imported image."""
+    return replace(ctx, container_name=f"fingerprint-{ctx.container_name}") if launcher.kind == "docker" else ctx
 
 
 def recorded_capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str],
@@ -123,7 +124,7 @@ def capture_in_server_env(launcher: Launcher, server_argv: list[str], env: dict[
         returncode, stdout, stderr = _run_until(argv, launcher.process_env(env, ctx), timeout_s, should_stop)
     except (OSError, CaptureEnded) as exc:
         record.update(seconds=round(time.monotonic() - start, 1), error=f"{type(exc).__name__}: {exc}"[:500])
-        teardown = launcher.teardown(_capture_ctx(ctx))
+        teardown = launcher.teardown(_capture_ctx(launcher, ctx))
         if teardown:  # a container left running by a capture that was stopped
             subprocess.run(teardown, capture_output=True, timeout=60, check=False)
         return None, record

@@ -119,3 +119,8 @@ def test_tasks_sharing_the_node_use_their_own_gpus(sweep: dict[str, Any]) -> Non
         assert server["SLURM_STEP_GPUS"] == gpus[name]
         assert server["FAKE_PYXIS_IMAGE"] == "lmsysorg/sglang:v0.5.23-cu130"   # started as a pyxis step
         assert server["FAKE_PYXIS_MOUNT_HOME"] == "0"
+        # the worker fingerprint was captured by its own pyxis step of the same image, with the task's GPUs
+        fp = read_json(pdirs / name / "fingerprint_agg_w0.json")
+        assert fp["capture"]["exit_code"] == 0 and fp["capture"]["argv"][0] == "srun", fp["capture"]
+        assert "--container-image=lmsysorg/sglang:v0.5.23-cu130" in fp["capture"]["argv"]
+        assert fp["env"]["CUDA_VISIBLE_DEVICES"] == gpus[name] and fp["launcher"] == "pyxis"

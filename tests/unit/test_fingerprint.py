@@ -66,6 +66,8 @@ def test_enroot_pyxis_apptainer_captures_run_inside_the_container():
     enroot = capture_argv(get_launcher("enroot"), SGLANG, ENV, ctx(image_path="/c/sglang.sqsh"), script="S")
     assert enroot[:3] == ["enroot", "start", "--rw"] and _tail(enroot, "/c/sglang.sqsh") == [
         "python3", "-c", "S", "/models/m"]
+    named = capture_argv(get_launcher("enroot"), SGLANG, ENV, ctx(), script="S")   # an enroot container by name
+    assert _tail(named, "harness-qwen-c4-30000") == ["python3", "-c", "S", "/models/m"]
     pyxis = capture_argv(get_launcher("pyxis"), SGLANG, ENV, ctx(), script="S")
     assert pyxis[0] == "srun" and "--container-image=lmsysorg/sglang:v0.5.23" in pyxis
     assert pyxis[-4:] == ["python3", "-c", "S", "/models/m"]
