@@ -2,9 +2,9 @@
 ends the point within a bound with `server_stalled`, instead of at the client's timeout.
 
 Progress is a new AIPerf record or any change of the server's progress counters on `/metrics`
-(`PROGRESS_METRICS`: SGLang counts prompt and generated tokens when a request finishes, and re-reads its KV
-usage every few decode steps and on every prefill batch, so a long generation still moves
-`sglang:num_used_tokens`). The server is stalled when:
+(`PROGRESS_METRICS`: SGLang counts prompt and generated tokens when a request finishes, but re-reads its KV
+usage every few decode steps and on every prefill batch, and newer versions count `realtime_tokens_total` on
+every decode step, so a long generation still moves them). The server is stalled when:
 
 - it reports requests in flight (`sglang:num_running_reqs` + `sglang:num_queue_reqs` > 0) and nothing has
   progressed for `bound_s` (an idle server is not stalled: the clock restarts while nothing is in flight), or
@@ -30,7 +30,7 @@ from harness.point.aiperf import RecordCounter
 from harness.point.server_metrics import scrape
 
 PROGRESS_METRICS = ("sglang:generation_tokens_total", "sglang:prompt_tokens_total", "sglang:num_requests_total",
-                    "sglang:num_used_tokens")
+                    "sglang:num_used_tokens", "sglang:realtime_tokens_total")
 IN_FLIGHT_METRICS = ("sglang:num_running_reqs", "sglang:num_queue_reqs")
 HEALTH_TIMEOUT_S = 30.0       # SGLang answers 503 after its own 20 s health check
 HEALTH_503_IN_A_ROW = 2

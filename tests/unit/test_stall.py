@@ -4,7 +4,7 @@ from harness.point.stall import ServerSample, StallJudge, default_stall_timeout_
 
 
 def busy(tokens: float, in_flight: float = 4, health: int | None = None) -> ServerSample:
-    return ServerSample((tokens, 0.0, 0.0, 0.0), in_flight, health)
+    return ServerSample((tokens, 0.0, 0.0, 0.0, 0.0), in_flight, health)
 
 
 def test_default_bound_is_a_tenth_of_the_window_between_60_and_300_s():
@@ -68,6 +68,6 @@ def test_a_scrape_without_answer_keeps_what_was_seen_last():
 def test_server_sample_reads_the_progress_counters_and_in_flight_requests():
     counters = {"sglang:generation_tokens_total": 7.0, "sglang:num_used_tokens": 3.0,
                 "sglang:num_running_reqs": 2.0, "sglang:num_queue_reqs": 1.0}
-    assert server_sample(counters) == ServerSample((7.0, 0.0, 0.0, 3.0), 3.0)
+    assert server_sample(counters) == ServerSample((7.0, 0.0, 0.0, 3.0, 0.0), 3.0)
     assert server_sample({"sglang:generation_tokens_total": 7.0}).in_flight is None
     assert server_sample(None) == ServerSample(None, None) == server_sample({"other": 1.0})
