@@ -69,6 +69,24 @@ def test_apptainer():
         "--env", "A_B=x y", "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "docker://lmsysorg/sglang:v0.5.23", *SERVER]
 
 
+SECRET_ENV = {"HF_TOKEN": "hf_abcdef123", "A_B": "x"}
+
+
+@pytest.mark.parametrize("kind,flag", [("docker", "-e"), ("enroot", "--env")])
+def test_a_secret_is_passed_by_name_and_its_value_through_the_environment(kind: str, flag: str) -> None:
+    launcher = get_launcher(kind)
+    argv = launcher.render(SERVER, SECRET_ENV, ctx())
+    assert argv[argv.index("HF_TOKEN") - 1] == flag and "hf_abcdef123" not in " ".join(argv)
+    assert launcher.process_env(SECRET_ENV, ctx())["HF_TOKEN"] == "hf_abcdef123"
+
+
+def test_apptainer_takes_a_secret_through_apptainerenv_not_argv() -> None:
+    launcher = get_launcher("apptainer")
+    argv = launcher.render(SERVER, SECRET_ENV, ctx())
+    assert "HF_TOKEN" not in " ".join(argv) and "A_B=x" in argv
+    assert launcher.process_env(SECRET_ENV, ctx())["APPTAINERENV_HF_TOKEN"] == "hf_abcdef123"
+
+
 def test_unknown_kind_is_a_user_error():
     with pytest.raises(UserError, match="unknown kind 'kubernetes'"):
         get_launcher("kubernetes")
