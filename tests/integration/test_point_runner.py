@@ -81,7 +81,9 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
           f"p99 {np.percentile(ttft_ms, 99):.2f}; E2EL p50 {np.percentile(e2el_ms, 50):.2f} "
           f"p90 {np.percentile(e2el_ms, 90):.2f} p99 {np.percentile(e2el_ms, 99):.2f}")
     assert len(ttft_ms) >= 10
-    assert np.percentile(ttft_ms, 50) < 5.0 and np.percentile(e2el_ms, 50) < 5.0
+    # a bound on the method (units, clocks, which token), not on speed: a loaded 2-core machine adds ms of
+    # scheduling delay between server and client; the figures above are the measurement
+    assert np.percentile(ttft_ms, 50) < 20.0 and np.percentile(e2el_ms, 50) < 20.0
 
     result = outcome.result
     acc = result["request_accounting"]
