@@ -245,7 +245,8 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     `gpu_telemetry` (temperature, utilisation and clocks over our window)."""
     from harness.power.gpu_metrics import write_gpu_metrics
     from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
-    from harness.power.integrate import integrate_power, read_telemetry
+    from harness.power.integrate import integrate_power
+    from harness.power.samples import read_telemetry
     from harness.power.telemetry import telemetry_summary
 
     tput = metrics.get("throughput")

@@ -49,7 +49,7 @@ def inferencex_power(samples: Sequence[PowerSample], window_ns: tuple[int, int] 
                      expected_gpus: int | None, successful: int, input_tokens: int,
                      output_tokens: int, problems: Sequence[Reason] = ()) -> dict[str, Any]:
     """The record's `power_inferencex` block: window, verdict, reasons and (when valid) the metrics.
-    `problems` are those met reading the telemetry (`harness.power.integrate.read_telemetry`)."""
+    `problems` are those met reading the telemetry (`harness.power.samples.read_telemetry`)."""
     block: dict[str, Any] = {"window": WINDOW, "method": METHOD, "percentile_method": PERCENTILE_METHOD}
     if window_ns is None:
         codes = list(dict.fromkeys([*(p.code for p in problems), "aiperf_window_missing"]))

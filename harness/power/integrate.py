@@ -16,7 +16,6 @@ computed).
 from __future__ import annotations
 
 import itertools
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from typing import Any
 
 from harness.power import reasons as rc
 from harness.power.reasons import Reason
-from harness.power.samples import PowerSample, read_power_csv, status_path
+from harness.power.samples import PowerSample, read_telemetry
 
 NS_PER_S = 1_000_000_000
 MAX_GAP_NS = 3 * NS_PER_S
@@ -375,27 +374,6 @@ def integrate_samples(
         gpus.append(gpu)
         reasons.extend(gpu_reasons)
     return report(gpus)
-
-
-def read_sampler_status(csv_path: Path) -> dict[str, Any] | None:
-    """The sampler's status sidecar for `csv_path`, or None when absent or unreadable."""
-    path = status_path(csv_path)
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def read_telemetry(csv_path: Path) -> tuple[list[PowerSample], list[Reason], dict[str, Any] | None]:
-    """`power.csv`'s samples, the problems met reading it (NVML unavailable included), the sampler's status."""
-    parsed = read_power_csv(Path(csv_path))
-    status = read_sampler_status(Path(csv_path))
-    problems: list[Reason] = []
-    if status is not None and status.get("nvml_available") is False:
-        problems.append(Reason(rc.NVML_UNAVAILABLE, str(status.get("reason") or "NVML unavailable")))
-    problems.extend(parsed.problems)
-    return parsed.samples, problems, status
 
 
 def integrate_power(

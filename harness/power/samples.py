@@ -9,9 +9,11 @@ has none; the last four columns are context and may be empty. The sampler writes
 from __future__ import annotations
 
 import csv
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.power import reasons as rc
 from harness.power.reasons import Reason
@@ -143,3 +145,24 @@ def read_power_csv(path: Path) -> ParsedTelemetry:
         shown = "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
         problems.append(Reason(rc.INVALID_SAMPLE_ROW, f"{path}: {len(bad)} unparsable row(s): {shown}"))
     return ParsedTelemetry(samples, problems)
+
+
+def read_sampler_status(csv_path: Path) -> dict[str, Any] | None:
+    """The sampler's status sidecar for `csv_path`, or None when absent or unreadable."""
+    path = status_path(csv_path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_telemetry(csv_path: Path) -> tuple[list[PowerSample], list[Reason], dict[str, Any] | None]:
+    """`power.csv`'s samples, the problems met reading it (NVML unavailable included), the sampler's status."""
+    parsed = read_power_csv(Path(csv_path))
+    status = read_sampler_status(Path(csv_path))
+    problems: list[Reason] = []
+    if status is not None and status.get("nvml_available") is False:
+        problems.append(Reason(rc.NVML_UNAVAILABLE, str(status.get("reason") or "NVML unavailable")))
+    problems.extend(parsed.problems)
+    return parsed.samples, problems, status

@@ -12,7 +12,7 @@ import pytest
 
 from harness.point import inferencex_row
 from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
-from harness.power.integrate import read_telemetry
+from harness.power.samples import read_telemetry
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "h200-power"
 INFERENCEX = json.loads((FIXTURE.parent / "inferencex-power" / "outputs.json").read_text())["h200"]
