@@ -56,13 +56,7 @@ def stats_block(values: list[float]) -> dict[str, float]:
 
 def _value(record: Mapping[str, Any], key: str) -> float | None:
     metric = (record.get("metrics") or {}).get(key)
-    value = metric.get("value") if isinstance(metric, Mapping) else metric
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+    return inferencex_server_metrics.as_float(metric.get("value") if isinstance(metric, Mapping) else metric)
 
 
 def _seconds(records: list[Mapping[str, Any]], key: str) -> list[float]:

@@ -61,7 +61,8 @@ def empty_block(present: bool, metric_count: int) -> dict[str, Any]:
     }
 
 
-def _float(value: Any) -> float | None:
+def as_float(value: Any) -> float | None:
+    """A number as float; None for None, booleans and what does not parse."""
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -81,7 +82,7 @@ def _stat(series: Series, keys: tuple[str, ...]) -> float | None:
     if not isinstance(stats, Mapping):
         return None
     for key in keys:
-        value = _float(stats.get(key))
+        value = as_float(stats.get(key))
         if value is not None:
             return value
     return None

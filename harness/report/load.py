@@ -172,7 +172,8 @@ def _looks_like_result(d: Mapping[str, Any]) -> bool:
     return "conc" in d and ("request_metrics" in d or d.get("scenario_type") == "agentic-coding")
 
 
-def _num(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
+    """A finite int/float as float; None for anything else (booleans included)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
@@ -223,7 +224,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
     for name in LATENCY_METRICS:
         stats = _dig(metrics, "latency", name)
         if isinstance(stats, Mapping):
-            clean = {k: v for k, v in ((k, _num(v)) for k, v in stats.items()) if v is not None}
+            clean = {k: v for k, v in ((k, finite_number(v)) for k, v in stats.items()) if v is not None}
             if clean:
                 latency[name] = clean
     accounting = d.get("request_accounting") or {}
@@ -257,9 +258,9 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         num_gpus=_int(d.get("num_gpus")),
         kv_offloading=str(d.get("kv_offloading") or ""),
         recipe_fingerprint=d.get("recipe_fingerprint") if isinstance(d.get("recipe_fingerprint"), str) else None,
-        total_tput_per_gpu=_num(per_gpu.get("total_tput_tps")),
-        output_tput_per_gpu=_num(per_gpu.get("output_tput_tps")),
-        input_tput_per_gpu=_num(per_gpu.get("input_tput_tps")),
+        total_tput_per_gpu=finite_number(per_gpu.get("total_tput_tps")),
+        output_tput_per_gpu=finite_number(per_gpu.get("output_tput_tps")),
+        input_tput_per_gpu=finite_number(per_gpu.get("input_tput_tps")),
         latency=latency,
         num_requests_total=total,
         num_requests_successful=ok,

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.report.load import PointResult
-
-
-def _num(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
+from harness.report.load import PointResult, finite_number
 
 RECORD_FILES = ("aiperf/profile_export.jsonl", "aiperf_artifacts/profile_export.jsonl", "profile_export.jsonl")
 _UNIT_TO_S = {"ms": 1e-3, "ns": 1e-9, "us": 1e-6, "s": 1.0, "sec": 1.0}
@@ -97,7 +90,7 @@ def _slow_record(line: bytes) -> tuple[float, float | None] | None:
 
     def seconds(name: str) -> float | None:
         v = m.get(name)
-        if not isinstance(v, Mapping) or _num(v.get("value")) is None:
+        if not isinstance(v, Mapping) or finite_number(v.get("value")) is None:
             return None
         return float(v["value"]) * _UNIT_TO_S.get(str(v.get("unit", "ms")), 1e-3)
 

@@ -21,33 +21,13 @@ from typing import Any
 
 import pytest
 
-from harness.point.fingerprint import build_fingerprint, capture_in_server_env
 from harness.point.fingerprint_diff import fingerprint_diff
-from launchers import LaunchContext, get_launcher
+from tests.fingerprints import capture
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "srt-slurm"
 RECORDED = json.loads((FIXTURE / "recorded.json").read_text())
 SRT_KEYS = ("hostname", "timestamp", "arch", "os", "gpu", "python_version", "cuda_version", "nccl_version",
             "frameworks", "pip_packages", "model")
-
-
-def capture(tmp: Path, name: str, python: str, image: str) -> dict[str, Any]:
-    """A real capture by `python` (standing for an SGLang server's interpreter), as the point runner writes it."""
-    pdir = tmp / name
-    pdir.mkdir()
-    argv = [python, "-m", "sglang.launch_server", "--model-path", "m", "--port", "30000"]
-    ctx = LaunchContext(point_dir=pdir, image=image, engine="sglang", container_name=f"harness-{name}")
-    launcher = get_launcher("local")
-    captured, record = capture_in_server_env(launcher, argv, {"SGLANG_ENABLE_X": "1"}, ctx)
-    assert captured is not None, record
-    fp = build_fingerprint(captured=captured, capture=record, server={"version": "n/a"}, image=image,
-                           digest={"digest": None, "digest_reason": "local"}, engine="sglang",
-                           server_argv=launcher.render(argv, {}, ctx), server_env={"SGLANG_ENABLE_X": "1"},
-                           launcher="local")
-    path = pdir / "fingerprint_agg_w0.json"
-    path.write_text(json.dumps(fp, indent=2) + "\n")
-    loaded: dict[str, Any] = json.loads(path.read_text())
-    return loaded
 
 
 def test_one_environment_srt_slurm_matched_everything_and_so_does_our_diff() -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import time
 import pytest
 
 from harness.point.run import EXIT_FAILED, PointOptions, run_point
+from tests.tmpfs import mounted_tmpfs
 
 from .conftest import DATA, group_gone, sim_plan
 
@@ -73,19 +73,9 @@ def test_server_errors_that_make_aiperf_give_up_are_named_in_the_reason(tmp_path
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A real 32 MiB filesystem (tmpfs) for the run directory; mounting one needs root (CI runs as root)."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("a real full disk needs a tmpfs mount, which needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(mnt)], capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    """A real 32 MiB filesystem (tmpfs) for the run directory."""
+    with mounted_tmpfs(tmp_path / "disk", "32m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 @pytest.mark.parametrize("phase,extra", [("profiling", []), ("loading", ["--set", "sim_args.sim-startup-seconds=300"])])

@@ -6,7 +6,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from harness.point.disk_full import (
     mount_point,
 )
 from harness.point.status import PointStatus
+from tests.tmpfs import mounted_tmpfs
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/data/runs/x/status.json")
 
@@ -77,19 +77,9 @@ def test_free_space_check_passes_on_a_disk_with_room(tmp_path):
 
 @pytest.fixture
 def tiny_tmpfs(tmp_path):
-    """A real 1 MiB filesystem (tmpfs); mounting one needs root (CI runs as root)."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("a real full disk needs a tmpfs mount, which needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    """A real 1 MiB filesystem (tmpfs)."""
+    with mounted_tmpfs(tmp_path / "disk", "1m") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 def fill(mnt: Path) -> None:
