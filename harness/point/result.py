@@ -245,7 +245,7 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     `gpu_telemetry` (temperature, utilisation and clocks over our window)."""
     from harness.power.gpu_metrics import write_gpu_metrics
     from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
-    from harness.power.integrate import integrate_power
+    from harness.power.integrate import integrate_samples
     from harness.power.samples import read_telemetry
     from harness.power.telemetry import telemetry_summary
 
@@ -256,12 +256,12 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
         return {"power_valid": False, "power_invalid_reasons": [reason], "power_window": OUR_POWER_WINDOW,
                 "power_inferencex": None, "gpu_telemetry": None}
     reference = None if client_duration_s is None else int(client_duration_s * 1e9)
-    report = integrate_power(csv, tput["window_start_ns"], tput["window_end_ns"], expected_gpus=expected_gpus,
-                             reference_duration_ns=reference)
+    samples, problems, status = read_telemetry(csv)  # read once: our window, InferenceX's, the telemetry
+    report = integrate_samples(samples, tput["window_start_ns"], tput["window_end_ns"], expected_gpus,
+                               reference_duration_ns=reference, prior_reasons=problems, sampler_status=status)
     write_json(pdir / "power_validation.json", report.validation_json())
-    write_gpu_metrics(csv, pdir)
+    write_gpu_metrics(samples, pdir)
     tokens = tput["tokens"]
-    samples, problems, _ = read_telemetry(csv)
     fields = report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])
     fields["power_window"] = OUR_POWER_WINDOW
     fields["power_inferencex"] = inferencex_power(samples, aiperf_window_ns(summary), expected_gpus,

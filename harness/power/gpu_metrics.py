@@ -8,12 +8,12 @@ file InferenceX's power adapter reads. Unknown cells are `[N/A]`, as nvidia-smi 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timezone
 from pathlib import Path
 
 from harness.artifacts import write_text
-from harness.power.samples import PowerSample, read_power_csv
+from harness.power.samples import PowerSample
 
 HEADER = ("timestamp, index, uuid, power.draw [W], temperature.gpu, utilization.gpu [%], "
           "clocks.current.sm [MHz], clocks.current.memory [MHz]")
@@ -44,9 +44,8 @@ def utc_offset_text(tz: timezone) -> str:
     return f"{sign}{abs(seconds) // 3600:02d}:{abs(seconds) % 3600 // 60:02d}"
 
 
-def write_gpu_metrics(power_csv: Path, out_dir: Path) -> Path | None:
-    """Write `gpu_metrics.csv` and the offset file from a point's `power.csv`; None when it has no sample."""
-    samples = read_power_csv(power_csv).samples if power_csv.exists() else []
+def write_gpu_metrics(samples: Sequence[PowerSample], out_dir: Path) -> Path | None:
+    """Write `gpu_metrics.csv` and the offset file from a point's power samples; None when there is none."""
     if not samples:
         return None
     local = datetime.now().astimezone().tzinfo
