@@ -34,7 +34,7 @@ from harness.point.result import spec_decoding_label
 from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
-from harness.recipe.plan import PointPlan
+from harness.recipe.plan import PointPlan, dp_attention_size
 from harness.redact import remember, secret_values
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
@@ -99,7 +99,7 @@ def meta_env(plan: PointPlan, task: str, limit: int | None) -> dict[str, Any]:
     args = plan.settings["args"]
     tp, ep, pp = int(args.get("tp-size", 1)), int(args.get("ep-size", 1)), int(args.get("pp-size", 1))
     dcp, pcp = int(args.get("dcp-size", 1) or 1), int(args.get("pcp-size", 1) or 1)
-    dp_attention = bool(args.get("enable-dp-attention"))
+    dp_attention = dp_attention_size(args) > 1
     return {
         "is_multinode": False, "framework": "sglang", "precision": str(plan.settings.get("precision")),
         "spec_decoding": spec_decoding_label(args.get("speculative-algorithm")),

@@ -19,7 +19,7 @@ from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, result_fields
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
-from harness.recipe.plan import PointPlan
+from harness.recipe.plan import PointPlan, dp_attention_size
 
 
 def point_dir(out_dir: Path, plan: PointPlan, variant: str | None = None) -> Path:
@@ -85,7 +85,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "ep": int(args.get("ep-size", 1)),
         "pp": int(args.get("pp-size", 1)),
         "kv_offloading": "dram" if args.get("enable-hierarchical-cache") else "none",
-        "dp_attention": bool(args.get("enable-dp-attention")),
+        "dp_attention": dp_attention_size(args) > 1,
         "inferencex_spec_decoding": _inferencex_spec_decoding(args),   # the published row's label
         "num_gpus": plan.resources.num_gpus,
         "hw": plan.resources.gpu,
@@ -176,7 +176,7 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
         "infmax_model_prefix": prefix, "framework": "sglang", "precision": str(plan.settings.get("precision")),
         "spec_decoding": inferencex_row.spec_decoding(args), "tp": tp, "ep": int(args.get("ep-size", 1)),
         "pp": int(args.get("pp-size", 1)), "dcp_size": int(args.get("dcp-size", 1) or 1),
-        "pcp_size": int(args.get("pcp-size", 1) or 1), "dp_attention": bool(args.get("enable-dp-attention")),
+        "pcp_size": int(args.get("pcp-size", 1) or 1), "dp_attention": dp_attention_size(args) > 1,
         "kv_offloading": "dram" if hicache else "none", "kv_offload_backend": backend,
         "allocated_cpu_dram_gb": dram_gb,
     }

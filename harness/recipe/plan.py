@@ -111,8 +111,7 @@ def structured_args(recipe: Recipe, kv: KvOffload | None = None) -> dict[str, Ar
     if par.pp > 1:
         args["pp-size"] = par.pp
     if par.dp_attention is not None:
-        args["enable-dp-attention"] = True
-        args["dp-size"] = par.dp_attention
+        args.update(dp_attention_args(recipe.server.sglang_version, par.dp_attention))
     if par.dcp > 1:
         args["dcp-size"] = par.dcp
     if par.pcp > 1:
@@ -138,6 +137,23 @@ def structured_args(recipe: Recipe, kv: KvOffload | None = None) -> dict[str, Ar
         if kv.write_policy is not None:
             args["hicache-write-policy"] = kv.write_policy
     return args
+
+
+def dp_attention_args(sglang_version: str, size: int) -> dict[str, ArgValue]:
+    """DP attention with `size` groups as the pinned SGLang spells it: `--attn-dp-size N` where the release has
+    that flag (0.5.23 deprecates `--dp-size N --enable-dp-attention` for it and turns the old pair into it),
+    else `--enable-dp-attention --dp-size N` (0.5.20)."""
+    if flags.load_table(sglang_version).get("--attn-dp-size") is not None:
+        return {"attn-dp-size": size}
+    return {"enable-dp-attention": True, "dp-size": size}
+
+
+def dp_attention_size(args: dict[str, Any]) -> int:
+    """The attention data-parallel width a point's args (dashless names) configure; 1 without DP attention."""
+    attn = int(args.get("attn-dp-size", 1) or 1)
+    if attn > 1:
+        return attn
+    return int(args.get("dp-size", 1) or 1) if args.get("enable-dp-attention") else 1
 
 
 def effective_args(recipe: Recipe, point: Point) -> dict[str, ArgValue]:
@@ -226,7 +242,8 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     table = _flag_table(recipe, f"{source}: server.sglang_version")
     checked = flags.validate_args(table, effective_args(recipe, point), f"{where}.args")
     args = {name[2:]: value for name, value in checked.items()}
-    rejected = postinit.post_init_errors({table.resolve(name).dest: value for name, value in checked.items()})
+    rejected = postinit.post_init_errors({table.resolve(name).dest: value for name, value in checked.items()},
+                                        table.version)
     if rejected:
         raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup: {rejected[0]}")
     acc_env = acceptance_env(recipe, args, where)

@@ -21,7 +21,7 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def post_init_errors(values: Mapping[str, Any]) -> list[str]:
+def post_init_errors(values: Mapping[str, Any], sglang_version: str = "0.5.23") -> list[str]:
     """SGLang's error messages for `values` (argparse destinations → parsed values; absent = the default).
 
     Checked: DFLASH needs a draft model and pp_size 1 (`speculative_hook.py:_handle_dflash`);
@@ -32,8 +32,9 @@ def post_init_errors(values: Mapping[str, Any]) -> list[str]:
     needs tp_size divisible by dp_size (an assertion in `parallel_hook.py:handle_data_parallelism`);
     attention context parallelism needs tp_size divisible by attn_cp_size and by dp_size x attn_cp_size
     (`parallel_hook.py:handle_context_parallelism`); decode context parallelism needs dcp_size >= 1, and
-    `--dcp-comm-backend a2a|fi_a2a` and `--dcp-replicate-q-proj` need dcp_size > 1
-    (`parallel_hook.py:handle_dcp_validation`, `handle_decode_context_parallelism` in 0.5.23).
+    `--dcp-comm-backend a2a|fi_a2a` and `--dcp-replicate-q-proj` need dcp_size > 1, and from 0.5.23 dcp_size > 1
+    refuses `--enable-prefill-cp` (`parallel_hook.py:handle_decode_context_parallelism`). `sglang_version` is the
+    release whose rules apply where they differ.
     """
     errors: list[str] = []
     algo = str(values.get("speculative_algorithm") or "").upper()
@@ -60,12 +61,18 @@ def post_init_errors(values: Mapping[str, Any]) -> list[str]:
     if min_bs is not None and min_bs < 0:
         errors.append("--prefill-decode-interval-min-bs must be non-negative.")
     errors += _parallel_errors(values)
+    if _release(sglang_version) >= (0, 5, 23) and _int(values, "dcp_size") > 1 and values.get("enable_prefill_cp"):
+        errors.append("--dcp-size > 1 does not support --enable-prefill-cp.")
     if values.get("enable_hierarchical_cache") and values.get("disable_radix_cache"):
         errors.append(
             "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot "
             "be used at the same time. Please use only one of them."
         )
     return errors
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".")[:3] if x.isdigit())
 
 
 def _int(values: Mapping[str, Any], dest: str) -> int:

@@ -121,8 +121,8 @@ class Parallelism(Strict):
     ep: int = Field(default=1, ge=1, description="expert parallel size (`--ep-size`, rendered when > 1)")
     pp: int = Field(default=1, ge=1, description="pipeline parallel size (`--pp-size`, rendered when > 1)")
     dp_attention: int | None = Field(default=None, ge=2, description=(
-        "DP attention with this many attention data-parallel groups inside tp (`--enable-dp-attention "
-        "--dp-size N`; tp must be divisible by N)"))
+        "DP attention with this many attention data-parallel groups inside tp (`--attn-dp-size N` where the "
+        "pinned SGLang has it, else `--enable-dp-attention --dp-size N`; tp must be divisible by N)"))
     dcp: int = Field(default=1, ge=1, description=(
         "decode context parallel size (`--dcp-size`, rendered when > 1; runs inside tp)"))
     pcp: int = Field(default=1, ge=1, description=(

@@ -76,7 +76,7 @@ class ServerArgsError(ValueError):
 def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     """Resolve defaults the way SGLang's hooks do (where the simulator models them), after SGLang's
     model-independent rejections (`harness.recipe.postinit`)."""
-    errors = post_init_errors(vars(args))
+    errors = post_init_errors(vars(args), env.get(SIM_VERSION_ENV, DEFAULT_VERSION))
     if errors:
         raise ServerArgsError(errors[0])
     profile = load_profile(args.sim_profile)

@@ -109,7 +109,7 @@ def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
     plan = sim_plan([], ["client.duration_s=8", "parallelism.tp=2", "hardware.gpus_per_node=2",
                          "parallelism.dp_attention=2", "parallelism.dcp=2"])
     argv = " ".join(plan.server.argv)
-    assert "--tp-size 2 --enable-dp-attention --dp-size 2 --dcp-size 2" in argv
+    assert "--tp-size 2 --attn-dp-size 2 --dcp-size 2" in argv  # SGLang 0.5.23's spelling
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
     assert outcome.state == "completed", outcome.reason
     row = json.loads((outcome.point_dir / "bmk_agentic_it-sim_conc4.json").read_text())

@@ -112,6 +112,8 @@ def test_eagle_without_num_steps_is_refused() -> None:
     ({"server": {"args": {"attn-cp-size": 3}}}, "tp_size must be divisible by attn_cp_size"),
     ({"parallelism": {"tp": 8, "dp_attention": 4}, "server": {"args": {"attn-cp-size": 4}}},
      "tp_size must be divisible by dp_size * attn_cp_size"),
+    ({"parallelism": {"tp": 8, "dcp": 2}, "server": {"args": {"enable-prefill-cp": True}}},
+     "--dcp-size > 1 does not support --enable-prefill-cp."),
 ])
 def test_sglang_post_init_rejections_fail_the_plan(change: dict[str, Any], message: str) -> None:
     raw = copy.deepcopy(SPEC)
@@ -310,14 +312,34 @@ def test_cli_zip_unequal_lengths_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert "zip.args.max-running-requests: 2 values for 9 concurrencies" in err
 
 
+def test_dcp_with_prefill_cp_is_refused_from_0_5_23_only() -> None:
+    raw = copy.deepcopy(SPEC)
+    raw["parallelism"] = {"tp": 8, "dcp": 2}
+    raw["server"] = {**raw["server"], "args": {**raw["server"]["args"], "enable-prefill-cp": True},
+                     "sglang_version": "0.5.20"}
+    assert "--enable-prefill-cp" in plans(raw)["c4"].server.argv  # 0.5.20's handler has no such rejection
+
+
+def test_dp_attention_size_reads_either_spelling() -> None:
+    from harness.recipe.plan import dp_attention_size
+
+    assert dp_attention_size({"attn-dp-size": 4}) == 4
+    assert dp_attention_size({"enable-dp-attention": True, "dp-size": 4}) == 4
+    assert dp_attention_size({"dp-size": 4}) == 1  # data-parallel replicas, not attention DP
+    assert dp_attention_size({}) == 1
+
+
 def test_parallelism_blocks_render_sglang_flags_and_count_gpus() -> None:
     raw = copy.deepcopy(SPEC)
     raw["parallelism"] = {"tp": 8, "ep": 8, "dp_attention": 8, "dcp": 4}
     raw["infmax_model_prefix"] = "qwen3.5"
     plan = plans(raw)["c4"]
     argv = " ".join(plan.server.argv)
-    assert "--tp-size 8 --ep-size 8 --enable-dp-attention --dp-size 8 --dcp-size 4" in argv
+    assert "--tp-size 8 --ep-size 8 --attn-dp-size 8 --dcp-size 4" in argv  # 0.5.23 deprecates the old pair
+    assert "--enable-dp-attention" not in argv and "--dp-size" not in argv
     assert plan.resources.num_gpus == 8   # DP attention and DCP run inside tp
+    raw["server"] = {**raw["server"], "sglang_version": "0.5.20"}  # no --attn-dp-size there
+    assert "--ep-size 8 --enable-dp-attention --dp-size 8 --dcp-size 4" in " ".join(plans(raw)["c4"].server.argv)
     assert plan.model_prefix == "qwen3.5" and plan.settings["infmax_model_prefix"] == "qwen3.5"
     assert plans(SPEC)["c4"].model_prefix == "t" and "infmax_model_prefix" not in plans(SPEC)["c4"].settings
 

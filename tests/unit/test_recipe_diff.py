@@ -106,7 +106,7 @@ def test_recipe_level_changes() -> None:
     lines = diff_recipes(*both(change)).render().splitlines()
     assert "- image: img:1 → img:2" in lines and "- client.duration_s: 60 → 120" in lines
     assert "- infmax_model_prefix: None → qwen3.5" in lines
-    assert "- base: tp-size 1 → 8, enable-dp-attention unset → on, dp-size unset → 8, dcp-size unset → 2" in lines
+    assert "- base: tp-size 1 → 8, attn-dp-size unset → 8, dcp-size unset → 2" in lines
 
 
 def test_no_changes() -> None:
