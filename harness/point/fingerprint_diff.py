@@ -3,7 +3,8 @@ any two launches of the same point.
 
 Per-launch values are dropped or masked before comparing: capture times (`time_utc`, `timestamp`,
 `startup_time`) and durations (`seconds`), the server's port (`--port N` in argv and launch commands, `port`
-keys, the container name that embeds it) and process ids. Lists are compared item by item; package lists
+keys, the container name that embeds it), the launch token (`--weight-version harness-launch-…`, the
+`weight_version` it sets) and process ids. Lists are compared item by item; package lists
 (`pip_packages`, `packages`: `name==version` strings, srt-slurm's `{source: [name==version, ...]}` or
 `{name: version}` mappings) are compared per package, so a changed package is one line
 `pip_packages./opt/venv/bin/python3.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
@@ -23,6 +24,7 @@ PACKAGE_KEYS = frozenset({"pip_packages", "packages"})
 _PORT_FLAG = re.compile(r"(--port[ =])\d+")
 _PORT_IN_NAME = re.compile(r"-\d{2,5}$")
 _NAME_FLAG = re.compile(r"(--name[ =]\S*?-)\d{2,5}(?=\s|$)")
+_TOKEN = re.compile(r"harness-launch-[0-9a-f]{16}")
 
 
 def _packages(value: Any) -> Any:
@@ -64,7 +66,7 @@ def normalize(value: Any, key: str = "") -> Any:
                 items[i + 1] = _PORT_IN_NAME.sub("-<port>", items[i + 1])
         return items
     if isinstance(value, str):
-        return _NAME_FLAG.sub(r"\1<port>", _PORT_FLAG.sub(r"\1<port>", value))
+        return _TOKEN.sub("<launch token>", _NAME_FLAG.sub(r"\1<port>", _PORT_FLAG.sub(r"\1<port>", value)))
     return value
 
 

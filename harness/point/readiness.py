@@ -1,6 +1,9 @@
 """Readiness: a server is ready when it is alive, `/health` answers 200, and a one-token chat completion
 against the served model name succeeds — all within a finite budget.
 
+It must also be the server this point launched: each launch passes its own token as `--weight-version`
+(a label SGLang only reports), and the server answering `/health` must echo it in `/server_info`.
+
 Liveness is checked on every poll, so a server that dies (or becomes a zombie) during loading is
 noticed at once instead of after the budget.
 """
@@ -32,6 +35,23 @@ def _get(url: str, timeout: float) -> int:
         return 0
 
 
+def served_launch_token(base_url: str, timeout: float = 10.0) -> str | None:
+    """The `weight_version` the server answering at `base_url` reports in `/server_info` (SGLang echoes its
+    `--weight-version` there); "" when it answers without one (an HTTP error, not JSON, no such field: not an
+    SGLang server launched with a token); None when it could not be asked (refused, timed out, 5xx)."""
+    try:
+        with urllib.request.urlopen(f"{base_url}/server_info", timeout=timeout) as resp:
+            data = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return None if exc.code >= 500 else ""
+    except (urllib.error.URLError, OSError, TimeoutError):
+        return None
+    except ValueError:
+        return ""
+    value = data.get("weight_version") if isinstance(data, dict) else None
+    return "" if value is None else str(value)
+
+
 def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
     """Send a one-token chat completion; raise NotReady unless it returns a choice."""
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}],
@@ -54,11 +74,14 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
                      poll_s: float = 0.5, on_loading: Callable[[], None] | None = None,
                      should_stop: Callable[[], str | None] | None = None,
                      foreign: Callable[[], str | None] | None = None,
-                     on_poll: Callable[[], None] | None = None) -> None:
+                     on_poll: Callable[[], None] | None = None, token: str | None = None) -> None:
     """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped` |
     `port_in_use`). `foreign` says who else answers on the port (None: our server, or unknown); it is asked
     whenever the port answers and once more before the server is declared ready, so another process is never
-    taken for ours. `on_poll` is called before every wait (progress reporting)."""
+    taken for ours. `token` is this launch's own `--weight-version`: once `/health` is 200, the answering
+    server's `/server_info` must echo it before any request is sent, which proves it is the launched server
+    wherever the socket's owner cannot be read (another user's process, a root-owned container). `on_poll` is
+    called before every wait (progress reporting)."""
     deadline = time.monotonic() + budget_s
     loading_seen = False
 
@@ -82,7 +105,13 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
             if on_loading:
                 on_loading()
         if status == 200:
-            break
+            seen = served_launch_token(base_url) if token is not None else token
+            if seen == token:
+                break
+            if seen is not None:
+                raise NotReady("port_in_use", f"the server answering at {base_url} is not the one launched: its "
+                                              f"/server_info weight_version is {seen[:80]!r}, not this launch's "
+                                              f"token {token!r}")
         if time.monotonic() >= deadline:
             raise NotReady("ready_timeout", f"/health not 200 after {budget_s:.0f} s (last status {status})")
         if on_poll:

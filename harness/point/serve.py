@@ -11,6 +11,7 @@ the whole process group whatever ends the run.
 from __future__ import annotations
 
 import os
+import secrets
 import shlex
 import socket
 import time
@@ -69,6 +70,22 @@ def with_port(argv: list[str], port: int) -> list[str]:
     return out
 
 
+LAUNCH_TOKEN_FLAG = "--weight-version"  # a label SGLang echoes in /server_info and /model_info, nothing more
+
+
+def new_launch_token() -> str:
+    return f"harness-launch-{secrets.token_hex(8)}"
+
+
+def with_launch_token(argv: list[str], token: str) -> list[str]:
+    """`argv` with this launch's token as `--weight-version` (replaced where already given)."""
+    out = list(argv)
+    if LAUNCH_TOKEN_FLAG in out[:-1]:
+        out[out.index(LAUNCH_TOKEN_FLAG) + 1] = token
+        return out
+    return [*out, LAUNCH_TOKEN_FLAG, token]
+
+
 def listen_at(argv: list[str], port: int) -> tuple[list[str], str]:
     """The server argv on `port` and the URL that reaches what it binds (`--host`) from this node.
 
@@ -107,6 +124,7 @@ class Endpoint:
     base_url: str
     argv: list[str]
     env: dict[str, str]
+    token: str  # this launch's --weight-version, echoed by the launched server's /server_info
 
 
 def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: tuple[str, ...] = (),
@@ -116,6 +134,8 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
 
     launcher = get_launcher(launcher_kind)
     argv, base_url = listen_at(plan.server.argv, free_port())
+    token = new_launch_token()
+    argv = with_launch_token(argv, token)
     port = int(argv[argv.index("--port") + 1])
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
@@ -124,7 +144,7 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
                + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
     write_text(pdir / "fingerprint_command.txt",
                shlex.join(recorded_capture_argv(launcher, argv, plan.server.env, ctx)) + "\n")
-    return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env))
+    return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env), token)
 
 
 class FreshServer:
@@ -166,7 +186,7 @@ class FreshServer:
             wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
                              budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
                              should_stop=sigs.reason, foreign=lambda: port_owner.foreign_listener(port, launched_ns),
-                             on_poll=poll)
+                             on_poll=poll, token=ep.token)
         except NotReady as exc:
             cause = port_in_use_cause(Path(ep.ctx.point_dir) / "server.log") if exc.reason == "server_exited" else None
             if cause:  # the server died because it could not bind: say so, in its own words

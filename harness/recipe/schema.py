@@ -53,6 +53,7 @@ OWNED_FLAGS: dict[str, str] = {
     "enable-hierarchical-cache": "kv_offload.kind", "hicache-size": "kv_offload.hicache_size_gb",
     "hicache-write-policy": "kv_offload.write_policy", "host": "(set by the harness per launch)",
     "port": "(set by the harness per launch)",
+    "weight-version": "(set by the harness per launch)",
 }
 
 

@@ -94,7 +94,7 @@ class Handlers:
             "served_model_name": self.st.model_name,
             "tokenizer_path": self.st.model_path,
             "is_generation": True,
-            "weight_version": "default",
+            "weight_version": self.st.server_info.get("weight_version", "default"),
         }
         return web.json_response(info)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -106,8 +107,10 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
 
 
 def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
+    from harness.tokenizer import DEMO_TOKENIZER_DIR
+
     plan = sim_plan([], ["client.duration_s=8", "parallelism.tp=2", "hardware.gpus_per_node=2",
-                         "parallelism.dp_attention=2", "parallelism.dcp=2"])
+                         "parallelism.dp_attention=2", "parallelism.dcp=2", f"client.tokenizer={DEMO_TOKENIZER_DIR}"])
     argv = " ".join(plan.server.argv)
     assert "--tp-size 2 --attn-dp-size 2 --dcp-size 2" in argv  # SGLang 0.5.23's spelling
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
@@ -117,6 +120,15 @@ def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
     assert (row["tp"], row["dp_attention"], row["dcp_size"], row["pcp_size"], row["num_gpus"]) == (
         2, "true", 2, 1, 2)
     assert "] max_total_num_tokens=" in (outcome.point_dir / "server.log").read_text().split("DP0 TP0", 1)[1]
+    # the record names the tokenizer AIPerf built the prompts with, and AIPerf was given exactly that one
+    used = json.loads((outcome.point_dir / "point_result.json").read_text())["client"]["tokenizer"]
+    assert used == {"source": str(DEMO_TOKENIZER_DIR), "name": "local/demo", "kind": "model"}
+    assert "--tokenizer local/demo" in (outcome.point_dir / "client_command.txt").read_text()
+    # the launch token the readiness check found echoed by the server, and the fingerprint recorded
+    token = re.search(r"--weight-version (harness-launch-[0-9a-f]{16})",
+                      (outcome.point_dir / "server_command.txt").read_text())
+    fp = json.loads((outcome.point_dir / "fingerprint_agg_w0.json").read_text())
+    assert token is not None and fp["server"]["server_info"]["weight_version"] == token.group(1)
     # our record and the published row name one arm (reports and compare pair a run with its export)
     from harness.report.load import load_results, parse_result
 

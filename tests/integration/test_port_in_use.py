@@ -19,14 +19,18 @@ from harness.point.run import PointOptions, run_point
 
 from .conftest import sim_plan
 
-# A stand-in for another SGLang-like server already on the port: healthy, and answers chat completions.
+# A stand-in for another SGLang-like server already on the port: healthy, reports its own weight_version in
+# /server_info as SGLang does, answers chat completions, and logs every POST it receives to stderr.
 FOREIGN = r"""
 import http.server, json, sys
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_GET(self):
-        self.send_response(200); self.end_headers(); self.wfile.write(b"ok")
+        info = self.path == "/server_info"
+        self.send_response(200); self.end_headers()
+        self.wfile.write(json.dumps({"weight_version": "default"}).encode() if info else b"ok")
     def do_POST(self):
+        print("POST", self.path, file=sys.stderr, flush=True)
         body = json.dumps({"choices": [{"message": {"content": "x"}}]}).encode()
         self.send_response(200); self.send_header("Content-Type", "application/json"); self.end_headers()
         self.wfile.write(body)
@@ -72,6 +76,20 @@ def test_readiness_refuses_a_healthy_server_that_is_not_ours(foreign: tuple[int,
         assert exc.value.reason == "port_in_use"
     finally:
         ours.stop()
+
+
+def test_readiness_refuses_a_server_without_this_launchs_token_when_its_owner_is_unreadable(
+        foreign: tuple[int, int], tmp_path: Path) -> None:
+    port, _ = foreign
+    ours = ProcessGroup([sys.executable, "-c", "import time; time.sleep(60)"], dict(os.environ), tmp_path / "l")
+    try:
+        with pytest.raises(NotReady) as exc:
+            wait_until_ready(f"http://127.0.0.1:{port}", "m", ours.exit_code, budget_s=10, poll_s=0.1,
+                             foreign=lambda: None, token="harness-launch-0123456789abcdef")
+        assert exc.value.reason == "port_in_use" and "weight_version is 'default'" in str(exc.value)
+    finally:
+        ours.stop()
+    assert "POST" not in (tmp_path / "foreign.log").read_text()  # not one request reached the other server
 
 
 def test_point_on_a_taken_port_fails_before_launch(foreign: tuple[int, int], tmp_path: Path,

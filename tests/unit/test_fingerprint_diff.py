@@ -10,8 +10,9 @@ from harness.point.fingerprint import build_fingerprint
 
 def _fp(port: int, started: float, packages: list[str], version: str = "0.5.23") -> dict:
     argv = ["docker", "run", "--rm", "--name", f"harness-x-c4-{port}", "img", "python3", "-m", "sglang.launch_server",
-            "--model-path", "m", "--port", str(port), "--tp-size", "1"]
+            "--model-path", "m", "--port", str(port), "--tp-size", "1", "--weight-version", f"harness-launch-{port:016x}"]
     server = {"port": port, "startup_time": started, "version": version, "launch_command": " ".join(argv),
+              "weight_version": f"harness-launch-{port:016x}",  # each launch's own token
               "internal_states": [{"port": port, "tp_size": 1}]}
     captured = {"hostname": "n1", "timestamp": f"2026-12-01T00:00:{int(started) % 60:02d}Z", "arch": "x86_64",
                 "os": "Ubuntu 24.04", "cpu": {}, "gpu": {"available": False}, "python_version": "3.12.3",

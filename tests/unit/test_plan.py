@@ -353,6 +353,7 @@ def test_parallelism_blocks_render_sglang_flags_and_count_gpus() -> None:
     ({"server": {"args": {"dp-size": 2}}}, "server.args.dp-size: --dp-size comes from parallelism.dp_attention"),
     ({"server": {"args": {"enable-dp-attention": True}}}, "--enable-dp-attention comes from parallelism.dp_attention"),
     ({"server": {"args": {"attn-dp-size": 2}}}, "--attn-dp-size comes from parallelism.dp_attention"),
+    ({"server": {"args": {"weight-version": "v1"}}}, "--weight-version comes from (set by the harness per launch)"),
     ({"server": {"args": {"decode-context-parallel-size": 2}}}, "--dcp-size comes from parallelism.dcp"),
     ({"infmax_model_prefix": "Muse Spark"}, "infmax_model_prefix: String should match pattern"),
 ])
