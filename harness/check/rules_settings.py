@@ -61,21 +61,31 @@ class ForbiddenArgs(Rule):
 
 class KnownFlags(Rule):
     id = "sglang-flags"
-    rationale = "every server flag and value must be accepted by the pinned SGLang version's parser"
+    rationale = ("every server flag and value must be accepted by the pinned SGLang version's parser; a flag it "
+                 "deprecates is a warning")
     load_markers = ("not a server flag", "ambiguous in SGLang")
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
         version = recipe.recipe.server.sglang_version
-        if recipe.table is None:
+        table = recipe.table
+        if table is None:
             return [Finding("FAIL", f"server.sglang_version: {recipe.table_error or f'no flag table for {version}'}")]
         bad: dict[str, str] = {}
+        old: dict[str, str] = {}
         for pp in plans:
             try:
-                flags.validate_args(recipe.table, effective_args(recipe.recipe, pp.point), "args")
+                checked = flags.validate_args(table, effective_args(recipe.recipe, pp.point), "args")
             except UserError as exc:
                 bad[pp.name] = str(exc)
+                continue
+            deprecated = [name for name in checked if table.resolve(name).action.startswith("Deprecated")]
+            if deprecated:
+                old[pp.name] = (f"{', '.join(deprecated)}: deprecated in SGLang {version} (its parser warns at "
+                                "startup; a later release removes it)")
         if bad:
             return grouped("FAIL", bad)
+        if old:
+            return grouped("WARN", old)
         return [Finding("PASS", f"all flags of {len(plans)} points are known to SGLang {version}")]
 
 

@@ -115,6 +115,13 @@ def test_forbidden_arg_in_one_point(tmp_path: Path) -> None:
     assert [f.evidence for f in finding.findings] == ['c5: --json-model-override-args={"num_hidden_layers": 40}']
 
 
+def test_a_flag_the_pinned_sglang_deprecates_is_a_warning(tmp_path: Path) -> None:
+    got = variant(tmp_path, lambda r: r["server"]["args"].update({"disable-cuda-graph": True}))["sglang-flags"]
+    assert got.status == "WARN"
+    assert evidence(got) == ("c1, c5, c10, c24, c28: --disable-cuda-graph: deprecated in SGLang 0.5.23 (its parser "
+                             "warns at startup; a later release removes it)")
+
+
 def test_forbidden_arg_unknown_to_sglang_fails_instead_of_crashing(tmp_path: Path) -> None:
     got = variant(tmp_path, lambda r: r["server"]["args"].update({"hf-overrides": '{"a": 1}'}))
     assert got["forbidden-args"].status == "FAIL"

@@ -97,6 +97,16 @@ def test_shipped_profiles_with_placeholders_fail_one_line_each(capsys: pytest.Ca
                      f"{ROOT}/clusters/gb300.yaml:driver.python"}
 
 
+def test_unset_partition_account_and_qos_are_warned_one_line_each(tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300", {"account: bench-team": "account: null", "partition: gb300": "partition: null",
+                                      "qos: normal": "qos: null"})
+    report = cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"])
+    warns = codes(report, "warn")
+    assert report.ok and {"account_unset", "partition_unset", "qos_unset"} <= set(warns)
+    assert warns["qos_unset"].endswith(f"{path}:qos: not set: Slurm uses the user's default qos (set it if the site "
+                                       "requires one)")
+
+
 def test_time_limit_typo_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = cli(["preflight", str(GB300), "--cluster", str(profile(tmp_path, "gb300")), "--time", "99:99:99",
               "--set", f"client.traces={TRACES}"])
