@@ -26,6 +26,7 @@ def add_eval_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.commands.run import positive_seconds
     from launchers import launcher_kinds
 
     parser.add_argument("recipe", help="recipe YAML file")
@@ -36,7 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting, e.g. sim_args.sim-eval-accuracy=0.8 (recorded)")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
-    parser.add_argument("--eval-timeout", type=float, default=6 * 3600.0, help="seconds lm-eval may run")
+    parser.add_argument("--eval-timeout", type=positive_seconds, default=6 * 3600.0, metavar="S",
+                        help="seconds lm-eval may run (default 21600)")
+    parser.add_argument("--stall-timeout", type=positive_seconds, metavar="S",
+                        help="fail the eval as server_stalled after S seconds without progress while requests are "
+                             "in flight (default: a tenth of --eval-timeout, 60 to 300 s)")
     parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
     parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
 
@@ -53,6 +58,7 @@ def check_eval_args(args: argparse.Namespace) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.evals.plan import eval_task
     from harness.evals.run import options_for, run_eval
+    from harness.point.serve import ServerOptions
     from harness.recipe.load import load_recipe
 
     check_eval_args(args)
@@ -60,9 +66,9 @@ def main(args: argparse.Namespace) -> int:
                      args.overrides)
     task = task.model_copy(update={"eval_timeout_s": args.eval_timeout})
     ready = args.ready_timeout or load_recipe(args.recipe).server.ready_timeout_s
-    options = options_for(task, args.out, launcher=args.launcher, ready_timeout_s=ready, mounts=tuple(args.mount),
-                          image_path=args.image_path)
-    outcome = run_eval(task.plan, options)
+    server = ServerOptions(out_dir=args.out, launcher=args.launcher, ready_timeout_s=ready, mounts=tuple(args.mount),
+                           image_path=args.image_path, stall_timeout_s=args.stall_timeout)
+    outcome = run_eval(task.plan, options_for(task, server))
     print(describe_eval(outcome), flush=True)
     return outcome.exit_status
 
@@ -77,7 +83,8 @@ def describe_eval(o: EvalOutcome) -> str:
                      f"(n={r['n_eff']}){sim}; threshold {r['min_score']:.2f} ({r['threshold_source']}): {verdict}")
     else:
         lines.append(f"  {r['task']}: no score; threshold {r['min_score']:.2f} ({r['threshold_source']})")
-    lines.append(f"  row: {o.eval_dir / r['row']}")
+    if r["row"]:
+        lines.append(f"  row: {o.eval_dir / r['row']}")
     return "\n".join(lines)
 
 

@@ -48,9 +48,6 @@ def _run_eval(sweep: SweepPlanFile) -> int:
     from harness.evals.run import options_for, run_eval
 
     assert sweep.eval is not None
-    options = options_for(sweep.eval, Path(sweep.out_dir), launcher=sweep.launcher,
-                          ready_timeout_s=sweep.ready_timeout_s, mounts=tuple(sweep.mounts),
-                          gpus=None if sweep.gpus is None else tuple(sweep.gpus), image_path=sweep.image_path)
-    outcome = run_eval(sweep.eval.plan, options)
+    outcome = run_eval(sweep.eval.plan, options_for(sweep.eval, sweep.options()))
     print(describe_eval(outcome), flush=True)
     return outcome.exit_status

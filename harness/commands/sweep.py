@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.evals.plan import EvalTask
+    from harness.point.serve import ServerOptions
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
         elif outcome.exit_status == EXIT_INVALID and worst == EXIT_VALID:
             worst = EXIT_INVALID
     if evaluation is not None:
-        status = _run_eval(args, evaluation, options.ready_timeout_s, t0)
+        status = _run_eval(args, evaluation, options, t0)
         if status > 128:
             print("sweep cancelled", flush=True)
             return status
@@ -101,7 +102,8 @@ def _eval_task(args: argparse.Namespace) -> EvalTask | None:
     return eval_task(args.recipe, args.points, args.task, args.limit, args.min_score, list(args.overrides))
 
 
-def _run_eval(args: argparse.Namespace, task: EvalTask, ready_timeout_s: float, t0: float) -> int:
+def _run_eval(args: argparse.Namespace, task: EvalTask, options: ServerOptions, t0: float) -> int:
+    """The eval after the points, its server run as the points' were (launcher, mounts, timeouts)."""
     from harness.commands.eval import describe_eval
     from harness.evals.run import completed_before, eval_dir, options_for, run_eval
 
@@ -110,9 +112,7 @@ def _run_eval(args: argparse.Namespace, task: EvalTask, ready_timeout_s: float, 
               "(use --force to re-run)", flush=True)
         return 0
     print(f"[eval] c{task.plan.conc} {task.task}: starting ({time.monotonic() - t0:.0f} s elapsed)", flush=True)
-    options = options_for(task, args.out, launcher=args.launcher, ready_timeout_s=ready_timeout_s,
-                          mounts=tuple(args.mount), image_path=args.image_path)
-    outcome = run_eval(task.plan, options)
+    outcome = run_eval(task.plan, options_for(task, options))
     print(describe_eval(outcome), flush=True)
     return outcome.exit_status
 

@@ -6,9 +6,11 @@ all in `<out>/<config_key>/eval-conc<N>/`.
 
 The server lifecycle is the point runner's (`harness.point.serve`): the same launch, finite readiness,
 fingerprint, signals and teardown of the whole process group. The plan is the point's with
-`speculative.mode: eval` (speculative decoding on, no synthetic acceptance: real outputs). Exit statuses:
-0 completed and at or above the threshold, 3 completed below it, 1 failed (server died, lm-eval crashed
-or wrote no results, no scored sample), 128+signal when cancelled.
+`speculative.mode: eval` (speculative decoding on, no synthetic acceptance: real outputs). While lm-eval
+runs, a server that stalls (`harness.point.stall`: no new answer and no token progress while requests are in
+flight, or `/health` 503 twice) or a disk that fills up ends the eval as the point runner does. Exit
+statuses: 0 completed and at or above the threshold, 3 completed below it, 1 failed (server died or stalled,
+lm-eval crashed or wrote no results, no scored sample, disk full), 128+signal when cancelled.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold
+from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, record_disk_full
 from harness.point.process_group import ProcessGroup
 from harness.point.readiness import NotReady
 from harness.point.result import spec_decoding_label
-from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
+from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, server_options, slurm_env
+from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan, dp_attention_size
@@ -43,22 +47,12 @@ LOG_FILE = "lm_eval.log"
 OUTPUT_DIR = "lm_eval"
 
 
-@dataclass(frozen=True)
-class EvalOptions:
-    out_dir: Path
+@dataclass(frozen=True, kw_only=True)
+class EvalOptions(ServerOptions):
     threshold: Threshold
     task: str = "gsm8k"
     limit: int | None = None
-    launcher: str = "local"
-    ready_timeout_s: float = 1800.0
     eval_timeout_s: float = 6 * 3600.0
-    server_stop_grace_s: float = 15.0
-    mounts: tuple[str, ...] = ()
-    gpus: tuple[str, ...] | None = None
-    image_path: str | None = None
-    overrides: tuple[str, ...] = ()
-    cache_dir: Path | None = None
-    progress_every_s: float = 30.0   # 0 turns the progress lines off
 
 
 @dataclass(frozen=True)
@@ -70,10 +64,16 @@ class EvalOutcome:
     result: dict[str, Any]
 
 
-def options_for(task: EvalTask, out_dir: Path, **launch: Any) -> EvalOptions:
-    """Options of a sweep's eval task; `launch` carries the sweep's launcher, mounts, timeouts."""
-    return EvalOptions(out_dir=Path(out_dir), threshold=task.threshold, task=task.task, limit=task.limit,
-                       eval_timeout_s=task.eval_timeout_s, overrides=tuple(task.overrides), **launch)
+def options_for(task: EvalTask, server: ServerOptions) -> EvalOptions:
+    """The options of `task`: how the server runs comes from `server` (a sweep's `PointOptions`, or the eval
+    command's own), what is evaluated and the recorded overrides from the task."""
+    return EvalOptions(**{**server_options(server), "overrides": tuple(task.overrides)}, threshold=task.threshold,
+                       task=task.task, limit=task.limit, eval_timeout_s=task.eval_timeout_s)
+
+
+def stall_timeout_s(options: EvalOptions) -> float:
+    """`--stall-timeout`, else a tenth of the eval's budget (60 to 300 s)."""
+    return options.stall_timeout_s or default_stall_timeout_s(options.eval_timeout_s)
 
 
 def completed_before(out_dir: Path, plan: PointPlan, task: str) -> bool:
@@ -118,8 +118,9 @@ def meta_env(plan: PointPlan, task: str, limit: int | None) -> dict[str, Any]:
     }
 
 
-def verdict(row: dict[str, Any], threshold: Threshold) -> dict[str, Any]:
-    """Pass/fail of a row against its threshold; None when there is no score to judge."""
+def verdict(row: dict[str, Any] | None, threshold: Threshold) -> dict[str, Any]:
+    """Pass/fail of a row against its threshold; None when there is no row or no score to judge."""
+    row = row or {"score": None, "score_name": None, "score_se": None, "n_eff": None, "infrastructure_success": False}
     score = row["score"] if row["infrastructure_success"] else None
     return {"score": score, "score_name": row["score_name"], "score_se": row["score_se"],
             "n_eff": row["n_eff"], "min_score": threshold.min_score, "threshold_source": threshold.source,
@@ -132,12 +133,35 @@ def _write_contract_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
-    """Run one eval end to end; never leaves a process of it running."""
+    """Run one eval end to end; never leaves a process of it running.
+
+    A full disk (ENOSPC or EDQUOT, raised by any write of the run, or less than a few blocks left while the
+    server loads or lm-eval runs) ends the eval after the server and lm-eval are stopped: `failed: disk_full`
+    in `status.json` (written through the reserve kept for it) and one line on stderr."""
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     edir = eval_dir(options.out_dir, plan)
-    edir.mkdir(parents=True, exist_ok=True)
-    cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     status = PointStatus(edir, plan.conc, plan.config_key)
+    reserve = StatusReserve(edir)
+    try:
+        return _run_eval(plan, options, edir, status, reserve)
+    except Exception as exc:
+        err = disk_full_error(exc)
+        if err is None:
+            raise
+        reason = record_disk_full(err, edir, status, reserve, EXIT_FAILED, what="eval")
+        result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
+                  "engine": plan.server.engine, "simulated": plan.server.engine == "sim", "state": "failed",
+                  "state_reason": reason, **verdict(None, options.threshold), "row": None}
+        return EvalOutcome("failed", reason, EXIT_FAILED, edir, result)
+    finally:
+        reserve.release()
+
+
+def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointStatus,
+              reserve: StatusReserve) -> EvalOutcome:
+    edir.mkdir(parents=True, exist_ok=True)
+    reserve.make()
+    cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     status.data.update(kind="eval", task=options.task, fingerprint=plan.fingerprint, launcher=options.launcher,
                        overrides=list(options.overrides), engine=plan.server.engine,
                        simulated=plan.server.engine == "sim")
@@ -156,7 +180,8 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     state, reason = "failed", None
     with StopSignals() as sigs:
         try:
-            server.start_ready(plan, status, sigs, options.ready_timeout_s)
+            server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
+                               on_poll=FreeSpaceCheck(edir))
             base_url = server.endpoint.base_url
             context = lmeval_client.served_context_length(base_url)
             if context is None:
@@ -173,23 +198,7 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
                                   cwd=lmeval_client.TASK_DIRS[options.task])
             status.data["client_pid"] = client.pid
             status.save()
-            start = time.monotonic()
-            deadline, next_note = start + options.eval_timeout_s, start + options.progress_every_s
-            stop = None
-            while client.exit_code() is None:
-                stop = server.stop_reason(sigs) or ("timeout" if time.monotonic() > deadline else None)
-                if stop:
-                    break
-                if options.progress_every_s > 0 and time.monotonic() >= next_note:
-                    next_note += options.progress_every_s
-                    _note_progress(plan, options.task, edir, status, time.monotonic() - start)
-                time.sleep(0.25)
-            code = client.stop(grace_s=10.0, first_signal=signal.SIGTERM)
-            status.data["client_exit_code"] = code
-            if stop == "timeout":
-                raise PointStopped("failed", f"client_timeout: lm-eval ran past {options.eval_timeout_s:.0f} s")
-            if stop:
-                raise PointStopped("cancelled" if sigs.reason() else "failed", stop)
+            code = _wait_for_lm_eval(plan, options, edir, status, server, sigs, client)
             if code != 0:
                 raise PointStopped("failed", f"client_failed: lm-eval exited {code}; "
                                    f"{lmeval_client.last_error(edir / LOG_FILE)}")
@@ -201,6 +210,8 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
         except PointStopped as exc:
             state, reason = exc.state, exc.reason
         except Exception as exc:  # unexpected: still tear down and record
+            if disk_full_error(exc):
+                raise       # after the teardown below: run_eval records it
             state, reason = "failed", f"harness_error: {type(exc).__name__}: {exc}"
         finally:
             if client is not None:
@@ -222,6 +233,42 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
         status.finish(state, reason, exit_status, passed=judged["passed"], score=judged["score"],
                       min_score=options.threshold.min_score, result=RESULT_FILE)
     return EvalOutcome(state, reason, exit_status, edir, result)
+
+
+def _wait_for_lm_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointStatus,
+                      server: FreshServer, sigs: StopSignals, client: ProcessGroup) -> int | None:
+    """Wait for lm-eval to exit; its exit code. Raises PointStopped on a signal, a server that died or
+    stalled, or the eval's time budget spent (lm-eval stopped first), and ENOSPC on a disk nearly full."""
+    stall_s = stall_timeout_s(options)
+    status.note(f"[watch] server_stalled after {stall_s:g} s without progress while requests are in flight, "
+                "or /health 503 twice")
+    start = time.monotonic()
+    deadline, next_note = start + options.eval_timeout_s, start + options.progress_every_s
+    disk_left = FreeSpaceCheck(edir)
+    stop = None
+    with StallWatch(server.endpoint.base_url, stall_s, lambda: _answered(edir), record="lm-eval answer") as stall:
+        while client.exit_code() is None:
+            disk_left()
+            stop = (server.stop_reason(sigs) or stall.check()
+                    or ("timeout" if time.monotonic() > deadline else None))
+            if stop:
+                break
+            if options.progress_every_s > 0 and time.monotonic() >= next_note:
+                next_note += options.progress_every_s
+                _note_progress(plan, options.task, edir, status, time.monotonic() - start)
+            time.sleep(0.25)
+    code = client.stop(grace_s=10.0, first_signal=signal.SIGTERM)
+    status.data["client_exit_code"] = code
+    if stop == "timeout":
+        raise PointStopped("failed", f"client_timeout: lm-eval ran past {options.eval_timeout_s:.0f} s")
+    if stop:
+        raise PointStopped("cancelled" if sigs.reason() else "failed", stop)
+    return code
+
+
+def _answered(edir: Path) -> int:
+    done = lmeval_client.progress(edir / LOG_FILE)
+    return 0 if done is None else done[0]
 
 
 def _collect(edir: Path, output_dir: Path, task: str, meta: dict[str, Any], state: str,

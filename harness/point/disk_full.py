@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import SCHEMA_VERSION
 from harness.artifacts import json_text, write_json
+
+if TYPE_CHECKING:
+    from harness.point.status import PointStatus
 
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 RESERVE_FILE = ".status.reserve"
@@ -81,6 +85,20 @@ def disk_full_reason(err: OSError, point_dir: Path) -> str:
     except OSError:
         free = "free space unknown"
     return f"disk_full: {err.strerror or 'no space left'} at {target} (filesystem {fs}: {free})"
+
+
+def record_disk_full(err: OSError, run_dir: Path, status: PointStatus, reserve: StatusReserve, exit_status: int,
+                     what: str = "point") -> str:
+    """`failed: disk_full` in `status.json` (written through the reserve) and one line on stderr naming the
+    file and the filesystem; returns the reason."""
+    reason = disk_full_reason(err, run_dir)
+    try:
+        status.finish("failed", reason, exit_status, reserve=reserve)
+        recorded = f"{status.path}: failed"
+    except OSError as exc:
+        recorded = f"{status.path} could not be written ({exc.strerror or exc})"
+    print(f"error: {reason}; the {what} is stopped, {recorded}", file=sys.stderr, flush=True)
+    return reason
 
 
 class StatusReserve:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +21,11 @@ from typing import Any
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
-from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, disk_full_reason
+from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, record_disk_full
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
-from harness.point.serve import FreshServer, PointStopped, prepare_server, slurm_env
+from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
 from harness.point.server_metrics import scrape
 from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
@@ -41,22 +40,11 @@ CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond
 
 
 @dataclass(frozen=True)
-class PointOptions:
-    out_dir: Path
-    launcher: str = "local"
+class PointOptions(ServerOptions):
     thresholds: Thresholds = field(default_factory=Thresholds)
-    ready_timeout_s: float = 1800.0
-    server_stop_grace_s: float = 15.0
-    mounts: tuple[str, ...] = ()
-    gpus: tuple[str, ...] | None = None
-    cache_dir: Path | None = None
-    overrides: tuple[str, ...] = ()     # the --set KEY=VALUE changes, recorded in the result
     variant: str | None = None          # None: the recipe as written; else variants/<name>/ (harness.point.variant)
     tag: str | None = None              # --tag, recorded in the result
     note: str | None = None             # --note, recorded in the result
-    image_path: str | None = None
-    progress_every_s: float = 30.0   # 0 turns the progress lines off
-    stall_timeout_s: float | None = None  # None: harness.point.stall.default_stall_timeout_s of the window
 
 
 @dataclass(frozen=True)
@@ -91,13 +79,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
 
 
 def _disk_full(err: OSError, pdir: Path, status: PointStatus, reserve: StatusReserve) -> PointOutcome:
-    reason = disk_full_reason(err, pdir)
-    try:
-        status.finish("failed", reason, EXIT_FAILED, reserve=reserve)
-        recorded = f"{status.path}: failed"
-    except OSError as exc:
-        recorded = f"{status.path} could not be written ({exc.strerror or exc})"
-    print(f"error: {reason}; the point is stopped, {recorded}", file=sys.stderr, flush=True)
+    reason = record_disk_full(err, pdir, status, reserve, EXIT_FAILED)
     return PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None)
 
 
@@ -153,7 +135,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             status.note(f"[watch] server_stalled after {stall_s:g} s without progress while requests are in "
                         "flight, or /health 503 twice")
 
-            with StallWatch(base_url, artifact_dir, stall_s) as stall:
+            with StallWatch(base_url, stall_s, aiperf.RecordCounter(artifact_dir).update) as stall:
                 def should_stop() -> str | None:
                     return server.stop_reason(sigs) or stall.check()
 

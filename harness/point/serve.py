@@ -16,7 +16,7 @@ import shlex
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,29 @@ if TYPE_CHECKING:
 
 SLURM_ENV = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "SLURM_JOB_GPUS",
              "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL")
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    """How a run starts, watches and stops its fresh server: the options a point (`PointOptions`) and an
+    eval (`EvalOptions`) share."""
+
+    out_dir: Path
+    launcher: str = "local"
+    ready_timeout_s: float = 1800.0
+    server_stop_grace_s: float = 15.0
+    mounts: tuple[str, ...] = ()
+    gpus: tuple[str, ...] | None = None
+    image_path: str | None = None
+    cache_dir: Path | None = None
+    overrides: tuple[str, ...] = ()     # the --set KEY=VALUE changes, recorded in the result
+    progress_every_s: float = 30.0      # 0 turns the progress lines off
+    stall_timeout_s: float | None = None  # None: derived from the run's length (harness.point.stall)
+
+
+def server_options(options: ServerOptions) -> dict[str, Any]:
+    """The shared fields of `options` (a `PointOptions` or an `EvalOptions`), to build another run's options."""
+    return {f.name: getattr(options, f.name) for f in fields(ServerOptions)}
 
 
 class PointStopped(Exception):
@@ -226,10 +249,12 @@ class FreshServer:
     def stop(self, grace_s: float, status: PointStatus) -> None:
         """Write the fingerprint (a ready server) or abandon its capture, then stop the server's whole process
         group (if it was started); the server's exit code goes to status.json."""
-        if self.capture is not None:
-            try:
-                self.write_fingerprint()   # a stop signal cuts the capture short; the file then says so
-            finally:
-                self.capture.abandon()
-        if self.running is not None:
-            status.data["server_exit_code"] = self.running.stop(grace_s)
+        try:
+            if self.capture is not None:
+                try:
+                    self.write_fingerprint()   # a stop signal cuts the capture short; the file then says so
+                finally:
+                    self.capture.abandon()
+        finally:   # the server is stopped even when the fingerprint cannot be written (a full disk)
+            if self.running is not None:
+                status.data["server_exit_code"] = self.running.stop(grace_s)

@@ -1,7 +1,8 @@
-"""Is the server still making progress while AIPerf runs? A stalled server (streams open, nothing produced)
-ends the point within a bound with `server_stalled`, instead of at the client's timeout.
+"""Is the server still making progress while the client (AIPerf for a point, lm-eval for an eval) runs? A
+stalled server (streams open, nothing produced) ends the run within a bound with `server_stalled`, instead of
+at the client's timeout.
 
-Progress is a new AIPerf record or any change of the server's progress counters on `/metrics`
+Progress is a new client record (an AIPerf record, an lm-eval answer) or any change of the server's progress counters on `/metrics`
 (`PROGRESS_METRICS`: SGLang counts prompt and generated tokens when a request finishes, but re-reads its KV
 usage every few decode steps and on every prefill batch, and newer versions count `realtime_tokens_total` on
 every decode step, so a long generation still moves them). The server is stalled when:
@@ -23,10 +24,9 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from harness.point.aiperf import RecordCounter
 from harness.point.server_metrics import scrape
 
 PROGRESS_METRICS = ("sglang:generation_tokens_total", "sglang:prompt_tokens_total", "sglang:num_requests_total",
@@ -53,10 +53,12 @@ class ServerSample:
 
 
 class StallJudge:
-    """The pure decision, fed with what was seen and when (monotonic seconds)."""
+    """The pure decision, fed with what was seen and when (monotonic seconds). `record` names what the
+    client counts as done (an AIPerf record, an lm-eval answer)."""
 
-    def __init__(self, bound_s: float, now: float):
+    def __init__(self, bound_s: float, now: float, record: str = "AIPerf record"):
         self.bound_s = bound_s
+        self.record = record
         self.last_progress = now
         self.records = 0
         self.progress: tuple[float, ...] | None = None
@@ -90,13 +92,13 @@ class StallJudge:
             return (f"server_stalled: /health answered 503 {self.health_503} times in a row, no progress for "
                     f"{silent:.0f} s ({self._seen()})")
         if self.in_flight is not None and self.in_flight > 0 and silent >= self.bound_s:
-            return (f"server_stalled: no new AIPerf record and no token progress on /metrics for {silent:.0f} s "
+            return (f"server_stalled: no new {self.record} and no token progress on /metrics for {silent:.0f} s "
                     f"(bound {self.bound_s:g} s) with {self.in_flight:.0f} requests in flight ({self._seen()})")
         return None
 
     def _seen(self) -> str:
         tokens = "unknown" if self.progress is None else f"{self.progress[0]:.0f}"
-        return f"{self.records} AIPerf records, sglang:generation_tokens_total {tokens}"
+        return f"{self.records} {self.record}s, sglang:generation_tokens_total {tokens}"
 
 
 def server_sample(counters: dict[str, float] | None) -> ServerSample:
@@ -121,14 +123,15 @@ def health_status(base_url: str, timeout_s: float = HEALTH_TIMEOUT_S) -> int | N
 
 class StallWatch:
     """The judge fed by a thread that samples the server every `poll_s` and by the runner's loop (`check`),
-    which counts AIPerf's records. `check` returns the stall reason once there is one (and keeps it)."""
+    which counts the client's finished requests (`count`: AIPerf's records, lm-eval's answers). `check`
+    returns the stall reason once there is one (and keeps it)."""
 
-    def __init__(self, base_url: str, artifact_dir: Path, bound_s: float):
+    def __init__(self, base_url: str, bound_s: float, count: Callable[[], int], record: str = "AIPerf record"):
         self.base_url = base_url
         self.bound_s = bound_s
         self.poll_s = max(0.5, min(2.0, bound_s / 5))
-        self.records = RecordCounter(artifact_dir)
-        self.judge = StallJudge(bound_s, time.monotonic())
+        self.count = count
+        self.judge = StallJudge(bound_s, time.monotonic(), record)
         self.reason: str | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -154,7 +157,7 @@ class StallWatch:
 
     def check(self) -> str | None:
         if self.reason is None:
-            count = self.records.update()
+            count = self.count()
             with self._lock:
                 now = time.monotonic()
                 self.judge.saw_records(count, now)
