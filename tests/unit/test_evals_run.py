@@ -61,3 +61,21 @@ def test_eval_plan_of_a_speculative_recipe_has_no_synthetic_acceptance():
 def test_real_engine_gets_no_simulator_answers():
     recipe = load_recipe(H200)
     assert eval_overrides(recipe, "gsm8k", []) == ["speculative.mode=eval"]
+
+
+def test_eval_options_take_the_server_options_of_the_sweep_and_the_task_of_the_eval(tmp_path):
+    from harness.evals.run import options_for, stall_timeout_s
+    from harness.point.run import PointOptions
+
+    task = eval_task(H200, None, "gsm8k", 5, None, ["engine=sim"])
+    sweep = PointOptions(out_dir=tmp_path, launcher="docker", ready_timeout_s=99.0, mounts=("/a:/b",),
+                         gpus=("2", "3"), image_path="/img.sqsh", overrides=("client.duration_s=60",),
+                         stall_timeout_s=42.0, tag="t")
+    opts = options_for(task, sweep)
+    assert (opts.out_dir, opts.launcher, opts.ready_timeout_s, opts.mounts, opts.gpus, opts.image_path) == \
+        (tmp_path, "docker", 99.0, ("/a:/b",), ("2", "3"), "/img.sqsh")
+    assert opts.overrides == tuple(task.overrides) and "engine=sim" in opts.overrides
+    assert (opts.task, opts.limit, opts.threshold) == ("gsm8k", 5, task.threshold)
+    assert stall_timeout_s(opts) == 42.0
+    unset = options_for(task.model_copy(update={"eval_timeout_s": 1200.0}), PointOptions(out_dir=tmp_path))
+    assert stall_timeout_s(unset) == 120.0   # a tenth of the eval's budget (60 to 300 s)
