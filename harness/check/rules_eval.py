@@ -1,8 +1,9 @@
 """`accuracy-eval`: a curve's results count only with a passing accuracy eval (`harness check --results DIR`).
 
 The newest `eval_result.json` of the recipe's config key under the results directories decides: PASS when
-it completed at or above its threshold; FAIL when there is none, when it failed or was cancelled (no score),
-or when it scored below its threshold. An explicit waiver (`--waive-eval REASON`) turns that FAIL into a
+it completed at or above its threshold on the whole test split; FAIL when there is none, when it failed or
+was cancelled (no score), when it scored below its threshold, or when it ran on part of the split only
+(`--limit N`, a smoke run). An explicit waiver (`--waive-eval REASON`) turns that FAIL into a
 WARN naming the reason; the waiver is recorded in the check's output and in `eval_waiver.json` beside the
 curve's results, so it can be reviewed.
 """
@@ -36,8 +37,10 @@ class AccuracyEval(Rule):
         newest = newest_evals(self.results).get(key)
         line = eval_line(newest).removeprefix("accuracy eval: ")
         where = ", ".join(map(str, self.results))
-        if newest is not None and newest.passed is True:
+        if newest is not None and newest.passed is True and not newest.partial:
             return [Finding("PASS", f"{line} ({newest.path})")]
+        if newest is not None and newest.passed is True:
+            line += f"; a partial eval (--limit {newest.limit}) does not accept a curve: run it on the whole split"
         if not self.waiver:
             return [Finding("FAIL", f"{line}" + (f" ({newest.path})" if newest else f" under {where}"))]
         self._record(key, line, newest.path if newest else None)

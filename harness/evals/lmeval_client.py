@@ -28,6 +28,12 @@ def task_file(task: str) -> Path:
     return TASK_DIRS[task] / f"{task}.yaml"
 
 
+def test_split_size(task: str) -> int:
+    """How many problems the task's shipped test split holds (GSM8K: 1,319)."""
+    with open(TASK_DIRS[task] / "test.jsonl", "rb") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
 def max_gen_tokens(context_length: int) -> int:
     """The generation budget: the context less room for the prompt, at most 16,384 tokens
     (half the context when it is too small to reserve 4,096 prompt tokens)."""

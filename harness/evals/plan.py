@@ -8,6 +8,7 @@ default 1.0). The default point is the recipe's highest concurrency, the one Inf
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -50,7 +51,7 @@ def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str,
               min_score: float | None, overrides: list[str]) -> EvalTask:
     """The eval of a sweep: the highest concurrency among the selected points, its threshold resolved now
     (a missing threshold is bad input before anything starts)."""
-    from harness.evals.thresholds import load_thresholds, resolve_threshold
+    from harness.evals.thresholds import THRESHOLDS_FILE, load_thresholds, resolve_threshold
 
     recipe = load_recipe(recipe_path)
     all_overrides = eval_overrides(recipe, task, overrides)
@@ -59,4 +60,8 @@ def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str,
         raise UserError(f"{recipe_path}: no points to evaluate")
     plan = max(plans, key=lambda p: p.conc)
     threshold = resolve_threshold(load_thresholds(), plan.model_prefix, task, min_score)
+    if min_score is not None and threshold.source != "--min-score":
+        print(f"note: --min-score {min_score:g} is not used: {threshold.source}.{task} in {THRESHOLDS_FILE.name} "
+              f"sets {threshold.min_score:g} (resolution: the model's entry, then default, then --min-score)",
+              file=sys.stderr, flush=True)
     return EvalTask(plan=plan, task=task, limit=limit, threshold=threshold, overrides=all_overrides)

@@ -31,6 +31,7 @@ from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, record_disk_full
+from harness.point.inferencex_row import SIM_HW
 from harness.point.process_group import ProcessGroup
 from harness.point.readiness import NotReady
 from harness.point.result import spec_decoding_label
@@ -69,6 +70,11 @@ def options_for(task: EvalTask, server: ServerOptions) -> EvalOptions:
     command's own), what is evaluated and the recorded overrides from the task."""
     return EvalOptions(**{**server_options(server), "overrides": tuple(task.overrides)}, threshold=task.threshold,
                        task=task.task, limit=task.limit, eval_timeout_s=task.eval_timeout_s)
+
+
+def partial(options: EvalOptions) -> bool:
+    """`--limit N` below the size of the test split: a smoke run, which `harness check` does not accept."""
+    return options.limit is not None and options.limit < lmeval_client.test_split_size(options.task)
 
 
 def stall_timeout_s(options: EvalOptions) -> float:
@@ -110,7 +116,8 @@ def meta_env(plan: PointPlan, task: str, limit: int | None) -> dict[str, Any]:
         "decode_tp": tp, "decode_pp": pp, "decode_dcp_size": dcp, "decode_pcp_size": pcp, "decode_ep": ep,
         "decode_dp_attention": dp_attention, "decode_num_workers": 1,
         "model": str(args.get("model-path")), "infmax_model_prefix": plan.model_prefix,
-        "hw": plan.resources.gpu, "isl": 0, "osl": 0,
+        # a simulated eval's row says so in the only field the contract leaves for it, as a point's row does
+        "hw": SIM_HW if plan.server.engine == "sim" else plan.resources.gpu, "isl": 0, "osl": 0,
         # the harness's own identity of the eval
         "config_key": plan.config_key, "image": plan.image, "task": task, "limit": limit,
         "served_model_name": plan.client.served_model_name, "engine": plan.server.engine,
@@ -150,7 +157,8 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
             raise
         reason = record_disk_full(err, edir, status, reserve, EXIT_FAILED, what="eval")
         result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
-                  "engine": plan.server.engine, "simulated": plan.server.engine == "sim", "state": "failed",
+                  "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
+                  "state": "failed",
                   "state_reason": reason, **verdict(None, options.threshold), "row": None}
         return EvalOutcome("failed", reason, EXIT_FAILED, edir, result)
     finally:
@@ -224,7 +232,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
             state, reason = "failed", f"no_scored_samples: {row['integration_error']['message']}"
         judged = verdict(row, options.threshold)
         result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
-                  "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
+                  "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
                   "recipe_fingerprint": plan.fingerprint, "image": plan.image, "state": state,
                   "state_reason": reason, "overrides": list(options.overrides), **judged,
                   "row": row_name(options.task), **files}

@@ -2,7 +2,8 @@
 
 A curve's eval verdict is PASS (completed, score at or above its threshold), FAIL (completed below it),
 FAILED (the eval itself failed or was cancelled: no score) or MISSING (no eval found under the report's
-directories). `harness check --results` applies the same verdicts as a gate.
+directories). An eval whose `--limit N` left part of the test split out says so (`[partial: --limit N]`). `harness check --results` applies
+the same verdicts as a gate, and does not accept a partial eval.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ class EvalSummary:
     simulated: bool
     path: Path
     ended_ns: int
+    limit: int | None = None    # `--limit N`
+    partial: bool = False       # the limit left part of the test split out: a smoke run, not an acceptance
 
     @property
     def verdict(self) -> str:
@@ -66,7 +69,8 @@ def _read(path: Path) -> EvalSummary | None:
             score_se=d.get("score_se"), n_eff=d.get("n_eff"), min_score=float(d["min_score"]),
             threshold_source=str(d.get("threshold_source", "")), passed=d.get("passed"),
             simulated=bool(d.get("simulated")), path=path,
-            ended_ns=int(status.get("ended_ns") or path.stat().st_mtime_ns))
+            ended_ns=int(status.get("ended_ns") or path.stat().st_mtime_ns),
+            limit=None if d.get("limit") is None else int(d["limit"]), partial=bool(d.get("partial")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -91,8 +95,9 @@ def eval_line(s: EvalSummary | None) -> str:
                 f"{s.min_score:.2f}{sim}")
     se = f" ± {s.score_se:.4f}" if isinstance(s.score_se, int | float) else ""
     n = f", n={int(s.n_eff)}" if isinstance(s.n_eff, int | float) else ""
+    partial = f" [partial: --limit {s.limit}]" if s.partial else ""
     return (f"accuracy eval: {s.verdict} at c{s.conc} {s.task} {s.score_name} {s.score:.4f}{se}{n}; threshold "
-            f"{s.min_score:.2f} ({s.threshold_source}){sim}")
+            f"{s.min_score:.2f} ({s.threshold_source}){partial}{sim}")
 
 
 def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:
@@ -100,8 +105,8 @@ def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:
         return None
     return {"verdict": s.verdict, "conc": s.conc, "task": s.task, "state": s.state, "reason": s.reason,
             "score": s.score, "score_name": s.score_name, "score_se": s.score_se, "n_eff": s.n_eff,
-            "min_score": s.min_score, "threshold_source": s.threshold_source, "simulated": s.simulated,
-            "path": str(s.path)}
+            "min_score": s.min_score, "threshold_source": s.threshold_source, "limit": s.limit, "partial": s.partial,
+            "simulated": s.simulated, "path": str(s.path)}
 
 
 def eval_markdown(config_keys: Iterable[str], evals: dict[str, EvalSummary]) -> str:

@@ -15,13 +15,14 @@ QUICKSTART = ROOT / "recipes" / "quickstart-sim.yaml"
 
 
 def write_eval(runs: Path, conc: int, ended_ns: int, *, score: float | None, passed: bool | None,
-               state: str = "completed", key: str = "quickstart-sim") -> Path:
+               state: str = "completed", key: str = "quickstart-sim", limit: int | None = None) -> Path:
     d = runs / key / f"eval-conc{conc}"
     d.mkdir(parents=True)
     result = {"config_key": key, "conc": conc, "task": "gsm8k", "state": state,
               "state_reason": None if state == "completed" else "server_exited: status 1 during the run",
               "score": score, "score_name": None if score is None else "em_strict", "score_se": 0.01,
-              "n_eff": 1319, "min_score": 0.9, "threshold_source": "default", "passed": passed, "simulated": True}
+              "n_eff": 1319, "min_score": 0.9, "threshold_source": "default", "passed": passed, "simulated": True,
+              "limit": limit, "partial": limit is not None and limit < 1319}
     (d / "eval_result.json").write_text(json.dumps(result))
     (d / "status.json").write_text(json.dumps({"state": state, "ended_ns": ended_ns}))
     return d
@@ -85,3 +86,19 @@ def test_verdict_words(tmp_path, passed, verdict):
     write_eval(tmp_path, 8, 1, score=None if passed is None else 0.5, passed=passed,
                state="completed" if passed is not None else "failed")
     assert newest_evals([tmp_path])["quickstart-sim"].verdict == verdict
+
+
+def test_a_partial_eval_is_shown_as_such_and_does_not_accept_a_curve(tmp_path):
+    write_eval(tmp_path, 8, 1, score=1.0, passed=True, limit=10)
+    assert newest_evals([tmp_path])["quickstart-sim"].verdict == "PASS"     # the report keeps the score's verdict
+    line = eval_line(newest_evals([tmp_path])["quickstart-sim"])
+    assert "[partial: --limit 10]" in line
+    r = accuracy(tmp_path)
+    assert r.status == "FAIL" and "a partial eval (--limit 10) does not accept a curve" in r.findings[0].evidence
+    assert accuracy(tmp_path, "smoke run only on this branch").status == "WARN"
+
+
+def test_a_limit_beyond_the_split_is_the_whole_split(tmp_path):
+    write_eval(tmp_path, 8, 1, score=1.0, passed=True, limit=5000)
+    assert "partial" not in eval_line(newest_evals([tmp_path])["quickstart-sim"])
+    assert accuracy(tmp_path).status == "PASS"

@@ -56,6 +56,9 @@ def test_eval_plan_of_a_speculative_recipe_has_no_synthetic_acceptance():
     meta = meta_env(plan, "gsm8k", 5)
     assert (meta["tp"], meta["ep"], meta["conc"], meta["infmax_model_prefix"]) == (8, 8, plan.conc, "musespark")
     assert meta["simulated"] is True and meta["spec_decoding"] == "dflash" and meta["isl"] == 0
+    assert meta["hw"] == "sim"                           # a simulated eval's row never claims the H200s
+    real = eval_task(H200, None, "gsm8k", 5, None, []).plan
+    assert meta_env(real, "gsm8k", 5)["hw"] == "h200" and meta_env(real, "gsm8k", 5)["simulated"] is False
 
 
 def test_real_engine_gets_no_simulator_answers():
@@ -79,3 +82,19 @@ def test_eval_options_take_the_server_options_of_the_sweep_and_the_task_of_the_e
     assert stall_timeout_s(opts) == 42.0
     unset = options_for(task.model_copy(update={"eval_timeout_s": 1200.0}), PointOptions(out_dir=tmp_path))
     assert stall_timeout_s(unset) == 120.0   # a tenth of the eval's budget (60 to 300 s)
+
+
+def test_partial_is_a_limit_below_the_test_split(tmp_path):
+    from harness.evals.run import EvalOptions, partial
+
+    def opts(limit: int | None) -> EvalOptions:
+        return EvalOptions(out_dir=tmp_path, threshold=T90, limit=limit)
+
+    assert [partial(opts(n)) for n in (None, 1, 1318, 1319, 5000)] == [False, True, True, False, False]
+
+
+def test_a_min_score_the_thresholds_file_overrules_is_named(capsys):
+    task = eval_task(H200, None, "gsm8k", 5, 0.95, ["engine=sim"])
+    assert (task.threshold.min_score, task.threshold.source) == (0.9, "default")
+    assert capsys.readouterr().err == ("note: --min-score 0.95 is not used: default.gsm8k in thresholds.yaml sets "
+                                       "0.9 (resolution: the model's entry, then default, then --min-score)\n")
