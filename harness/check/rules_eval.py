@@ -40,7 +40,7 @@ class AccuracyEval(Rule):
         if newest is not None and newest.passed is True and not newest.partial:
             return [Finding("PASS", f"{line} ({newest.path})")]
         if newest is not None and newest.passed is True:
-            line += f"; a partial eval (--limit {newest.limit}) does not accept a curve: run it on the whole split"
+            line = f"not accepted: a partial eval ({line}); run it on the whole test split"
         if not self.waiver:
             return [Finding("FAIL", f"{line}" + (f" ({newest.path})" if newest else f" under {where}"))]
         self._record(key, line, newest.path if newest else None)

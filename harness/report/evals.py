@@ -70,9 +70,20 @@ def _read(path: Path) -> EvalSummary | None:
             threshold_source=str(d.get("threshold_source", "")), passed=d.get("passed"),
             simulated=bool(d.get("simulated")), path=path,
             ended_ns=int(status.get("ended_ns") or path.stat().st_mtime_ns),
-            limit=None if d.get("limit") is None else int(d["limit"]), partial=bool(d.get("partial")))
+            limit=None if d.get("limit") is None else int(d["limit"]), partial=_partial(d))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _partial(d: dict[str, Any]) -> bool:
+    """Did the eval leave part of the test split out? (Recorded as `partial`; judged from `limit` for an
+    `eval_result.json` written before it was.)"""
+    if "partial" in d:
+        return bool(d["partial"])
+    from harness.evals.lmeval_client import TASK_DIRS, test_split_size
+
+    limit, task = d.get("limit"), d.get("task")
+    return limit is not None and task in TASK_DIRS and int(limit) < test_split_size(str(task))
 
 
 def newest_evals(paths: Iterable[Path]) -> dict[str, EvalSummary]:

@@ -94,8 +94,17 @@ def test_a_partial_eval_is_shown_as_such_and_does_not_accept_a_curve(tmp_path):
     line = eval_line(newest_evals([tmp_path])["quickstart-sim"])
     assert "[partial: --limit 10]" in line
     r = accuracy(tmp_path)
-    assert r.status == "FAIL" and "a partial eval (--limit 10) does not accept a curve" in r.findings[0].evidence
+    assert r.status == "FAIL" and r.findings[0].evidence.startswith(
+        "not accepted: a partial eval (PASS at c8 gsm8k em_strict 1.0000")
     assert accuracy(tmp_path, "smoke run only on this branch").status == "WARN"
+
+
+def test_an_older_result_without_partial_is_judged_from_its_limit(tmp_path):
+    d = write_eval(tmp_path, 8, 1, score=1.0, passed=True, limit=10)
+    result = json.loads((d / "eval_result.json").read_text())
+    del result["partial"]
+    (d / "eval_result.json").write_text(json.dumps(result))
+    assert newest_evals([tmp_path])["quickstart-sim"].partial is True and accuracy(tmp_path).status == "FAIL"
 
 
 def test_a_limit_beyond_the_split_is_the_whole_split(tmp_path):
