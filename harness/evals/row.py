@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 RESULT_SCHEMA_VERSION = 1
 StdErr = float | Literal["N/A"]
@@ -58,7 +58,7 @@ class EvalRow(BaseModel):
     n_eff: Annotated[float, Field(ge=0)] | None
     source: Annotated[str, Field(min_length=1)]
     infrastructure_success: bool
-    integration_error: dict[str, Any] | None
+    integration_error: dict[str, JsonValue] | None
     eval_suite: Annotated[str, Field(min_length=1)] = None  # type: ignore[assignment]
     score: Annotated[float, Field(ge=0, le=1)] | None
     score_name: Literal["em_strict", "accuracy", "em_flexible"] | None
