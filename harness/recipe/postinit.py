@@ -32,7 +32,9 @@ def post_init_errors(values: Mapping[str, Any], sglang_version: str = "0.5.23") 
     needs tp_size divisible by dp_size (an assertion in `parallel_hook.py:handle_data_parallelism`);
     attention context parallelism needs tp_size divisible by attn_cp_size and by dp_size x attn_cp_size
     (`parallel_hook.py:handle_context_parallelism`); decode context parallelism needs dcp_size >= 1, and
-    `--dcp-comm-backend a2a|fi_a2a` and `--dcp-replicate-q-proj` need dcp_size > 1, and from 0.5.23 dcp_size > 1
+    `--dcp-comm-backend a2a|fi_a2a` and `--dcp-replicate-q-proj` need dcp_size > 1, tp_size must be divisible by
+    dcp_size (raised when the process groups are built, `distributed/parallel_state.py:initialize_model_parallel`,
+    before any weight is loaded), and from 0.5.23 dcp_size > 1
     refuses `--enable-prefill-cp` (`parallel_hook.py:handle_decode_context_parallelism`). `sglang_version` is the
     release whose rules apply where they differ.
     """
@@ -99,6 +101,8 @@ def _parallel_errors(values: Mapping[str, Any]) -> list[str]:
     if dcp < 1:
         errors.append("Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1, "
                       f"but got dcp_size={dcp}.")
+    elif tp % dcp:
+        errors.append(f"tensor_model_parallel_size ({tp}) must be divisible by decode_context_parallel_size ({dcp})")
     backend = values.get("dcp_comm_backend")
     if backend in ("a2a", "fi_a2a") and dcp <= 1:
         errors.append(f"--dcp-comm-backend {backend} only affects the decode context-parallel attention reduction "

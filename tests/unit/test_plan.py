@@ -112,6 +112,8 @@ def test_eagle_without_num_steps_is_refused() -> None:
     ({"server": {"args": {"attn-cp-size": 3}}}, "tp_size must be divisible by attn_cp_size"),
     ({"parallelism": {"tp": 8, "dp_attention": 4}, "server": {"args": {"attn-cp-size": 4}}},
      "tp_size must be divisible by dp_size * attn_cp_size"),
+    ({"parallelism": {"tp": 8, "dcp": 3}},
+     "tensor_model_parallel_size (8) must be divisible by decode_context_parallel_size (3)"),
     ({"parallelism": {"tp": 8, "dcp": 2}, "server": {"args": {"enable-prefill-cp": True}}},
      "--dcp-size > 1 does not support --enable-prefill-cp."),
 ])

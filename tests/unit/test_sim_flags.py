@@ -95,6 +95,7 @@ def test_choices_are_enforced_on_every_choice_flag(capsys: pytest.CaptureFixture
     (["--pp-size", "2"], "Currently DFLASH speculative decoding only supports pp_size == 1."),
     (["--enable-dp-attention", "--dp-size", "3"], "DP attention needs tp_size divisible by dp_size"),
     (["--dcp-size", "0"], "Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1"),
+    (["--tp-size", "4", "--dcp-size", "3"], r"tensor_model_parallel_size (4) must be divisible by decode_context"),
     (["--tp-size", "2", "--dcp-size", "2", "--enable-prefill-cp"], "--dcp-size > 1 does not support --enable-prefill-cp."),
 ])
 def test_sglang_post_init_rejections_stop_the_simulator(extra: list[str], message: str) -> None:
