@@ -75,7 +75,7 @@ def main(args: argparse.Namespace) -> int:
 
 def describe_eval(o: EvalOutcome) -> str:
     r = o.result
-    sim = " (simulated)" if r["simulated"] else ""
+    sim = (f" [partial: --limit {r['limit']}]" if r.get("partial") else "") + (" (simulated)" if r["simulated"] else "")
     lines = [f"{o.eval_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
     if r["score"] is not None:
         verdict = "PASS" if r["passed"] else "FAIL (below threshold)"

@@ -56,7 +56,7 @@ def test_eval_of_a_speculative_recipe_passes_and_writes_every_artifact(tmp_path)
     assert "num_concurrent=48" in client_cmd and "HF_DATASETS_OFFLINE=1" in client_cmd
     status = _read(edir / "status.json")
     assert status["state"] == "completed" and status["exit_status"] == 0 and "evaluating" in status["phases"]
-    assert "PASS" in r.stdout and "(simulated)" in r.stdout
+    assert "PASS" in r.stdout and "(n=8) [partial: --limit 8] (simulated)" in r.stdout
 
 
 def test_below_threshold_exits_3_with_score_and_threshold(tmp_path):
