@@ -37,19 +37,19 @@ def _get(url: str, timeout: float) -> int:
 
 def served_launch_token(base_url: str, timeout: float = 10.0) -> str | None:
     """The `weight_version` the server answering at `base_url` reports in `/server_info` (SGLang echoes its
-    `--weight-version` there); "" when it answers without one (an HTTP error, not JSON, no such field: not an
-    SGLang server launched with a token); None when it could not be asked (refused, timed out, 5xx)."""
+    `--weight-version` there); `<HTTP 404>`, `<not JSON>` or `<no weight_version>` when it answers without one
+    (not an SGLang server launched with that token); None when it could not be asked (refused, timed out, 5xx)."""
     try:
         with urllib.request.urlopen(f"{base_url}/server_info", timeout=timeout) as resp:
             data = json.loads(resp.read())
     except urllib.error.HTTPError as exc:
-        return None if exc.code >= 500 else ""
+        return None if exc.code >= 500 else f"<HTTP {exc.code}>"
     except (urllib.error.URLError, OSError, TimeoutError):
         return None
     except ValueError:
-        return ""
+        return "<not JSON>"
     value = data.get("weight_version") if isinstance(data, dict) else None
-    return "" if value is None else str(value)
+    return "<no weight_version>" if value is None else str(value)
 
 
 def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
@@ -110,8 +110,8 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
                 break
             if seen is not None:
                 raise NotReady("port_in_use", f"the server answering at {base_url} is not the one launched: its "
-                                              f"/server_info weight_version is {seen[:80]!r}, not this launch's "
-                                              f"token {token!r}")
+                                              f"/server_info gives {seen[:80]!r} as weight_version, not this "
+                                              f"launch's token {token!r}")
         if time.monotonic() >= deadline:
             raise NotReady("ready_timeout", f"/health not 200 after {budget_s:.0f} s (last status {status})")
         if on_poll:

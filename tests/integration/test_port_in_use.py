@@ -86,7 +86,7 @@ def test_readiness_refuses_a_server_without_this_launchs_token_when_its_owner_is
         with pytest.raises(NotReady) as exc:
             wait_until_ready(f"http://127.0.0.1:{port}", "m", ours.exit_code, budget_s=10, poll_s=0.1,
                              foreign=lambda: None, token="harness-launch-0123456789abcdef")
-        assert exc.value.reason == "port_in_use" and "weight_version is 'default'" in str(exc.value)
+        assert exc.value.reason == "port_in_use" and "gives 'default' as weight_version" in str(exc.value)
     finally:
         ours.stop()
     assert "POST" not in (tmp_path / "foreign.log").read_text()  # not one request reached the other server
@@ -125,3 +125,35 @@ def test_a_server_that_cannot_bind_is_reported_as_port_in_use(foreign: tuple[int
     outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
     assert outcome.state == "failed" and outcome.reason.startswith("port_in_use: server exited"), outcome.reason
     assert "address already in use" in outcome.reason.lower()  # the server's own line from server.log
+
+
+def test_what_a_server_answers_for_the_launch_token() -> None:
+    import http.server
+    import threading
+
+    from harness.point.readiness import served_launch_token
+
+    answers = {"/a/server_info": (200, b'{"weight_version": "harness-launch-00000000000000aa"}'),
+               "/b/server_info": (404, b"not found"), "/c/server_info": (200, b"ok"),
+               "/d/server_info": (200, b'{"version": "0.5.23"}'), "/e/server_info": (503, b"loading")}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            code, body = answers[self.path]
+            self.send_response(code)
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        got = {k: served_launch_token(f"{base}/{k}") for k in "abcde"}
+    finally:
+        server.shutdown()
+    assert got == {"a": "harness-launch-00000000000000aa", "b": "<HTTP 404>", "c": "<not JSON>",
+                   "d": "<no weight_version>", "e": None}
+    assert served_launch_token(f"http://127.0.0.1:{_port()}") is None  # nothing listens: ask again later
