@@ -33,7 +33,7 @@ def traces(plans: list[PointPlan], recipe_src: str) -> list[Finding]:
         return [Finding("pass", "traces", f"{recipe_src}:client.traces", f"{path}")]
     return [Finding("fail", "traces", f"{recipe_src}:client.traces",
                     f"{path}: no trace corpus there (a directory of *.json traces or a .jsonl file); stage it or "
-                    "--set client.traces=DIR")]
+                    "--set client.traces=DIR (absolute, or relative to the recipe)")]
 
 
 def resolve_files(plans: list[PointPlan], recipe_src: str, *, in_container: bool, mounts: list[str],
