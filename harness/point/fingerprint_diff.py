@@ -4,7 +4,9 @@ any two launches of the same point.
 Per-launch values are dropped or masked before comparing: capture times (`time_utc`, `timestamp`,
 `startup_time`) and durations (`seconds`), the server's port (`--port N` in argv and launch commands, `port`
 keys, the container name that embeds it), the launch token (`--weight-version harness-launch-…`, the
-`weight_version` it sets) and process ids. Lists are compared item by item; package lists
+`weight_version` it sets), process ids, and what the scheduler measured since it started: the load-dependent
+keys of `/server_info`'s `internal_states` (SGLang's `get_internal_state`: `last_gen_throughput`,
+`avg_spec_accept_length`, `step_time_dict`, queue and batch sizes, `load`; the simulator's `sim` counters). Lists are compared item by item; package lists
 (`pip_packages`, `packages`: `name==version` strings, srt-slurm's `{source: [name==version, ...]}` or
 `{name: version}` mappings) are compared per package, so a changed package is one line
 `pip_packages./opt/venv/bin/python3.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
@@ -20,6 +22,10 @@ from typing import Any
 VOLATILE_KEYS = frozenset({"time_utc", "timestamp", "startup_time", "pid", "server_pid", "container_name",
                            "seconds"})
 PORT_KEYS = frozenset({"port"})
+# `internal_states` items: values SGLang's scheduler measured since it started, not settings.
+RUNTIME_STATE_KEYS = frozenset({"last_gen_throughput", "avg_spec_accept_length", "step_time_dict", "load",
+                                "waiting_queue_size", "running_batch_size", "prefill_decode_size",
+                                "pending_dp_reqs_size", "engine_paused", "sim"})
 PACKAGE_KEYS = frozenset({"pip_packages", "packages"})
 _PORT_FLAG = re.compile(r"(--port[ =])\d+")
 _PORT_IN_NAME = re.compile(r"-\d{2,5}$")
@@ -50,7 +56,7 @@ def normalize(value: Any, key: str = "") -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if k in VOLATILE_KEYS:
+            if k in VOLATILE_KEYS or (key == "internal_states" and k in RUNTIME_STATE_KEYS):
                 continue
             if k in PORT_KEYS and isinstance(v, (int, str)):
                 out[k] = "<port>"
