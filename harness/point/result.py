@@ -4,7 +4,8 @@
   concurrency, accept length, cancellations at the cutoff, overrides, engine, client settings, power over
   our window). `report`, `compare`, `check`, `status` and Slurm read this file.
 - `bmk_agentic_<config_key>_conc<N>.json`: the published row, exactly one InferenceX AgentX row
-  (`harness.point.inferencex_row`). A simulated point publishes `hw: sim`, never a real GPU name.
+  (`harness.point.inferencex_row`). A simulated point records and publishes `hw: sim`, never a real GPU
+  name (our record keeps the recipe's GPU type as `recipe_hw`).
 
 Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
 its partial result, marked invalid).
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
-from harness.point import aiperf, result_fields
+from harness.point import aiperf, inferencex_row, result_fields
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.plan import PointPlan, dp_attention_size
@@ -88,7 +89,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "dp_attention": dp_attention_size(args) > 1,
         "inferencex_spec_decoding": _inferencex_spec_decoding(args),   # the published row's label
         "num_gpus": plan.resources.num_gpus,
-        "hw": plan.resources.gpu,
+        "hw": inferencex_row.SIM_HW if plan.server.engine == "sim" else plan.resources.gpu,  # never a real GPU
+        "recipe_hw": plan.resources.gpu,   # the hardware the recipe is written for
         "recipe_fingerprint": plan.fingerprint,
         "scenario_type": "agentic-coding",
         "state": state,
@@ -136,8 +138,6 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
 
 
 def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
-    from harness.point import inferencex_row
-
     return inferencex_row.spec_decoding(args)
 
 
@@ -154,7 +154,6 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
                    summary: dict[str, Any] | None, pdir: Path,
                    counters: dict[str, float] | None,
                    server_metrics_export: dict[str, Any] | None = None) -> dict[str, Any]:
-    from harness.point import inferencex_row
 
     args = plan.settings["args"]
     simulated = plan.server.engine == "sim"

@@ -251,7 +251,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         framework=str(d.get("framework") or ""),
         precision=str(d.get("precision") or ""),
         spec_decoding=str(d.get("spec_decoding") or ""),
-        hw=str(d.get("hw") or ""),
+        hw="sim" if simulated else str(d.get("hw") or ""),   # an older simulated record may name the recipe's GPU
         tp=_int(d.get("tp")),
         ep=_int(d.get("ep")),
         pp=_int(d.get("pp")),
