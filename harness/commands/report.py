@@ -48,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join("  " + line[2:] for line in coverage_lines(c)))
         for w in c.warnings:
             print(f"warning: {w}")
-        print(eval_line(outputs.evals.get(c.config_key)))
+        print(eval_line(outputs.evals.get(c.config_key), c.simulated))
         print()
     print(f"report: {outputs.html_path}")
     print(f"markdown: {outputs.markdown_path}")

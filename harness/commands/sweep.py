@@ -129,7 +129,7 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
         print()
         print(render_curve(curve), end="")
         if args.with_eval:
-            print(eval_line(outputs.evals.get(curve.config_key)))
+            print(eval_line(outputs.evals.get(curve.config_key), curve.simulated))
     print()
     for png in outputs.png_paths:
         print(f"plot:   {png}")

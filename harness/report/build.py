@@ -60,7 +60,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     from harness.report.markdown import render_markdown
 
     evals = newest_evals(run_dirs)
-    keys = [c.config_key for c in curves]
+    keys = {k: all(c.simulated for c in curves if c.config_key == k)   # config key -> only simulated curves
+            for k in dict.fromkeys(c.config_key for c in curves)}
     json_path = write_json(out_dir / "report.json",
                            {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys},
                             "notes": notes})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -96,10 +96,14 @@ def newest_evals(paths: Iterable[Path]) -> dict[str, EvalSummary]:
     return out
 
 
-def eval_line(s: EvalSummary | None) -> str:
-    """One line: score, threshold and verdict (or why there is none)."""
+def eval_line(s: EvalSummary | None, simulated: bool = False) -> str:
+    """One line: score, threshold and verdict (or why there is none). Without an eval a real curve is MISSING
+    one (`harness check --results` fails it); a simulated curve (a demo, a dry run) simply has none."""
+    if s is None and simulated:
+        return "accuracy eval: not run (simulated curve; `harness eval RECIPE` or `sweep --with-eval` adds one)"
     if s is None:
-        return "accuracy eval: MISSING (no eval_result.json; run `harness eval` or `sweep --with-eval`)"
+        return ("accuracy eval: MISSING (no eval_result.json; run `harness eval` or `sweep --with-eval`; "
+                "`harness check --results` fails the curve without a passing one)")
     sim = " [simulated]" if s.simulated else ""
     if s.score is None:
         return (f"accuracy eval: FAILED at c{s.conc} {s.task}: {s.state} ({s.reason}); threshold "
@@ -120,13 +124,16 @@ def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:
             "simulated": s.simulated, "path": str(s.path)}
 
 
-def eval_markdown(config_keys: Iterable[str], evals: dict[str, EvalSummary]) -> str:
+def eval_markdown(config_keys: Mapping[str, bool], evals: dict[str, EvalSummary]) -> str:
+    """One row per config key; `config_keys` maps each to whether all its curves are simulated."""
     lines = ["## Accuracy evals", "", "| curve | verdict |", "|---|---|"]
-    lines += [f"| {k} | {eval_line(evals.get(k)).removeprefix('accuracy eval: ')} |" for k in config_keys]
+    lines += [f"| {k} | {eval_line(evals.get(k), sim).removeprefix('accuracy eval: ')} |"
+              for k, sim in config_keys.items()]
     return "\n".join(lines) + "\n"
 
 
-def eval_html(config_keys: Iterable[str], evals: dict[str, EvalSummary]) -> str:
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(eval_line(evals.get(k)).removeprefix('accuracy eval: '))}"
-                   "</td></tr>" for k in config_keys)
+def eval_html(config_keys: Mapping[str, bool], evals: dict[str, EvalSummary]) -> str:
+    rows = "".join(f"<tr><td>{html.escape(k)}</td>"
+                   f"<td>{html.escape(eval_line(evals.get(k), sim).removeprefix('accuracy eval: '))}</td></tr>"
+                   for k, sim in config_keys.items())
     return f"<h2>Accuracy evals</h2><table><tr><th>curve</th><th>verdict</th></tr>{rows}</table>"

@@ -107,3 +107,25 @@ def test_markdown_escapes_html_like_the_html_report(tmp_path):
     path.write_text(json.dumps(row))
     md = build_report([run], tmp_path / "out", with_records=False).markdown_path.read_text()
     assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt; \\| a" in md
+
+
+def test_accuracy_evals_one_row_per_config_key_and_a_simulated_curve_is_not_failed(tmp_path):
+    """A demo that never ran an eval reads "not run"; a real curve without one is MISSING (check gates on it)."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(FIX / "sim-run", run / "sim")
+    src = run / "sim" / "quickstart-sim" / "conc4" / "bmk_agentic_quickstart-sim_conc4.json"
+    variant = run / "sim" / "quickstart-sim" / "variants" / "tuned" / "conc4"   # a second curve of the key
+    variant.mkdir(parents=True)
+    (variant / src.name).write_text(json.dumps({**json.loads(src.read_text()), "variant": "tuned"}))
+    out = build_report([run], tmp_path / "sim-only", with_records=False)
+    assert len(out.curves) == 2
+    rows = [ln for ln in out.markdown_path.read_text().splitlines() if ln.startswith("| quickstart-sim |")]
+    assert rows == ["| quickstart-sim | not run (simulated curve; `harness eval RECIPE` or `sweep --with-eval` "
+                    "adds one) |"]
+    assert "MISSING" not in out.html_path.read_text()
+    shutil.copytree(FIX / "real-run", run / "real")
+    md = build_report([run], tmp_path / "mixed", with_records=False).markdown_path.read_text()
+    assert [ln.split(" | ")[1].split(" ")[0] for ln in md.splitlines() if ln.startswith("| quickstart-sim |")] \
+        == ["MISSING"]   # one key with a real curve: the eval is missing for it
