@@ -1,8 +1,9 @@
 """One self-contained static HTML report: tables, verdicts, fingerprints, and the PNGs embedded as base64.
 
 Laid out to fit a 1400 px window without horizontal scrolling: the page is at most 1360 px wide, table
-cells wrap (long reasons, image names and hashes break anywhere) and the four frontier flags share one
-column. When any point is simulated the title and a banner say SIMULATED.
+cells wrap (long reasons, image names and hashes break anywhere; header words never break), the four
+frontier flags share one column, and a long fingerprint cell (why no GPU was found) is cut, whole in its
+tooltip. When any point is simulated the title and a banner say SIMULATED.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ body{font-family:system-ui,sans-serif;margin:1em auto;padding:0 1em;max-width:13
      overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:0.5em 0 1.5em;width:100%;table-layout:auto}
 th,td{border:1px solid #ccc;padding:3px 6px;overflow-wrap:anywhere;vertical-align:top}
-th{background:#f6f6f6;font-weight:600;font-size:13px}
+th{background:#f6f6f6;font-weight:600;font-size:13px;overflow-wrap:normal}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.invalid{background:#fbe9e9;color:#777}
 .on{font-weight:bold}img{max-width:100%;height:auto;border:1px solid #eee}
@@ -38,6 +39,14 @@ def _e(value: object) -> str:
 def _img(path: Path) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return f'<p><img alt="{_e(path.name)}" src="data:image/png;base64,{data}"></p>'
+
+
+def _cut(value: object, limit: int = 48) -> str:
+    """A table cell cut to `limit` characters, the whole text in its tooltip."""
+    text = str(value)
+    if len(text) <= limit:
+        return _e(text)
+    return f'<span title="{_e(text)}">{_e(text[: limit - 1])}…</span>'
 
 
 def _frontier_cell(c: Curve, conc: int, valid: bool) -> str:
@@ -76,7 +85,7 @@ def _curve_section(c: Curve) -> str:
     )
     fp_rows = "".join(
         f"<tr><td class=\"n\">{p.conc}</td><td>{_e(p.fingerprint.get('host', '-'))}</td>"
-        f"<td>{_e(p.fingerprint.get('gpus', '-'))}</td><td>{_e(p.fingerprint.get('sglang_version', '-'))}</td>"
+        f"<td>{_cut(p.fingerprint.get('gpus', '-'))}</td><td>{_e(p.fingerprint.get('sglang_version', '-'))}</td>"
         f"<td>{_e(p.fingerprint.get('image', p.image) or '-')}</td>"
         f"<td><code>{_e((p.recipe_fingerprint or '-')[:16])}</code></td>"
         f"<td><code>{_e((p.harness_commit or '-')[:18])}</code></td></tr>"
@@ -85,7 +94,9 @@ def _curve_section(c: Curve) -> str:
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
     sim = f" <em>({SIMULATED})</em>" if c.simulated else ""
     variant = (f"<p class=\"tag\">Tuned variant <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>; "
-               f"overrides: {_e(', '.join(c.overrides) or 'none')}.</p>") if c.variant else ""
+               f"overrides: {_e(', '.join(c.overrides))}.</p>") if c.variant and c.overrides else \
+        (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>: the recipe "
+         "as written, no overrides.</p>") if c.variant else ""
     notes = "".join(f"<p class=\"tag\">{_e(n)}</p>" for n in curve_notes(c))
     return (
         f"<h2>{_e(c.key)}{sim}</h2>{variant}<p>Image <code>{_e(c.image or 'unknown')}</code>, engine "

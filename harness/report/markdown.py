@@ -41,9 +41,11 @@ def render_markdown(curves: Sequence[Curve]) -> str:
     for c in curves:
         sim = f" ({SIMULATED})" if c.simulated else ""
         out += [f"## {_text(c.key)}{sim}", "", f"Image {_code(c.image or 'unknown')}, engine {_code(c.engine)}.", ""]
-        if c.variant:
+        if c.variant and c.overrides:
             out += [f"Tuned variant {_code(c.variant)} of {_code(c.config_key)}; overrides: "
-                    + (", ".join(_code(o) for o in c.overrides) or "none") + ".", ""]
+                    + ", ".join(_code(o) for o in c.overrides) + ".", ""]
+        elif c.variant:
+            out += [f"Tagged run {_code(c.variant)} of {_code(c.config_key)}: the recipe as written, no overrides.", ""]
         if curve_notes(c):
             out += [*(_text(n) for n in curve_notes(c)), ""]
         out.append("| " + " | ".join(COLUMNS) + " |")

@@ -29,7 +29,16 @@ MEASURE = """JSON.stringify({
   widest: Math.max(...[...document.querySelectorAll('table, img, h1, h2, p')].map(e => e.getBoundingClientRect().right)),
   images: [...document.images].map(i => [i.complete, i.naturalWidth]),
   h1: document.querySelector('h1').textContent,
-  rows: document.querySelectorAll('tr').length
+  rows: document.querySelectorAll('tr').length,
+  brokenHeaderWords: [...document.querySelectorAll('th')].flatMap(th => {
+    const t = th.firstChild, out = [], re = /\S+/g;
+    if (!t || t.nodeType !== 3) return out;
+    for (let m; (m = re.exec(t.data));) {
+      const r = document.createRange(); r.setStart(t, m.index); r.setEnd(t, m.index + m[0].length);
+      if (r.getClientRects().length > 1) out.push(m[0]);   // one word drawn on two lines
+    }
+    return out;
+  })
 })"""
 
 
@@ -54,6 +63,7 @@ def test_report_renders_fits_1400px_and_logs_no_errors(tmp_path):
     assert m["scrollWidth"] <= 1400 and m["clientWidth"] <= 1400 and m["widest"] <= 1400, m
     assert len(m["images"]) == 5 and all(ok and w > 0 for ok, w in m["images"]), m["images"]
     assert m["rows"] > 10
+    assert m["brokenHeaderWords"] == [], m["brokenHeaderWords"]   # "con c", "verdi ct" read as broken
     png = page.screenshot_png
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])

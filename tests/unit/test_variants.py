@@ -145,3 +145,15 @@ def test_report_csv_has_one_row_per_point_with_every_metric(tmp_path):
     assert {f"{m}_{s}" for m in ("ttft", "e2el", "itl", "tpot", "intvty", "e2e_norm_intvty")
             for s in ("mean", "p50", "p75", "p90", "p95", "p99", "std")} <= set(rows[0])
     assert rows[5]["valid"] == "false" and rows[5]["invalid_reasons"] == "error_rate"
+
+
+def test_a_tagged_run_without_overrides_says_so(tmp_path):
+    run = _with_variant(tmp_path)
+    for path in (run / "quickstart-sim" / "variants" / "mrr64").glob("conc*/*.json"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "overrides": []}))
+    out = build_report([run], tmp_path / "report")
+    assert "Tagged run <code>mrr64</code> of <code>quickstart-sim</code>: the recipe as written, no overrides." \
+        in out.html_path.read_text()
+    md = out.markdown_path.read_text()
+    assert "Tagged run `mrr64` of `quickstart-sim`: the recipe as written, no overrides." in md
+    assert "Tuned variant" not in md
