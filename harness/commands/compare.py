@@ -52,5 +52,5 @@ def main(args: argparse.Namespace) -> int:
     else:
         for n in notes:
             print(f"note: {n}")
-        print(render_comparison(comparisons, only_a, only_b), end="")
+        print(render_comparison(comparisons, only_a, only_b, variant=args.variant is not None), end="")
     return 0

@@ -111,18 +111,38 @@ def overrides_with_duration(args: argparse.Namespace) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.point.result import point_dir
     from harness.point.run import run_point
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
     plans = local_preflight(args.recipe, recipe, plans)
     check_out_dir(args.out)
-    outcome = run_point(plans[0], options_from_args(args, recipe))
+    options = options_from_args(args, recipe)
+    print(landing_line(plans[0].conc, point_dir(args.out, plans[0], options.variant), options.variant), flush=True)
+    outcome = run_point(plans[0], options)
     print(describe_outcome(outcome))
     if outcome.result is not None:
         print()
         print(point_table(outcome.point_dir), end="")
+        if options.variant:
+            print(compare_hint(args.out / recipe.config_key, options.variant))
     return outcome.exit_status
+
+
+def landing_line(conc: int, pdir: Path, variant: str | None) -> str:
+    """Where the point's results go, said before it starts (a variant never touches the baseline)."""
+    if variant:
+        return f"c{conc}: variant {variant} -> {pdir} (the recipe's own c{conc} is left as it is)"
+    return f"c{conc}: the recipe as written -> {pdir}"
+
+
+def compare_hint(curve_dir: Path, variant: str) -> str:
+    """The command that pairs a variant's points with the recipe's own points."""
+    import shlex
+
+    return f"against the recipe's own points: harness compare {shlex.quote(str(curve_dir))} --variant " \
+           f"{shlex.quote(variant)}"
 
 
 def point_table(pdir: Path) -> str:

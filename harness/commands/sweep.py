@@ -88,6 +88,10 @@ def main(args: argparse.Namespace) -> int:
             worst = EXIT_INVALID
     if not args.no_report:
         _report(args, recipe.config_key)
+    if options.variant:
+        from harness.commands.run import compare_hint
+
+        print(compare_hint(args.out / recipe.config_key, options.variant))
     return worst
 
 

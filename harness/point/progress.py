@@ -22,11 +22,14 @@ import sys
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.point.aiperf import RECORDS_FILE, NewLines
 from harness.point.status import PointStatus
 from harness.recipe.plan import PointPlan
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _ACCESS = re.compile(r'"(GET|POST|PUT|DELETE|HEAD) /|HTTP/1\.[01]" \d{3}')
@@ -73,13 +76,16 @@ class PlainDisplay:
 
 
 class BarDisplay:
-    """A rich progress bar redrawn in place on a terminal."""
+    """A rich progress bar redrawn in place on a terminal: the bar keeps its width and the line wraps below
+    it on a narrow terminal (never cut, never squeezing the bar away)."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Console | None = None) -> None:
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+        from rich.table import Column
 
-        self.progress = Progress(SpinnerColumn(), BarColumn(bar_width=24), TextColumn("{task.description}"),
-                                 transient=True)
+        self.progress = Progress(SpinnerColumn(), BarColumn(bar_width=24, table_column=Column(width=24, no_wrap=True)),
+                                 TextColumn("{task.description}", table_column=Column(ratio=1, overflow="fold")),
+                                 transient=True, console=console)
         self.task = self.progress.add_task("", total=None)
         self.progress.start()
 

@@ -211,7 +211,10 @@ def _cell(d: PointDelta, name: str) -> str:
     return f"{fmt(m['old'], digits)} -> {fmt(m['new'], digits)}{pct}"
 
 
-def render_comparison(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str]) -> str:
+def render_comparison(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str],
+                      variant: bool = False) -> str:
+    """The text of `compare`; with `variant` (B is a variant of A's recipe) the baseline points the variant
+    did not run are named as such, not as removed."""
     lines: list[str] = []
     for c in comparisons:
         lines.append(f"== {c.config_key}: A {_identity(c.old)} -> B {_identity(c.new)}")
@@ -226,8 +229,9 @@ def render_comparison(comparisons: list[CurveComparison], only_old: list[str], o
         widths = [max(len(header[i]), *(len(r[i]) for r in rows)) for i in range(len(header))]
         for r in (header, *rows):
             lines.append("  ".join([r[0].rjust(widths[0]), *(v.ljust(w) for v, w in zip(r[1:], widths[1:]))]).rstrip())
-        lines.append(f"added: {', '.join(f'c{x}' for x in c.added) or 'none'}; "
-                     f"removed: {', '.join(f'c{x}' for x in c.removed) or 'none'}")
+        added, removed = (", ".join(f"c{x}" for x in xs) or "none" for xs in (c.added, c.removed))
+        lines.append(f"only in the variant: {added}; not run in the variant: {removed}" if variant
+                     else f"added: {added}; removed: {removed}")
         lines.append("")
     if only_old:
         lines.append("curves only in A: " + ", ".join(only_old))

@@ -23,7 +23,7 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 pytestmark = pytest.mark.skipif(chromium() is None and os.environ.get("HARNESS_REQUIRE_BROWSER") != "1",
                                 reason="chromium not installed (HARNESS_REQUIRE_BROWSER=1 makes this a failure)")
 
-MEASURE = """JSON.stringify({
+MEASURE = r"""JSON.stringify({
   scrollWidth: document.documentElement.scrollWidth,
   clientWidth: document.documentElement.clientWidth,
   widest: Math.max(...[...document.querySelectorAll('table, img, h1, h2, p')].map(e => e.getBoundingClientRect().right)),

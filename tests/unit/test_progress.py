@@ -71,3 +71,23 @@ def test_client_line_through_warmup_window_and_drain(tmp_path):
     line, done, total = p.line()
     assert line.startswith("c4 window done (60 s): ") and "draining in-flight requests" in line and done == 60
     assert "61" not in line.split(":")[0]   # never a time past the window
+
+
+def test_the_bar_keeps_its_width_and_the_line_wraps_on_an_80_column_terminal():
+    import io
+    import re
+
+    from rich.console import Console
+
+    from harness.point.progress import BarDisplay
+
+    buf = io.StringIO()
+    bar = BarDisplay(Console(file=buf, width=80, force_terminal=True, color_system=None))
+    line = "c2 profiling 12/30 s (ETA 18 s): 13 requests, 0 errors, 61 out tok/s, E2EL p50 0.75 s"
+    bar.show(line, 12.0, 30.0)
+    bar.close()
+    frames = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", buf.getvalue())
+    last = frames.replace("\r", "\n").strip().split("\n")
+    drawn = [ln for ln in last if "c2 profiling" in ln][-1]
+    assert "━━━━━━━━━" in drawn and drawn.index("c2 profiling") >= 26   # a 24-cell bar, 12/30 filled, not squeezed away
+    assert " ".join(" ".join(last).split()).endswith("E2EL p50 0.75 s")  # the whole line, wrapped, not cut

@@ -114,6 +114,7 @@ def test_compare_variant_pairs_each_point_with_its_baseline(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.splitlines()[0] == f"A = {run} as the recipe is written; B = its variant mrr64"
     assert "300.0 -> 330.0 (+10.0%)" in text
+    assert "only in the variant: none; not run in the variant: c1, c2, c16, c32" in text   # not "removed"
 
 
 def test_compare_variant_errors(tmp_path, capsys):
@@ -157,3 +158,18 @@ def test_a_tagged_run_without_overrides_says_so(tmp_path):
     md = out.markdown_path.read_text()
     assert "Tagged run `mrr64` of `quickstart-sim`: the recipe as written, no overrides." in md
     assert "Tuned variant" not in md
+
+
+def test_run_says_where_a_variant_lands_and_how_to_compare_it(tmp_path, capsys):
+    import shlex
+
+    from harness.commands.run import compare_hint, landing_line
+
+    run = _with_variant(tmp_path)
+    pdir = run / "quickstart-sim" / "variants" / "mrr64" / "conc4"
+    assert landing_line(4, pdir, "mrr64") == f"c4: variant mrr64 -> {pdir} (the recipe's own c4 is left as it is)"
+    assert landing_line(4, run / "quickstart-sim" / "conc4", None).startswith("c4: the recipe as written -> ")
+    hint = compare_hint(run / "quickstart-sim", "mrr64")
+    argv = shlex.split(hint.split(": ", 1)[1])
+    assert argv[0] == "harness" and cli_main(argv[1:]) == 0   # the printed command works as printed
+    assert "300.0 -> 330.0 (+10.0%)" in capsys.readouterr().out
