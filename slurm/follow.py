@@ -1,5 +1,6 @@
 """Following a job: per-point phase changes from `status.json` and new log lines (by byte offset, no
-`tail -F`) from each task's Slurm output and the point's `harness.log`, until the job ends."""
+`tail -F`) from each task's Slurm output and the point's `harness.log`, until the job ends. A progress line
+is shown once: from the Slurm output, not again from its copy in `harness.log`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from typing import Any, TextIO
 
 from slurm import query
 from slurm.progress import finished, point_views
+
+
+PROGRESS_NOTE = " [progress] "   # harness.log's copy of a progress line
 
 
 @dataclass
@@ -90,6 +94,8 @@ def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | Non
                          f"{' / ' + v['phase'] if v['phase'] else ''} (slurm {v['slurm_state'] or '?'}){extra}")
             for (tid, kind), tail in tails.items():
                 for line in tail.new_lines():
+                    if kind == "harness" and PROGRESS_NOTE in line:
+                        continue   # the task's Slurm output prints the same progress line
                     emit(f"[{names[tid]} {kind}] {line}")
             if done:
                 return views

@@ -61,3 +61,24 @@ def test_log_tail_yields_whole_lines_once(tmp_path: Path) -> None:
         fh.write("c\nd\n")
     assert tail.new_lines() == ["bc", "d"]
     assert tail.new_lines() == []
+
+
+def test_follow_shows_each_progress_line_once(tmp_path):
+    import io
+
+    from slurm.follow import follow
+
+    pdir = tmp_path / "quickstart-sim" / "conc2"
+    pdir.mkdir(parents=True)
+    (tmp_path / "slurm").mkdir()
+    line = "c2 profiling 17/30 s (ETA 13 s): 7 requests, 0 errors, 67 out tok/s, E2EL p50 0.85 s"
+    (tmp_path / "slurm" / "7_0.out").write_text(line + "\n")
+    (pdir / "harness.log").write_text(f"2026-12-01T07:28:47Z [phase] profiling (AIPerf)\n"
+                                      f"2026-12-01T07:29:04Z [progress] {line}\n")
+    record = {"job_id": "7", "out_dir": str(tmp_path), "points": [
+        {"task_id": 0, "point_dir": str(pdir), "name": "c2", "conc": 2, "result": "point_result.json"}]}
+    buf = io.StringIO()
+    follow(record, interval_s=0, out=buf, states=lambda job: ({}, None))
+    text = buf.getvalue()
+    assert text.count("c2 profiling 17/30 s") == 1 and f"[c2 slurm] {line}" in text
+    assert "[c2 harness] 2026-12-01T07:28:47Z [phase] profiling (AIPerf)" in text
