@@ -109,3 +109,13 @@ def test_report_step_writes_the_curve_table_and_verdicts_to_the_job_summary(tmp_
     proc = subprocess.run(["bash", "-c", step["run"]], env={**env, "SWEEP_OUT": str(empty)}, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0 and summary.read_text() == "No report: the sweep left no result files.\n"
+
+
+def test_workflow_passes_tag_and_note_to_submit() -> None:
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    inputs = wf[True]["workflow_dispatch"]["inputs"]
+    assert inputs["tag"]["default"] == "" and inputs["note"]["default"] == ""
+    env = wf["jobs"]["sweep"]["env"]
+    assert env["TAG"] == "${{ inputs.tag }}" and "github.run_id" in env["NOTE"]   # default note: the run's URL
+    submit = {s.get("name"): s for s in wf["jobs"]["sweep"]["steps"]}["Submit the sweep (one job array)"]["run"]
+    assert 'args+=(--tag "$TAG")' in submit and 'args+=(--note "$NOTE")' in submit
