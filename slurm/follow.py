@@ -16,7 +16,6 @@ from typing import Any, TextIO
 from slurm import query
 from slurm.progress import finished, point_views
 
-
 PROGRESS_NOTE = " [progress] "   # harness.log's copy of a progress line
 
 
