@@ -40,6 +40,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.result import point_dir
     from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
     from harness.point.status import read_status
+    from harness.point.variant import VARIANTS_DIR
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))
@@ -48,6 +49,9 @@ def main(args: argparse.Namespace) -> int:
     options = options_from_args(args, recipe)
     evaluation = _eval_task(args)
     worst = EXIT_VALID
+    if options.variant:
+        print(f"variant {options.variant} -> {args.out / recipe.config_key / VARIANTS_DIR / options.variant} "
+              "(the recipe's own points are left as they are)", flush=True)
     t0 = time.monotonic()
     for i, plan in enumerate(plans, 1):
         pdir = point_dir(args.out, plan, options.variant)
@@ -63,8 +67,8 @@ def main(args: argparse.Namespace) -> int:
             elif earlier not in (None, EXIT_VALID, EXIT_INVALID):
                 worst = EXIT_FAILED
             continue
-        print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window, "
-              f"{time.monotonic() - t0:.0f} s elapsed)", flush=True)
+        print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window; sweep at "
+              f"{time.monotonic() - t0:.0f} s)", flush=True)
         outcome = run_point(plan, options)
         print(describe_outcome(outcome), flush=True)
         if outcome.state == "cancelled":
@@ -115,7 +119,7 @@ def _run_eval(args: argparse.Namespace, task: EvalTask, options: ServerOptions, 
         print(f"[eval] c{task.plan.conc} {task.task}: already completed in {eval_dir(args.out, task.plan)} "
               "(use --force to re-run)", flush=True)
         return 0
-    print(f"[eval] c{task.plan.conc} {task.task}: starting ({time.monotonic() - t0:.0f} s elapsed)", flush=True)
+    print(f"[eval] c{task.plan.conc} {task.task}: starting (sweep at {time.monotonic() - t0:.0f} s)", flush=True)
     outcome = run_eval(task.plan, options_for(task, options))
     print(describe_eval(outcome), flush=True)
     return outcome.exit_status

@@ -39,3 +39,20 @@ def test_unwritable_out_is_one_line_before_launch(tmp_path: Path, capsys: pytest
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and err == [f"error: --out {blocker / 'runs'}: not a writable directory (Not a directory)"]
     assert not list(tmp_path.glob("**/status.json"))
+
+
+def test_a_variant_sweep_says_where_it_lands_and_how_to_compare(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    overrides = ["args.max-running-requests=64"]
+    _, plans = load_plans(RECIPE, ["c2"], overrides)
+    pdir = point_dir(tmp_path, plans[0], "max-running-requests=64")
+    pdir.mkdir(parents=True)
+    write_json(pdir / "status.json", {"config_key": plans[0].config_key, "conc": 2, "state": "completed",
+                                      "fingerprint": plans[0].fingerprint, "exit_status": 0, "valid": True})
+    assert cli_main(["sweep", RECIPE, "--points", "c2", "--out", str(tmp_path), "--no-report",
+                     "--set", *overrides]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"variant max-running-requests=64 -> {tmp_path}/quickstart-sim/variants/max-running-requests=64 "
+                        "(the recipe's own points are left as they are)")
+    assert lines[-1] == ("against the recipe's own points: harness compare "
+                         f"{tmp_path}/quickstart-sim --variant max-running-requests=64")
