@@ -113,13 +113,17 @@ def overrides_with_duration(args: argparse.Namespace) -> list[str]:
 def main(args: argparse.Namespace) -> int:
     from harness.point.result import point_dir
     from harness.point.run import run_point
+    from harness.point.status import read_status
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
     plans = local_preflight(args.recipe, recipe, plans)
     check_out_dir(args.out)
     options = options_from_args(args, recipe)
-    print(landing_line(plans[0].conc, point_dir(args.out, plans[0], options.variant), options.variant), flush=True)
+    pdir = point_dir(args.out, plans[0], options.variant)
+    prior = read_status(pdir)
+    print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
+          flush=True)
     outcome = run_point(plans[0], options)
     print(describe_outcome(outcome))
     if outcome.result is not None:
@@ -130,11 +134,13 @@ def main(args: argparse.Namespace) -> int:
     return outcome.exit_status
 
 
-def landing_line(conc: int, pdir: Path, variant: str | None) -> str:
-    """Where the point's results go, said before it starts (a variant never touches the baseline)."""
+def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = False) -> str:
+    """Where the point's results go, said before it starts (a variant never touches the baseline), and
+    whether they replace a completed result there."""
+    again = "; it replaces the completed result there" if replaces else ""
     if variant:
-        return f"c{conc}: variant {variant} -> {pdir} (the recipe's own c{conc} is left as it is)"
-    return f"c{conc}: the recipe as written -> {pdir}"
+        return f"c{conc}: variant {variant} -> {pdir} (the recipe's own c{conc} is left as it is{again})"
+    return f"c{conc}: the recipe as written -> {pdir}" + (f" ({again[2:]}; --tag NAME keeps both)" if again else "")
 
 
 def compare_hint(curve_dir: Path, variant: str) -> str:
