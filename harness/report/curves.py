@@ -79,9 +79,12 @@ class Curve:
 
     @property
     def label(self) -> str:
-        """The series label in plots: the name, the overrides of a variant, and the engine."""
+        """The series label in plots: the name, the overrides of a variant (unless its name already spells
+        them), and the engine."""
+        from harness.point.variant import derived_name
+
         changes = f" ({', '.join(self.overrides)})" if self.variant and self.overrides and \
-            ",".join(self.overrides) != self.variant else ""
+            derived_name(self.overrides) != self.variant else ""
         return f"{self.key}{changes} [{self.engine}]" if self.engine else f"{self.key}{changes}"
 
     @property

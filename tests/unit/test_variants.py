@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -90,6 +91,8 @@ def test_report_draws_a_variant_as_its_own_labelled_series(tmp_path):
     baseline, tuned = out.curves
     assert baseline.point(4).total_tput_per_gpu == 300.0 and tuned.point(4).total_tput_per_gpu == 330.0
     assert tuned.label == "quickstart-sim [mrr64] (args.max-running-requests=64) [sim]"
+    named = dataclasses.replace(tuned, variant="max-running-requests=64")   # a name made from the overrides
+    assert named.label == "quickstart-sim [max-running-requests=64] [sim]"   # not spelled twice
     assert not baseline.warnings   # nothing mixed into the baseline's c4
     html = out.html_path.read_text()
     assert "Tuned variant <code>mrr64</code>" in html and "note: more running requests" in html
