@@ -53,4 +53,5 @@ def main(args: argparse.Namespace) -> int:
     print(f"report: {outputs.html_path}")
     print(f"markdown: {outputs.markdown_path}")
     print(f"json: {outputs.json_path}")
+    print(f"csv: {outputs.csv_path}")
     return 0

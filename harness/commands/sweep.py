@@ -143,3 +143,4 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
         print(f"plot:   {png}")
     print(f"report: {outputs.html_path}")
     print(f"pr summary: {outputs.markdown_path}")
+    print(f"csv:    {outputs.csv_path}")

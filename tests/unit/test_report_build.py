@@ -129,3 +129,10 @@ def test_accuracy_evals_one_row_per_config_key_and_a_simulated_curve_is_not_fail
     md = build_report([run], tmp_path / "mixed", with_records=False).markdown_path.read_text()
     assert [ln.split(" | ")[1].split(" ")[0] for ln in md.splitlines() if ln.startswith("| quickstart-sim |")] \
         == ["MISSING"]   # one key with a real curve: the eval is missing for it
+
+
+def test_report_command_names_every_file_it_wrote(tmp_path, capsys):
+    assert cli_main(["report", str(FIX / "sim-run"), "--out", str(tmp_path)]) == 0
+    tail = capsys.readouterr().out.splitlines()[-4:]
+    assert tail == [f"report: {tmp_path / 'report.html'}", f"markdown: {tmp_path / 'report.md'}",
+                    f"json: {tmp_path / 'report.json'}", f"csv: {tmp_path / 'report.csv'}"]
