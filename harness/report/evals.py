@@ -102,8 +102,7 @@ def eval_line(s: EvalSummary | None, simulated: bool = False) -> str:
     if s is None and simulated:
         return "accuracy eval: not run (simulated curve; `harness eval RECIPE` or `sweep --with-eval` adds one)"
     if s is None:
-        return ("accuracy eval: MISSING (no eval_result.json; run `harness eval` or `sweep --with-eval`; "
-                "`harness check --results` fails the curve without a passing one)")
+        return "accuracy eval: MISSING (no eval_result.json; run `harness eval` or `sweep --with-eval`)"
     sim = " [simulated]" if s.simulated else ""
     if s.score is None:
         return (f"accuracy eval: FAILED at c{s.conc} {s.task}: {s.state} ({s.reason}); threshold "
