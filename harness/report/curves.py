@@ -161,7 +161,10 @@ def group_curves(points: Iterable[PointResult]) -> list[Curve]:
 
 
 def point_json(p: PointResult) -> dict[str, Any]:
-    """The flat per-point record of `report --json`."""
+    """The flat per-point record of `report --json`; `power` says it in words as the tables do ("not measured
+    (simulator)" on a simulated point, whatever a sampler on its host recorded)."""
+    from harness.report.table import power_text
+
     return {
         "conc": p.conc,
         "valid": p.valid,
@@ -179,6 +182,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "num_requests_successful": p.num_requests_successful,
         "errors": p.errors,
         "cancelled_at_cutoff": p.cancelled_at_cutoff,
+        "power": power_text(p),
         "power_valid": p.power_valid,
         "power_invalid_reasons": list(p.power_invalid_reasons),
         "kv_offloading": p.kv_offloading,

@@ -136,3 +136,11 @@ def test_report_command_names_every_file_it_wrote(tmp_path, capsys):
     tail = capsys.readouterr().out.splitlines()[-4:]
     assert tail == [f"report: {tmp_path / 'report.html'}", f"markdown: {tmp_path / 'report.md'}",
                     f"json: {tmp_path / 'report.json'}", f"csv: {tmp_path / 'report.csv'}"]
+
+
+def test_report_json_says_power_in_words_like_the_tables(tmp_path):
+    out = build_report([FIX / "sim-run", FIX / "real-run"], tmp_path, with_records=False)
+    data = json.loads(out.json_path.read_text())
+    power = {c["engine"]: {p["power"] for p in c["points"]} for c in data["curves"]}
+    assert power["sim"] == {"not measured (simulator)"}
+    assert "not measured (simulator)" not in power["sglang"]
