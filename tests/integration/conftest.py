@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,22 @@ def sim_plan(extra_sim_flags: list[str] | None = None, overrides: list[str] | No
     plan = plans[0]
     argv = [*plan.server.argv, *(extra_sim_flags or [])]
     return plan.model_copy(update={"server": plan.server.model_copy(update={"argv": argv})})
+
+
+def wait_until_evaluating(proc: subprocess.Popen[str] | subprocess.Popen[bytes], status_path: Path,
+                          within_s: float) -> None:
+    """Wait until a `harness eval` subprocess has started lm-eval (phase `evaluating` in its status.json);
+    kill it and fail the test if that does not happen within `within_s`."""
+    import json
+    import time
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if status_path.exists() and json.loads(status_path.read_text()).get("phase") == "evaluating":
+            return
+        time.sleep(0.2)
+    proc.kill()
+    pytest.fail("the eval never started lm-eval")
 
 
 def group_gone(pid: int | None, within_s: float = 5.0) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from harness.evals.row import EvalRow
 from tests.tmpfs import mounted_tmpfs
 
-from .conftest import group_gone
+from .conftest import group_gone, wait_until_evaluating
 
 pytestmark = pytest.mark.slow
 
@@ -65,14 +65,7 @@ def test_disk_full_mid_eval_records_disk_full_stops_everything_and_exits_1(small
                              "--out", str(out), "--set", "args.max-running-requests=1"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     status_path = out / "quickstart-sim" / "eval-conc8" / "status.json"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if status_path.exists() and _read(status_path).get("phase") == "evaluating":
-            break
-        time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("the eval never started lm-eval")
+    wait_until_evaluating(proc, status_path, within_s=120)
     with open(small_disk / "filler", "wb") as fh:   # fill the disk: the next write anywhere fails with ENOSPC
         with pytest.raises(OSError) as full:
             while True:

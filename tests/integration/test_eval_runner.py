@@ -14,7 +14,7 @@ import pytest
 
 from harness.evals.row import EvalRow
 
-from .conftest import group_gone
+from .conftest import group_gone, wait_until_evaluating
 
 ROOT = Path(__file__).parents[2]
 QUICKSTART = ROOT / "recipes" / "quickstart-sim.yaml"
@@ -103,14 +103,7 @@ def test_sigterm_cancels_the_eval_cleanly(tmp_path):
                              "--out", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     status_path = tmp_path / "quickstart-sim" / "eval-conc8" / "status.json"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if status_path.exists() and _read(status_path).get("phase") == "evaluating":
-            break
-        time.sleep(0.2)
-    else:
-        proc.kill()
-        pytest.fail("the eval never started lm-eval")
+    wait_until_evaluating(proc, status_path, within_s=60)
     time.sleep(2)
     os.kill(proc.pid, signal.SIGTERM)
     assert proc.wait(timeout=60) == 143
