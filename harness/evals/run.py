@@ -30,7 +30,7 @@ from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold
-from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, record_disk_full
+from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.inferencex_row import SIM_HW
 from harness.point.process_group import ProcessGroup
 from harness.point.readiness import NotReady
@@ -148,21 +148,15 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     edir = eval_dir(options.out_dir, plan)
     status = PointStatus(edir, plan.conc, plan.config_key)
-    reserve = StatusReserve(edir)
-    try:
-        return _run_eval(plan, options, edir, status, reserve)
-    except Exception as exc:
-        err = disk_full_error(exc)
-        if err is None:
-            raise
-        reason = record_disk_full(err, edir, status, reserve, EXIT_FAILED, what="eval")
-        result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
-                  "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
-                  "state": "failed",
-                  "state_reason": reason, **verdict(None, options.threshold), "row": None}
-        return EvalOutcome("failed", reason, EXIT_FAILED, edir, result)
-    finally:
-        reserve.release()
+    return run_guarded(edir, status, EXIT_FAILED, lambda reserve: _run_eval(plan, options, edir, status, reserve),
+                       lambda reason: _disk_full_outcome(plan, options, edir, reason), what="eval")
+
+
+def _disk_full_outcome(plan: PointPlan, options: EvalOptions, edir: Path, reason: str) -> EvalOutcome:
+    result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
+              "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
+              "state": "failed", "state_reason": reason, **verdict(None, options.threshold), "row": None}
+    return EvalOutcome("failed", reason, EXIT_FAILED, edir, result)
 
 
 def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointStatus,

@@ -14,8 +14,9 @@ import errno
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harness import SCHEMA_VERSION
 from harness.artifacts import json_text, write_json
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 RESERVE_FILE = ".status.reserve"
 RESERVE_BYTES = 64 * 1024
+T = TypeVar("T")
 MIN_FREE_BYTES = 64 * 1024
 
 
@@ -99,6 +101,22 @@ def record_disk_full(err: OSError, run_dir: Path, status: PointStatus, reserve: 
         recorded = f"{status.path} could not be written ({exc.strerror or exc})"
     print(f"error: {reason}; the {what} is stopped, {recorded}", file=sys.stderr, flush=True)
     return reason
+
+
+def run_guarded(run_dir: Path, status: PointStatus, exit_status: int, body: Callable[[StatusReserve], T],
+                on_full: Callable[[str], T], what: str = "point") -> T:
+    """Run `body` with a status reserve kept in `run_dir`; a full disk raised anywhere in it is recorded
+    (`record_disk_full`) and `on_full(reason)` gives the outcome. The reserve is always released."""
+    reserve = StatusReserve(run_dir)
+    try:
+        return body(reserve)
+    except Exception as exc:
+        err = disk_full_error(exc)
+        if err is None:
+            raise
+        return on_full(record_disk_full(err, run_dir, status, reserve, exit_status, what=what))
+    finally:
+        reserve.release()
 
 
 class StatusReserve:

@@ -21,7 +21,7 @@ from typing import Any
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
-from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, record_disk_full
+from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
@@ -66,21 +66,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     pdir = point_dir(options.out_dir, plan, options.variant)
     status = PointStatus(pdir, plan.conc, plan.config_key)
-    reserve = StatusReserve(pdir)
-    try:
-        return _run_point(plan, options, pdir, status, reserve)
-    except Exception as exc:
-        err = disk_full_error(exc)
-        if err is None:
-            raise
-        return _disk_full(err, pdir, status, reserve)
-    finally:
-        reserve.release()
-
-
-def _disk_full(err: OSError, pdir: Path, status: PointStatus, reserve: StatusReserve) -> PointOutcome:
-    reason = record_disk_full(err, pdir, status, reserve, EXIT_FAILED)
-    return PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None)
+    return run_guarded(pdir, status, EXIT_FAILED, lambda reserve: _run_point(plan, options, pdir, status, reserve),
+                       lambda reason: PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None))
 
 
 def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: PointStatus,
