@@ -63,6 +63,9 @@ class ClusterProfile(Strict):
     hf_cache: str | None = Field(None, description="staged Hugging Face hub cache as the server sees it (mount it "
                                                    "with default_mounts); checkpoints not in model_staging are "
                                                    "read from it offline (HF_HUB_CACHE, HF_HUB_OFFLINE=1)")
+    corpus_cache: str | None = Field(None, description="datasets cache on shared storage holding the staged pinned "
+                                                       "AgentX corpus (`harness traces stage ... --to DIR`); AIPerf "
+                                                       "reads it offline (HF_DATASETS_CACHE)")
     default_mounts: list[str] = Field(default_factory=list, description="container mounts HOST:CONTAINER[:FLAGS]")
     sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, e.g. "
                                                                            "--constraint=gb300")

@@ -48,6 +48,7 @@ class SubmitRequest:
     preflight: bool = True
     tag: str | None = None
     note: str | None = None
+    unofficial: bool = False
 
     @property
     def variant(self) -> str | None:
@@ -76,7 +77,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     from slurm.profile import check_time_limit
 
     profile = load_profile(req.cluster)
-    recipe, plans = load_plans(req.recipe, req.points, list(req.overrides))
+    recipe, plans = load_plans(req.recipe, req.points, list(req.overrides), req.unofficial)
     if req.time_limit is not None:
         try:
             check_time_limit(req.time_limit)

@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting first, e.g. engine=sim or args.max-running-requests=64")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--unofficial", action="store_true",
+                        help="a smoke run (local corpus, short window): AIPerf runs with --unsafe-override and the "
+                             "results are marked unofficial, never publishable")
     parser.add_argument("--schema", action="store_true", help="print the recipe field reference (markdown)")
     parser.add_argument("--json-schema", action="store_true",
                         help="with --schema: print the JSON Schema of recipes (for editors), from the models")
@@ -37,7 +40,10 @@ def main(args: argparse.Namespace) -> int:
         raise UserError("plan: give a recipe file (or --schema)")
     from harness.recipe.points import load_plans
 
-    recipe, plans = load_plans(args.recipe, args.points, args.overrides)
+    from harness.preflight.aiperf_check import refuse_unless_accepted
+
+    recipe, plans = load_plans(args.recipe, args.points, args.overrides, args.unofficial)
+    refuse_unless_accepted(plans, args.recipe)
     if args.json:
         doc = {"config_key": recipe.config_key, "image": recipe.image, "points": [p.public() for p in plans]}
         print_json(doc)
@@ -62,7 +68,8 @@ def render_point(plan: Any) -> str:
     lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(plan.server.env).items()]
     lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(plan.server.argv))))
     lines.append(f"client: {c.concurrency} sessions of {c.traces}, {c.warmup_s:g} s warmup, "
-                 f"{c.duration_s:g} s window, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}")
+                 f"{c.duration_s:g} s window, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}"
+                 + ("; UNOFFICIAL (AIPerf --unsafe-override: submission_valid false)" if c.unofficial else ""))
     return "\n".join(lines)
 
 

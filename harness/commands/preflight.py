@@ -18,6 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting first, as submit does")
     parser.add_argument("--time", dest="time_limit", help="time limit per point (overrides the profile)")
+    parser.add_argument("--unofficial", action="store_true",
+                        help="a smoke run (local corpus, short window): AIPerf runs with --unsafe-override and the "
+                             "results are marked unofficial, never publishable")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
     parser.add_argument("--json", action="store_true", help='print {"ok", "findings": [...]} as JSON')
 
@@ -26,7 +29,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.preflight.run import cluster_preflight
 
     report = cluster_preflight(args.recipe, args.cluster, points=args.points, overrides=list(args.overrides),
-                               time_limit=args.time_limit, ready_timeout_s=args.ready_timeout)
+                               time_limit=args.time_limit, ready_timeout_s=args.ready_timeout,
+                               unofficial=args.unofficial)
     if args.json:
         print_json(report.to_json())
     else:

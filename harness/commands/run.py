@@ -22,12 +22,23 @@ def add_point_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
     parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
+    parser.add_argument("--unofficial", action="store_true",
+                        help="a smoke run (local corpus, short window): AIPerf runs with --unsafe-override and the "
+                             "results are marked unofficial, never publishable")
+    add_corpus_cache_option(parser)
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
     add_stall_option(parser)
     parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
     parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
     parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
     add_label_options(parser)
+
+
+def add_corpus_cache_option(parser: argparse.ArgumentParser) -> None:
+    """`--corpus-cache` (run, sweep, preflight of a local run)."""
+    parser.add_argument("--corpus-cache", type=Path, metavar="DIR",
+                        help="datasets cache holding the staged pinned corpus (default: HF_DATASETS_CACHE, else "
+                             "HF_HOME/datasets; stage it with `harness traces stage`)")
 
 
 def add_stall_option(parser: argparse.ArgumentParser) -> None:
@@ -77,12 +88,14 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
                         variant=variant_name(overrides, args.tag), tag=args.tag, note=args.note)
 
 
-def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan]) -> list[PointPlan]:
-    """Preflight for points run on this machine: the corpus and the client's tokenizer (see harness.preflight)."""
+def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan],
+                    corpus_cache: Path | None = None) -> list[PointPlan]:
+    """Preflight for points run on this machine: the corpus, the client's tokenizer and AIPerf's own verdict on
+    every point's client command (see harness.preflight)."""
     from harness import preflight
     from harness.errors import UserError
 
-    report = preflight.local(recipe, plans, recipe_path)
+    report = preflight.local(recipe, plans, recipe_path, corpus_cache)
     if not report.ok:
         raise UserError("preflight: " + "; ".join(f"{f.where}: {f.message}" for f in report.failures()))
     return report.plans
@@ -116,8 +129,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.status import read_status
     from harness.recipe.points import load_plans
 
-    recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
-    plans = local_preflight(args.recipe, recipe, plans)
+    recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
     check_out_dir(args.out)
     options = options_from_args(args, recipe)
     pdir = point_dir(args.out, plans[0], options.variant)

@@ -21,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
     parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
+    parser.add_argument("--unofficial", action="store_true",
+                        help="a smoke run (local corpus, short window): AIPerf runs with --unsafe-override and the "
+                             "results are marked unofficial, never publishable")
     parser.add_argument("--out", type=Path, help="sweep output directory on shared storage "
                                                  "(default: runs/slurm/<config_key>-<UTC time>)")
     parser.add_argument("--throttle", type=int, help="at most N points at once (the array's %%N)")
@@ -73,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
                         stall_timeout_s=args.stall_timeout,
                         require_power=args.require_power, python=args.python, with_eval=args.with_eval,
                         eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
-                        preflight=not args.no_preflight, tag=args.tag, note=args.note)
+                        preflight=not args.no_preflight, tag=args.tag, note=args.note, unofficial=args.unofficial)
     try:
         prep = prepare(req, time.time_ns()) if args.dry_run else None
     except PreflightFailed as exc:

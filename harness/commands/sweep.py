@@ -43,8 +43,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.variant import VARIANTS_DIR
     from harness.recipe.points import load_plans
 
-    recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args))
-    plans = local_preflight(args.recipe, recipe, plans)
+    recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
     check_out_dir(args.out)
     options = options_from_args(args, recipe)
     evaluation = _eval_task(args)

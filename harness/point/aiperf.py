@@ -1,11 +1,15 @@
 """The AIPerf client: the exact `aiperf profile` command of a point, running it, and reading its output.
 
-AgentX semantics come from AIPerf's own `inferencex-agentx-mvp` scenario: agentic-replay timing (a lane is
-a whole session tree), per-trajectory cache-bust marker, `ignore_eos`, streaming, a 10 s global idle-gap
-cap and the synthesized per-lane warmup. The harness adds trajectory starts between 25% and 75% of each
-trace and server-side token counts. The scenario requires a profiling window of at least 900 s; shorter
-windows (quick iterations, the simulator demo) run with `--unsafe-override`, which AIPerf records as
-`submission_valid: false` and the result records as `aiperf_scenario_override: true`.
+AgentX semantics come from AIPerf's own `inferencex-agentx-mvp` scenario, which the harness leaves to set its
+locks and defaults: agentic-replay timing (a lane is a whole session tree), the first-turn-prefix cache bust,
+`ignore_eos`, streaming, the 10 s system idle-gap cap and the synthesized per-lane warmup. On top, the harness
+passes what InferenceX's AgentX launcher passes: trajectory starts between 25% and 75% of each trace (the
+scenario's own default is 0-1), server-side token counts, seed 42 by default. It does not pass InferenceX's
+`--trace-idle-gap-cap-seconds 300`: AIPerf 0.13's scenario forbids a per-trace idle-gap cap.
+
+The corpus is the pinned one (`--public-dataset ALIAS` or `--hf-weka-dataset REPO`, read offline from the staged
+datasets cache) or, for smoke runs only, a local `weka_trace` directory. `--unsafe-override` is passed only for
+a run marked unofficial (`harness.recipe.scenario`); AIPerf then records `submission_valid: false`.
 
 Known AIPerf 0.13 behaviours handled here: the exit code is 0 even after failures (the harness reads the
 artifacts instead); SIGTERM loses the summary, so it is stopped with SIGINT; requests cancelled at the
@@ -27,9 +31,9 @@ from typing import Any
 
 from harness.point.process_group import ProcessGroup
 from harness.recipe.plan import ClientPlan
+from harness.recipe.scenario import SCENARIO
+from harness.traces.pinned import is_pinned_spec, parse_spec
 
-SCENARIO = "inferencex-agentx-mvp"
-SCENARIO_MIN_DURATION_S = 900
 SUMMARY_FILE = "profile_export_aiperf.json"
 RECORDS_FILE = "profile_export.jsonl"
 SERVER_METRICS_FILE = "server_metrics_export.json"
@@ -47,7 +51,9 @@ def aiperf_executable() -> str:
 
 def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name: str,
                executable: str | None = None) -> list[str]:
-    """The exact `aiperf profile` argv for one point."""
+    """The exact `aiperf profile` argv for one point (`client.traces`: the pinned corpus, or a local directory)."""
+    dataset = parse_spec(client.traces).aiperf_args() if is_pinned_spec(client.traces) else \
+        ["--custom-dataset-type", "weka_trace", "--input-file", client.traces]
     argv = [
         executable or aiperf_executable(), "profile",
         "--model", client.served_model_name,
@@ -55,8 +61,7 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         "--url", url,
         "--endpoint-type", "chat",
         "--streaming",
-        "--custom-dataset-type", "weka_trace",
-        "--input-file", client.traces,
+        *dataset,
         "--scenario", SCENARIO,
         "--concurrency", str(client.concurrency),
         "--benchmark-duration", _num(client.duration_s),
@@ -76,7 +81,7 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         argv += ["--agentic-cache-warmup-duration", _num(client.warmup_s)]
     if client.max_sessions is not None:
         argv += ["--num-sessions", str(client.max_sessions)]
-    if client.duration_s < SCENARIO_MIN_DURATION_S:
+    if client.unofficial:
         argv.append("--unsafe-override")
     return argv
 
@@ -93,9 +98,10 @@ def short_tmp_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="hx-", dir=base))
 
 
-def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path) -> dict[str, str]:
-    """Environment for AIPerf: offline tokenizer resolution, caches under `cache_dir`, IPC under `tmp_dir`."""
-    return {
+def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path, corpus_cache: str | None = None) -> dict[str, str]:
+    """Environment for AIPerf: offline tokenizer and dataset resolution, caches under `cache_dir`, IPC under
+    `tmp_dir`; the pinned corpus is read from the staged datasets cache `corpus_cache`."""
+    env = {
         "HF_HOME": str(hf_home),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
@@ -106,6 +112,9 @@ def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path) -> dict[str, str]:
         "TMPDIR": str(tmp_dir),
         "MPLCONFIGDIR": str(cache_dir / "matplotlib"),
     }
+    if corpus_cache is not None:
+        env["HF_DATASETS_CACHE"] = corpus_cache
+    return env
 
 
 def _num(value: float) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
-from harness.point import aiperf, inferencex_row, result_fields
+from harness.point import aiperf, inferencex_row, publishable, result_fields
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.plan import PointPlan, dp_attention_size
@@ -110,7 +110,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                    "aiperf_stopped": None if client_run is None else client_run.stopped,
                    "aiperf_was_cancelled": (summary or {}).get("was_cancelled"),
                    "aiperf_benchmark_duration_s": ((summary or {}).get("benchmark_duration") or {}).get("avg"),
-                   "aiperf_scenario_override": plan.client.duration_s < aiperf.SCENARIO_MIN_DURATION_S,
+                   "aiperf_unsafe_override": plan.client.unofficial,
                    "requested_duration_s": plan.client.duration_s,
                    "corpus": corpus,
                    "tokenizer": tokenizer},
@@ -130,7 +130,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                                                  "message": result["state_reason"] or result["state"]})
     result["schema_version"] = RECORD_SCHEMA_VERSION
     result["row"] = f"{result_name(plan)}.json"
-    result["aiperf_submission"] = _aiperf_submission(summary)
+    result["aiperf_submission"] = publishable.aiperf_submission(summary)
+    result["publishable"] = publishable.verdict(result)
     write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary, pdir, metrics_after,
                                                             aiperf.read_server_metrics(artifact_dir)))
     path = write_json(pdir / RECORD_FILE, result)
@@ -139,15 +140,6 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
 
 def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
     return inferencex_row.spec_decoding(args)
-
-
-def _aiperf_submission(summary: dict[str, Any] | None) -> dict[str, Any] | None:
-    """AIPerf's own `submission_valid` verdict and reasons, copied as AIPerf wrote them (absent: None)."""
-    if not summary:
-        return None
-    keys = ("submission_valid", "submission_invalid_reasons", "submission_reasons")
-    found = {k: summary[k] for k in keys if k in summary}
-    return found or None
 
 
 def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[dict[str, Any]],

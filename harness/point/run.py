@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
-from harness.point.corpus_input import aiperf_corpus_dir
+from harness.point.corpus_input import aiperf_corpus
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
@@ -73,9 +73,8 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
 def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: PointStatus,
                reserve: StatusReserve) -> PointOutcome:
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
-    corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
+    replayed, corpus = aiperf_corpus(plan.client, cache_dir)  # bad input fails before launch
     tokenizer_used = client_tokenizer(plan)
-    corpus = {"spec": plan.client.traces, "replayed": str(corpus_dir), "conversion": corpus_note}
     pdir.mkdir(parents=True, exist_ok=True)
     reserve.make()
     labels = run_labels(options)
@@ -89,10 +88,10 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     base_url = endpoint.base_url
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
-    client_plan = plan.client.model_copy(update={"traces": str(corpus_dir)})
+    client_plan = plan.client.model_copy(update={"traces": replayed})
     client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
-    client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp)
+    client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"
                + "".join(f"{k}={v}\n" for k, v in sorted(client_env.items())))
     write_json(pdir / "plan.json", plan.model_dump())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.preflight import checks, files
+from harness.preflight import aiperf_check, checks, files
 from harness.preflight.checks import Finding
 from harness.preflight.paths import locate_checkpoint
 from harness.recipe.plan import PointPlan
@@ -51,7 +51,10 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     found += checks.walltime(plans, time_limit_seconds(time_limit or profile.time_limit), profile.signal_margin_s,
                              ready_timeout_s or recipe.server.ready_timeout_s, recipe_src, cluster_src)
     found += checks.sglang_version(recipe, recipe_src)
-    found += files.traces(plans, recipe_src)
+    corpus_cache = Path(profile.corpus_cache) if profile.corpus_cache else None
+    found += files.traces(plans, recipe_src, corpus_cache)
+    plans = files.with_corpus_cache(plans, corpus_cache)
+    found += aiperf_check.findings(plans, recipe_src)
     staged_plans, staged = stage_plans(plans, profile.model_staging)
     in_container = profile.container.runtime != "none"
     more, ready = files.resolve_files(staged_plans, recipe_src, in_container=in_container,
@@ -64,8 +67,9 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     return Report(found, ready, staged)
 
 
-def local(recipe: Recipe, plans: list[PointPlan], recipe_src: str) -> Report:
-    """The checks that apply to a point run on this machine: its trace corpus and the client's tokenizer.
+def local(recipe: Recipe, plans: list[PointPlan], recipe_src: str, corpus_cache: Path | None = None) -> Report:
+    """The checks that apply to a point run on this machine: its trace corpus (a pinned one staged in
+    `corpus_cache`), AIPerf's own verdict on every point's client command, and the client's tokenizer.
 
     With `engine: sglang` the tokenizer is `client.tokenizer`, else the served model's checkpoint when
     `model.path` is a directory here, else its snapshot in this machine's HF cache (`HF_HUB_CACHE`,
@@ -73,7 +77,9 @@ def local(recipe: Recipe, plans: list[PointPlan], recipe_src: str) -> Report:
     """
     import os
 
-    found = files.traces(plans, recipe_src)
+    found = files.traces(plans, recipe_src, corpus_cache)
+    plans = files.with_corpus_cache(plans, corpus_cache)
+    found += aiperf_check.findings(plans, recipe_src)
     hub = os.environ.get("HF_HUB_CACHE") or str(Path(os.environ.get("HF_HOME", Path.home() / ".cache/huggingface"))
                                                  / "hub")
     out: list[PointPlan] = []

@@ -13,6 +13,7 @@ from typing import Any
 from harness.preflight.checks import Finding
 from harness.preflight.paths import Checkpoint, has_tokenizer, host_path, locate_checkpoint
 from harness.recipe.plan import PointPlan
+from harness.traces.pinned import check_staged, default_cache, is_pinned_spec, parse_spec
 
 CHECKPOINT_FLAGS = {"--model-path": ("--revision", "model"),
                     "--speculative-draft-model-path": ("--speculative-draft-model-revision", "draft model")}
@@ -22,9 +23,14 @@ def _flag(argv: list[str], name: str) -> str | None:
     return argv[argv.index(name) + 1] if name in argv[:-1] else None
 
 
-def traces(plans: list[PointPlan], recipe_src: str) -> list[Finding]:
-    """The corpus the client replays exists on this host (the point runner reads it outside any container)."""
+def traces(plans: list[PointPlan], recipe_src: str, corpus_cache: Path | None = None) -> list[Finding]:
+    """The corpus the client replays exists on this host (the point runner reads it outside any container): a
+    pinned corpus staged in `corpus_cache` (default: this machine's datasets cache) at its commit."""
     spec = plans[0].client.traces
+    if is_pinned_spec(spec):
+        staged = check_staged(corpus_cache or default_cache(), parse_spec(spec))
+        level = "fail" if not staged.ok else "pass" if staged.verified else "warn"
+        return [Finding(level, "traces", f"{recipe_src}:client.traces", staged.message)]
     if spec.startswith("hf:"):
         return [Finding("warn", "traces", f"{recipe_src}:client.traces",
                         f"{spec}: a Hugging Face dataset, read from the node's HF cache at run time (not checked)")]
@@ -34,6 +40,14 @@ def traces(plans: list[PointPlan], recipe_src: str) -> list[Finding]:
     return [Finding("fail", "traces", f"{recipe_src}:client.traces",
                     f"{path}: no trace corpus there (a directory of *.json traces or a .jsonl file); stage it or "
                     "--set client.traces=DIR (absolute, or relative to the recipe)")]
+
+
+def with_corpus_cache(plans: list[PointPlan], corpus_cache: Path | None) -> list[PointPlan]:
+    """The plans with the staged corpus's cache set, for points that replay the pinned corpus."""
+    if not plans or not is_pinned_spec(plans[0].client.traces):
+        return plans
+    cache = str(corpus_cache or default_cache())
+    return [p.model_copy(update={"client": p.client.model_copy(update={"corpus_cache": cache})}) for p in plans]
 
 
 def resolve_files(plans: list[PointPlan], recipe_src: str, *, in_container: bool, mounts: list[str],

@@ -9,7 +9,7 @@ from harness.preflight import Report, cluster
 
 def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, points: list[str] | None = None,
                       overrides: list[str] | None = None, time_limit: str | None = None,
-                      ready_timeout_s: float | None = None) -> Report:
+                      ready_timeout_s: float | None = None, unofficial: bool = False) -> Report:
     """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
     from harness.errors import UserError
     from harness.recipe.points import load_plans
@@ -18,7 +18,7 @@ def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, poin
 
     profile = load_profile(cluster_path)
     raw, _ = load_yaml_file(cluster_path, "cluster profile")
-    recipe, plans = load_plans(recipe_path, points, list(overrides or []))
+    recipe, plans = load_plans(recipe_path, points, list(overrides or []), unofficial)
     if time_limit is not None:
         try:
             check_time_limit(time_limit)

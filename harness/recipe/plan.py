@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
-from harness.recipe import flags, postinit
+from harness.recipe import flags, postinit, scenario
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     ArgValue,
@@ -31,6 +31,7 @@ from harness.recipe.schema import (
     check_env_value,
 )
 from harness.redact import redact_data
+from harness.traces.pinned import is_pinned_spec
 from harness.yaml_input import short
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
@@ -63,6 +64,8 @@ class ClientPlan(Frozen):
     seed: int
     tokenizer: str | None
     max_sessions: int | None
+    unofficial: bool = False            # AIPerf runs with --unsafe-override (run marked submission_valid: false)
+    corpus_cache: str | None = None     # the datasets cache holding the staged pinned corpus (set by preflight)
 
 
 class Resources(Frozen):
@@ -192,7 +195,7 @@ def fingerprint(settings: dict[str, Any]) -> str:
 
 def point_settings(recipe: Recipe, point: Point, args: dict[str, Any], acc_env: dict[str, str]) -> dict[str, Any]:
     """Everything that decides what a point measures, except its concurrency."""
-    client = recipe.client.model_dump()
+    client = recipe.client.model_dump(exclude={"unofficial"})  # a label, not a setting: the point measures the same
     client["traces"] = client_traces(recipe)
     settings: dict[str, Any] = {
         "image": recipe.image, "engine": recipe.engine, "sglang_version": recipe.server.sglang_version,
@@ -259,23 +262,28 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
         argv += ["--sim-profile", recipe.sim_profile, *render_sim_flags(recipe.sim_args)]
         env[SIM_VERSION_ENV] = recipe.server.sglang_version
     traces_spec = client_traces(recipe)
-    traces: str | Path = traces_spec if traces_spec.startswith("hf:") else Path(traces_spec)
+    traces: str | Path = traces_spec if traces_spec.startswith("hf:") or is_pinned_spec(traces_spec) \
+        else Path(traces_spec)
     if recipe_dir is not None and isinstance(traces, Path) and not traces.is_absolute():
         traces = (recipe_dir / traces).resolve()
     tokenizer = recipe.client.tokenizer
     if tokenizer is not None and recipe_dir is not None and not Path(tokenizer).is_absolute():
         tokenizer = str((recipe_dir / tokenizer).resolve())
+    client = ClientPlan(served_model_name=recipe.model.served_name, traces=str(traces),
+                        concurrency=point.conc, duration_s=recipe.client.duration_s,
+                        grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
+                        seed=recipe.client.seed, tokenizer=tokenizer,
+                        max_sessions=recipe.client.max_sessions, unofficial=recipe.client.unofficial)
+    breaks = scenario.fast_violations(client)
+    if breaks and not client.unofficial:
+        raise UserError(scenario.refusal(where, breaks))
     par, hw = recipe.parallelism, recipe.hardware
     num_gpus = par.tp * par.pp * par.pcp  # dp attention and dcp run inside tp
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
         fingerprint=fp, settings=settings,
         server=ServerPlan(argv=argv, env=env, host=host, port=port, engine=recipe.engine),
-        client=ClientPlan(served_model_name=recipe.model.served_name, traces=str(traces),
-                          concurrency=point.conc, duration_s=recipe.client.duration_s,
-                          grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
-                          seed=recipe.client.seed, tokenizer=tokenizer,
-                          max_sessions=recipe.client.max_sessions),
+        client=client,
         resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
                             nodes=math.ceil(num_gpus / hw.gpus_per_node)),
         extends_chain=point.extends_chain,

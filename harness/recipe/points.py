@@ -154,9 +154,14 @@ def apply_overrides(recipe: Recipe, names: list[str] | None, overrides: list[str
 
 
 def load_plans(recipe_path: str | Path, point_names: list[str] | None = None,
-               overrides: list[str] | None = None) -> tuple[Recipe, list[PointPlan]]:
-    """Load, override, expand and plan: every error is a one-line UserError before anything starts."""
+               overrides: list[str] | None = None, unofficial: bool = False) -> tuple[Recipe, list[PointPlan]]:
+    """Load, override, expand and plan: every error is a one-line UserError before anything starts.
+
+    `unofficial` (`--unofficial`) marks the run as a smoke run, as `client.unofficial: true` does: AIPerf runs
+    with `--unsafe-override`. It is a label of the run, not a setting: neither a variant nor in the fingerprint."""
     source = str(recipe_path)
     recipe = load_recipe(recipe_path)
+    if unofficial:
+        recipe = recipe.model_copy(update={"client": recipe.client.model_copy(update={"unofficial": True})})
     recipe, points = apply_overrides(recipe, point_names, list(overrides or []), source)
     return recipe, build_plans(recipe, points, source, Path(recipe_path).resolve().parent)

@@ -173,13 +173,18 @@ class KvOffloadChange(Strict):
 
 
 class Client(Strict):
-    traces: str = Field(description="trace corpus: a directory of Weka v1 JSON files (relative to the recipe)")
+    traces: str = Field(description="trace corpus: the pinned AgentX corpus as AIPerf names it "
+                                    "(public-dataset:ALIAS@COMMIT or hf-weka-dataset:OWNER/NAME@COMMIT), or a local "
+                                    "corpus for smoke runs: a directory of Weka v1 JSON files or a .jsonl file "
+                                    "(relative to the recipe), or hf:OWNER/NAME@REVISION")
     duration_s: float = Field(default=60.0, gt=0, le=WEEK_S, description="profiling window length")
     grace_s: float = Field(default=30.0, ge=0, le=WEEK_S, description="wait for in-flight requests after the window")
     warmup_s: float = Field(default=0.0, ge=0, le=WEEK_S, description="agentic cache warmup before profiling")
     tokenizer: str | None = Field(default=None, description="tokenizer directory; default: the demo one")
     seed: int = Field(default=42, ge=0, lt=2**63, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(default=None, ge=1, le=10**9, description="stop after this many sessions (default: time-boxed)")
+    unofficial: bool = Field(default=False, description="a smoke run: AIPerf runs with --unsafe-override and marks "
+                                                        "every point submission_valid: false (never publishable)")
 
 
 class Server(Strict):
