@@ -1,4 +1,7 @@
-"""`harness traces synth|validate|stats|cap`: make, check, summarize and cap agentic trace corpora.
+"""`harness traces synth|validate|stats|cap|stage`: make, check, summarize, cap and stage agentic trace corpora.
+
+`stage` puts the pinned AgentX corpus (`public-dataset:ALIAS@COMMIT`, `hf-weka-dataset:OWNER/NAME@COMMIT`, or
+a recipe naming one) into a datasets cache that AIPerf reads offline on the compute nodes.
 
 A corpus PATH is a directory of per-trace `*.json` files, a `.jsonl` file, one `.json` trace, or
 `hf:OWNER/NAME@REVISION` for a Hugging Face dataset at a pinned revision (offline with HF_HUB_OFFLINE=1).
@@ -42,6 +45,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="Hugging Face hub cache for hf: paths (default HF_HUB_CACHE, HF_HOME/hub)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
+    p = sub.add_parser("stage", help="stage the pinned AgentX corpus into a datasets cache for offline runs",
+                       description="Download the pinned corpus at its commit (run where the Hugging Face hub is "
+                                   "reachable) into a datasets cache on shared storage; jobs then read it offline.")
+    p.add_argument("corpus", help="a pinned corpus spec (public-dataset:ALIAS@COMMIT or "
+                                  "hf-weka-dataset:OWNER/NAME@COMMIT) or a recipe file that names one")
+    p.add_argument("--to", type=Path, default=None, metavar="DIR",
+                   help="the datasets cache to stage into (default: HF_DATASETS_CACHE, else HF_HOME/datasets); "
+                        "give it to jobs as the cluster profile's corpus_cache or --corpus-cache")
+    p.add_argument("--from-file", type=Path, default=None, metavar="FILE",
+                   help="build it from a local copy of the dataset's JSON-lines file instead of downloading "
+                        "(accepted as the pinned corpus only when its sha256 is the recorded one)")
+    p.add_argument("--unverified", action="store_true",
+                   help="with --from-file: accept other content as a stand-in (for tests); every result replayed "
+                        "from it is marked not publishable")
+
     p = sub.add_parser("cap", help="drop requests with in + out above a cap, keeping relative timing")
     p.add_argument("path", help="corpus path")
     p.add_argument("--hf-cache-dir", type=Path, default=None,
@@ -59,7 +77,39 @@ def main(args: argparse.Namespace) -> int:
         return _validate(args)
     if action == "stats":
         return _stats(args)
+    if action == "stage":
+        return _stage(args)
     return _cap(args)
+
+
+def _stage(args: argparse.Namespace) -> int:
+    from harness.errors import UserError
+    from harness.traces import pinned
+
+    spec = args.corpus
+    if not pinned.is_pinned_spec(spec):
+        from harness.recipe.load import load_recipe
+
+        if not Path(spec).is_file():
+            raise UserError(f"{spec}: neither a pinned corpus spec (public-dataset:ALIAS@COMMIT) nor a recipe file")
+        spec = load_recipe(spec).client.traces
+        if not pinned.is_pinned_spec(spec):
+            raise UserError(f"{args.corpus}: client.traces is {spec!r}, not a pinned corpus; nothing to stage")
+    if args.unverified and args.from_file is None:
+        raise UserError("--unverified goes with --from-file")
+    corpus = pinned.parse_spec(spec)
+    cache = args.to or pinned.default_cache()
+    print(f"staging {corpus.repo}@{corpus.revision[:12]} into {cache} ...", flush=True)
+    if args.from_file is not None:
+        if not args.from_file.is_file():
+            raise UserError(f"--from-file {args.from_file}: no such file")
+        staged = pinned.stage_from_file(corpus, cache, args.from_file, allow_unverified=args.unverified)
+    else:
+        staged = pinned.stage_from_hub(corpus, cache)
+    print(staged.message)
+    if staged.ok:
+        print(f"jobs read it offline with corpus_cache: {cache} (cluster profile) or --corpus-cache {cache}")
+    return 0 if staged.ok else 1
 
 
 def _synth(args: argparse.Namespace) -> int:

@@ -187,7 +187,8 @@ class ClientLiveProgress(_Ticker):
         head = f"c{self.plan.conc}"
         if started is None:
             waited = time.monotonic() - self.start
-            return (f"{head} AIPerf warming up every lane {waited:.0f} s (then the {total:.0f} s window)",
+            lanes = f"all {c.concurrency} lanes" if c.concurrency > 1 else "its 1 lane"
+            return (f"{head} AIPerf warming up {lanes} ({waited:.0f} s so far; then the {total:.0f} s window)",
                     None, total)
         elapsed = min((now - started) / 1e9, total)
         live = sum(t for _, t in self.recent) / min(LIVE_WINDOW_S, max(1.0, (now - started) / 1e9))

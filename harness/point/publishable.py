@@ -46,8 +46,10 @@ def label(publishable: bool, reasons: list[dict[str, str]], aiperf_reasons: list
     """How tables say it: `publishable`, `unofficial (AIPerf: unsafe_override)`, `not publishable (simulated)`."""
     if publishable:
         return "publishable"
+    if "unsafe_override" in aiperf_reasons:
+        return f"unofficial (AIPerf: {', '.join(aiperf_reasons)})"
     if any(r["code"] == "aiperf_unofficial" for r in reasons):
-        return f"unofficial (AIPerf: {', '.join(aiperf_reasons) or 'submission_valid false'})"
+        return f"not publishable (AIPerf: {', '.join(aiperf_reasons) or 'submission_valid false'})"
     return f"not publishable ({', '.join(r['code'] for r in reasons)})"
 
 
