@@ -27,6 +27,7 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
             "result": str(result) if result.exists() else None,
             "name": p["name"], "reason": reason, "phase": status.get("phase") if status else None,
             "valid": status.get("valid") if status else None,
+            "publishable": status.get("publishable") if status else None,
             "kind": p.get("kind", "point"), "passed": status.get("passed") if status else None,
             "slurm_state": task.state if task else None, "node": task.node if task else None,
             "slurm_job_id": task.job_id if task else None, "point_dir": p["point_dir"],
@@ -57,6 +58,8 @@ def render_table(views: list[dict[str, Any]]) -> str:
     rows = [("task", "point", "state", "phase", "slurm", "exit", "result / reason")]
     for v in views:
         tail = Path(v["result"]).name if v["result"] else ""
+        if v.get("publishable"):
+            tail = f"{tail}  [{v['publishable']}]"
         if v["reason"]:
             tail = f"{tail}  ({v['reason']})" if tail else v["reason"]
         rows.append((str(v["task_id"]), v["name"], v["state"], v["phase"] or "-", v["slurm_state"] or "-",

@@ -17,6 +17,7 @@ from harness.check.rules_settings import (
     Plannable,
     UpstreamImage,
 )
+from harness.check.rules_submission import AiperfScenario
 from harness.check.rules_spec import (
     ChatTemplate,
     CudaGraphBatch,
@@ -32,7 +33,7 @@ from harness.recipe.schema import Recipe
 
 RULES: tuple[Rule, ...] = (
     UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), DraftAsShipped(), GoldenAcceptance(), ChatTemplate(),
-    MaxRunningRequests(), CudaGraphBatch(), KnownFlags(), Plannable(), MinPoints(),
+    MaxRunningRequests(), CudaGraphBatch(), KnownFlags(), Plannable(), AiperfScenario(), MinPoints(),
 )
 
 

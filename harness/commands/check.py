@@ -2,7 +2,8 @@
 
 One line per rule with PASS, FAIL, WARN or N/A and the evidence (which point, which inherited setting).
 With `--results DIR` the `accuracy-eval` rule also checks each curve's newest accuracy eval there
-(`--waive-eval REASON` turns its FAIL into a recorded WARN).
+(`--waive-eval REASON` turns its FAIL into a recorded WARN), and the `publishable` rule checks that every point
+there may be published (`--waive-unofficial REASON` likewise).
 Exit status 1 when any rule FAILs, 2 when a recipe cannot be read, 0 otherwise (warnings included).
 """
 
@@ -22,25 +23,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run directory holding the curves' results: also check their accuracy evals")
     parser.add_argument("--waive-eval", metavar="REASON",
                         help="accept a missing, failed or below-threshold eval, recording REASON (needs --results)")
+    parser.add_argument("--waive-unofficial", metavar="REASON",
+                        help="accept points that are not publishable, recording REASON (needs --results)")
 
 
 def main(args: argparse.Namespace) -> int:
     from harness.check import RULES, check_recipe, render_text
     from harness.check.rules_eval import AccuracyEval
+    from harness.check.rules_submission import Publishable
     from harness.errors import UserError
 
     if args.rules:
-        for rule in (*RULES, AccuracyEval([])):
+        for rule in (*RULES, AccuracyEval([]), Publishable([])):
             print(f"{rule.id:<22} {rule.rationale}")
         return 0
     if not args.recipes:
         raise UserError("harness check: give at least one recipe file, e.g. recipes/quickstart-sim.yaml")
-    if args.waive_eval is not None and (not args.results or not args.waive_eval.strip()):
-        raise UserError("--waive-eval: needs --results DIR and a non-empty reason")
+    for flag, waiver in (("--waive-eval", args.waive_eval), ("--waive-unofficial", args.waive_unofficial)):
+        if waiver is not None and (not args.results or not waiver.strip()):
+            raise UserError(f"{flag}: needs --results DIR and a non-empty reason")
     for d in args.results:
         if not d.is_dir():
             raise UserError(f"--results {d}: no such directory")
-    rules = (*RULES, AccuracyEval(args.results, args.waive_eval)) if args.results else RULES
+    rules = (*RULES, AccuracyEval(args.results, args.waive_eval), Publishable(args.results, args.waive_unofficial)) \
+        if args.results else RULES
     reports = [check_recipe(path, rules) for path in args.recipes]
     failed = any(r.status == "FAIL" for r in reports)
     if args.json:

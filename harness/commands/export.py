@@ -11,12 +11,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="lay the results out as InferenceX's artifacts (bmk_agentic_*, agentic_*, server_logs_*)")
     parser.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="a run directory (searched recursively)")
     parser.add_argument("out", type=Path, metavar="OUT", help="where the artifacts go")
+    parser.add_argument("--include-unofficial", action="store_true",
+                        help="also export points that are not publishable (unofficial smoke runs, simulated points)")
 
 
 def main(args: argparse.Namespace) -> int:
     from harness.report.export import export_inferencex
 
-    written = export_inferencex(args.run_dir, args.out)
+    written, left_out = export_inferencex(args.run_dir, args.out, args.include_unofficial)
     rows = [p for p in written if p.parent.name.startswith("bmk_agentic_")]
     print(f"{args.out}: {len(rows)} InferenceX row(s), {len(written)} file(s)")
+    if left_out:
+        print(f"left out {len(left_out)} point(s) that are not publishable (--include-unofficial exports them): "
+              + ", ".join(str(p) for p in left_out))
     return 0

@@ -177,7 +177,8 @@ def describe_outcome(o: PointOutcome) -> str:
     lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
     if o.result is not None:
         v = o.result["validity"]
-        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}")
+        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}; "
+                     f"{o.result['publishable']['label']}")
         for r in v["reasons"]:
             lines.append(f"    - {r['code']}: {r['message']}")
     return "\n".join(lines)

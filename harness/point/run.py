@@ -178,6 +178,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
         exit_status = _exit_status(state, result, sigs.received)
         status.finish(state, reason, exit_status,
                       valid=None if result is None else result["validity"]["valid"],
+                      publishable=None if result is None else result["publishable"]["label"],
                       result=None if result_path is None else result_path.name)
     return PointOutcome(state, reason, exit_status, pdir, result_path, result)
 

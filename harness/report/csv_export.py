@@ -21,7 +21,7 @@ COLUMNS = (
     *(f"{m}_{s}" for m in LATENCY_METRICS for s in STATS),
     "num_requests_total", "num_requests_successful", "errors", "cancelled_at_cutoff", "power",
     "curve", "spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint",
-    "harness_commit", "source",
+    "harness_commit", "source", "publishable", "publish_label",
 )
 
 
@@ -41,6 +41,7 @@ def render_csv(curves: Sequence[Curve]) -> str:
                                      p.cancelled_at_cutoff)),
                 power_text(p), c.key, p.arm.spec_decoding, p.arm.kv_offloading, p.arm.dp_attention, p.arm.disagg,
                 p.recipe_fingerprint or "", p.harness_commit or "", str(p.source),
+                "" if p.publishable is None else str(p.publishable).lower(), p.publish_label or "",
             ])
     return buf.getvalue()
 

@@ -169,6 +169,8 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "conc": p.conc,
         "valid": p.valid,
         "invalid_reasons": [{"code": r.code, "message": r.message} for r in p.invalid_reasons],
+        "publishable": p.publishable,
+        "publish_label": p.publish_label,
         "total_tput_per_gpu": p.total_tput_per_gpu,
         "output_tput_per_gpu": p.output_tput_per_gpu,
         "e2el_p50": p.stat("e2el", "p50"),

@@ -10,7 +10,8 @@ For every point directory holding `point_result.json` and its published row, und
 - `eval_<name>/…`: each `eval_row_*.json` (InferenceX `EvalRow`) and its `meta_env.json`, when evals exist.
 
 `<result name>` is the row's file name without `.json` (`bmk_agentic_` removed). Files are copied,
-never rewritten.
+never rewritten. Only publishable points are exported (`harness.point.publishable`: AIPerf's submission verdict
+and ours); `include_unofficial` exports the others too (smoke runs, simulated points).
 """
 
 from __future__ import annotations
@@ -70,15 +71,26 @@ def export_evals(run_dir: Path, out: Path) -> list[Path]:
     return written
 
 
-def export_inferencex(run_dir: Path, out: Path) -> list[Path]:
-    """Export every point (and eval) found under `run_dir`; returns the files written."""
+def is_publishable(pdir: Path) -> bool:
+    """Whether the point's record says it may be published."""
+    from harness.point.publishable import of
+
+    record = json.loads((pdir / RECORD_FILE).read_text())
+    return isinstance(record, dict) and bool(of(record)["publishable"])
+
+
+def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False) -> tuple[list[Path], list[Path]]:
+    """Export every publishable point (every point with `include_unofficial`) and every eval found under
+    `run_dir`; returns (the files written, the point directories left out)."""
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such directory (expected a run directory)")
     points = sorted({p.parent for p in run_dir.rglob(RECORD_FILE)})
     if not points:
         raise UserError(f"{run_dir}: no point directories found (expected {RECORD_FILE} below it)")
+    left_out = [] if include_unofficial else [p for p in points if not is_publishable(p)]
     written: list[Path] = []
     for pdir in points:
-        written.extend(export_point(pdir, out))
+        if pdir not in left_out:
+            written.extend(export_point(pdir, out))
     written.extend(export_evals(run_dir, out))
-    return written
+    return written, left_out

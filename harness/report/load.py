@@ -88,6 +88,8 @@ class PointResult:
     note: str | None = None
     harness_commit: str | None = None
     arm: Arm = field(default_factory=Arm)
+    publishable: bool | None = None     # AIPerf's submission verdict and ours (None: a record without one)
+    publish_label: str | None = None    # `publishable`, `unofficial (AIPerf: unsafe_override)`, ...
 
     @property
     def curve_arm(self) -> Arm:
@@ -236,6 +238,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
     if errors is None and total is not None and ok is not None:
         errors = total - ok
     valid, reasons = _validity(d, ok)
+    publish = _publish(d)
     simulated = bool(d.get("simulated")) or d.get("engine") == "sim" or d.get("hw") == "sim"
     power_valid = d.get("power_valid")
     config_key = d.get("config_key") if isinstance(d.get("config_key"), str) else None
@@ -277,7 +280,15 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         note=_str(d.get("note")),
         harness_commit=_commit(d.get("harness_commit")),
         arm=arm_of(d),
+        publishable=None if publish is None else bool(publish.get("publishable")),
+        publish_label=None if publish is None else str(publish.get("label") or ""),
     )
+
+
+def _publish(d: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Our record's publishability verdict (`harness.point.publishable`), when it has one."""
+    found = d.get("publishable")
+    return found if isinstance(found, Mapping) and isinstance(found.get("publishable"), bool) else None
 
 
 def _str(value: Any) -> str | None:

@@ -39,10 +39,13 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def verdict(p: PointResult) -> str:
+    """`valid` or `INVALID (codes)`, then whether it may be published when the record says it
+    (`valid; unofficial (AIPerf: unsafe_override)`)."""
+    publish = f"; {p.publish_label}" if p.publish_label else ""
     if p.valid:
-        return "valid"
+        return "valid" + publish
     codes = ",".join(r.code for r in p.invalid_reasons) or "unspecified"
-    return f"INVALID ({codes})"
+    return f"INVALID ({codes})" + publish
 
 
 def power_text(p: PointResult) -> str:

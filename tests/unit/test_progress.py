@@ -52,7 +52,7 @@ def test_client_line_through_warmup_window_and_drain(tmp_path):
     p = ClientLiveProgress(_plan(), aiperf, status, every_s=30)
     assert isinstance(p.display, PlainDisplay)   # not a terminal under pytest
     line, done, total = p.line()
-    assert line.startswith("c4 AIPerf warming up every lane") and "then the 60 s window" in line and done is None
+    assert line.startswith("c4 AIPerf warming up all 4 lanes (") and "then the 60 s window" in line and done is None
     status.phase("profiling")
     lines = RECORDS.read_text().splitlines(keepends=True)
     (aiperf / "profile_export.jsonl").write_text("".join(lines[:10]) + lines[10][:40])   # a half-written line

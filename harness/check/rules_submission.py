@@ -1,0 +1,80 @@
+"""Submission rules: AIPerf's own verdict on a recipe's client commands, and on the results meant for publishing.
+
+- `aiperf-scenario`: every point's exact `aiperf profile` command goes through AIPerf's configuration and
+  scenario resolution (`harness.preflight.aiperf_check`). FAIL when AIPerf would refuse it; WARN for a recipe
+  marked unofficial (AIPerf runs it with `--unsafe-override`, so nothing it measures is publishable).
+- `publishable` (`harness check --results DIR`): every point of the curve under the results directories must be
+  publishable (`harness.point.publishable`). A recipe marked unofficial is not meant for publishing (N/A). An
+  explicit waiver (`--waive-unofficial REASON`) turns the FAIL into a WARN and is recorded beside the results.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from harness.artifacts import write_json
+from harness.check.model import CheckedRecipe, Finding, PlannedPoint
+from harness.check.rule import Rule
+
+WAIVER_FILE = "publish_waiver.json"
+
+
+class AiperfScenario(Rule):
+    id: ClassVar[str] = "aiperf-scenario"
+    rationale: ClassVar[str] = ("AIPerf's own resolver must accept every point's client command as an AgentX "
+                                "submission (pinned corpus, window >= 900 s, no --unsafe-override)")
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        from harness.preflight import aiperf_check
+
+        planned = [pp.plan for pp in plans if pp.plan is not None]
+        if not planned:
+            return [Finding("N/A", "no point plans (see plannable)")]
+        levels = {"fail": "FAIL", "warn": "WARN", "pass": "PASS"}
+        return [Finding(levels[f.level], f.message)  # type: ignore[arg-type]
+                for f in aiperf_check.findings(planned, recipe.source)]
+
+
+class Publishable(Rule):
+    id: ClassVar[str] = "publishable"
+    rationale: ClassVar[str] = ("every point of a curve meant for publishing must be publishable: valid, on real "
+                                "hardware, and accepted by AIPerf as a submission (--waive-unofficial REASON "
+                                "records an exception)")
+
+    def __init__(self, results: list[Path], waiver: str | None = None):
+        self.results = [Path(r) for r in results]
+        self.waiver = waiver
+
+    def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
+        from harness.point.publishable import of
+
+        key = recipe.recipe.config_key
+        if recipe.recipe.client.unofficial:
+            return [Finding("N/A", "a smoke recipe (client.unofficial): not meant for publishing")]
+        records = sorted(p for r in self.results if (r / key).is_dir() for p in (r / key).rglob("point_result.json"))
+        if not records:
+            return [Finding("FAIL" if not self.waiver else "WARN",
+                            f"no results of {key} under {', '.join(map(str, self.results))}")]
+        blocked = []
+        for path in records:
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                blocked.append(f"{path.parent}: unreadable record")
+                continue
+            verdict = of(record) if isinstance(record, dict) else {"publishable": False, "label": "not a record"}
+            if not verdict["publishable"]:
+                blocked.append(f"c{record.get('conc', '?')} {verdict['label']} ({path.parent})")
+        if not blocked:
+            return [Finding("PASS", f"all {len(records)} points publishable")]
+        text = f"{len(blocked)} of {len(records)} points not publishable: " + "; ".join(blocked)
+        if not self.waiver:
+            return [Finding("FAIL", text)]
+        base = next(r / key for r in self.results if (r / key).is_dir())
+        write_json(base / WAIVER_FILE, {"config_key": key, "rule": self.id, "reason": self.waiver, "waived": text,
+                                        "by": getpass.getuser(), "at_ns": time.time_ns()})
+        return [Finding("WARN", f"waived (--waive-unofficial: {self.waiver}): {text}")]
