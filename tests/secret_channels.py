@@ -56,6 +56,7 @@ client:
   traces: {ROOT / 'recipes' / 'traces' / 'quickstart'}
   duration_s: 20
   grace_s: 2
+  unofficial: true
 points:
   c4:
     env:

@@ -27,6 +27,7 @@ server:
     max-running-requests: 32
 client:
   traces: traces/quickstart
+  unofficial: true
 points:
   c2: {{}}
   c4: {{}}

@@ -29,7 +29,7 @@ SPEC: dict[str, Any] = {
     "server": {"args": {"max-running-requests": 8}},
     "speculative": {"algorithm": "EAGLE", "num_steps": 3, "topk": 1, "num_draft_tokens": 4,
                     "golden": {"curve": "qwen3.5_mtp", "thinking": "thinking_off"}},
-    "client": {"traces": "traces/x"},
+    "client": {"traces": "traces/x", "unofficial": True},
     "points": {"c4": {}, "c8": {"args": {"max-running-requests": 16}}},
 }
 
@@ -244,10 +244,17 @@ def test_h200_recipe_is_a_nine_point_zip_with_marlin() -> None:
 
 @pytest.mark.parametrize("path", [GB300, H200])
 def test_shipped_recipes_plan_on_the_simulator(path: Path) -> None:
+    """On the simulator a GPU recipe replays the pinned corpus at its own window, as on the GPU; a smoke run on
+    the shipped synthetic corpus is refused unless marked unofficial."""
     _, ps = load_plans(path, ["c1"], ["engine=sim"])
     assert ps[0].server.argv[2] == "harness.sim"
-    assert ps[0].client.traces.endswith("traces/quickstart")
-    assert Path(ps[0].client.traces).is_dir()
+    assert ps[0].client.traces.startswith("public-dataset:semianalysis_cc_traces_weka_062126@")
+    assert ps[0].client.duration_s == 3600 and not ps[0].client.unofficial
+    smoke = ["engine=sim", "client.traces=traces/quickstart"]
+    with pytest.raises(UserError, match="refuses this run: --input-file .loader. local corpus .*--unofficial"):
+        load_plans(path, ["c1"], smoke)
+    _, ps = load_plans(path, ["c1"], smoke, unofficial=True)
+    assert Path(ps[0].client.traces).is_dir() and ps[0].client.unofficial
 
 
 def test_cli_plan_json_shape(capsys: pytest.CaptureFixture[str]) -> None:

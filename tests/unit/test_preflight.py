@@ -15,12 +15,12 @@ import pytest
 
 from harness.cli import main as cli
 from harness.preflight.run import cluster_preflight
+from tests.pinned_corpus import staged_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 GB300 = ROOT / "recipes" / "musespark-fp4-gb300-sglang-agentic-dflash.yaml"
 H200 = ROOT / "recipes" / "musespark-fp4-h200-sglang-agentic-dflash.yaml"
 FIXTURES = ROOT / "tests" / "fixtures" / "clusters"
-TRACES = ROOT / "recipes" / "traces" / "quickstart"
 DRAFT_COMMIT = "46c90f41" + "0123456789abcdef0123456789abcdef"  # a fake full hash extending the recipe's short one
 IMAGE_FILE = "lmsysorg_sglang_nightly-dev-20261021-c1c287a4.sqsh"
 
@@ -36,6 +36,7 @@ def fake_site(root: Path) -> Path:
     (draft / "snapshots" / DRAFT_COMMIT / "config.json").write_text("{}")
     (draft / "refs").mkdir()
     (draft / "refs" / "main").write_text(DRAFT_COMMIT)
+    staged_corpus(root / "lustre" / "corpora")
     images = root / "lustre" / "harness" / "images"
     images.mkdir(parents=True)
     (images / IMAGE_FILE).write_bytes(b"fake squashfs image")
@@ -65,7 +66,7 @@ def codes(report: object, level: str = "fail") -> dict[str, str]:
 
 @pytest.mark.parametrize(("recipe", "name"), [(GB300, "gb300"), (H200, "h200")])
 def test_seed_recipes_pass_preflight_against_a_filled_in_profile(tmp_path: Path, recipe: Path, name: str) -> None:
-    report = cluster_preflight(recipe, profile(tmp_path, name), overrides=[f"client.traces={TRACES}"])
+    report = cluster_preflight(recipe, profile(tmp_path, name))
     assert report.ok, "\n".join(f.line() for f in report.failures())
     plan = report.plans[0]
     argv = plan.server.argv
@@ -74,14 +75,19 @@ def test_seed_recipes_pass_preflight_against_a_filled_in_profile(tmp_path: Path,
     assert argv[argv.index("--speculative-draft-model-revision") + 1] == DRAFT_COMMIT  # offline needs the full hash
     assert plan.server.env["HF_HUB_CACHE"] == "/hf-hub" and plan.server.env["HF_HUB_OFFLINE"] == "1"
     assert plan.client.tokenizer == str(model_dir)  # the served model's own tokenizer, as the client host sees it
-    assert codes(report, "warn") == {"image_version_unknown": codes(report, "warn")["image_version_unknown"]}
+    assert plan.client.corpus_cache == str(tmp_path / "fake-site" / "lustre" / "corpora")
+    warned = codes(report, "warn")
+    assert set(warned) == {"image_version_unknown", "traces"}
+    assert "UNVERIFIED content" in warned["traces"]  # the fake site stages a stand-in of the pinned corpus
+    passed = codes(report, "pass")
+    assert "AIPerf's inferencex-agentx-mvp scenario accepts it as a submission" in passed["aiperf"]
 
 
 @pytest.mark.parametrize(("recipe", "name"), [(GB300, "gb300"), (H200, "h200")])
 def test_submit_dry_run_of_the_seed_recipes_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                    recipe: Path, name: str) -> None:
     rc = cli(["submit", str(recipe), "--cluster", str(profile(tmp_path, name)), "--dry-run",
-              "--out", str(tmp_path / "out"), "--set", f"client.traces={TRACES}"])
+              "--out", str(tmp_path / "out")])
     assert rc == 0, capsys.readouterr().err
     plan = json.loads(next((tmp_path / "out" / "slurm").glob("plan-*.json")).read_text())
     assert plan["points"][0]["client"]["tokenizer"].endswith("Muse-Spark-Open-816B-A42B-NVFP4")
@@ -100,7 +106,7 @@ def test_shipped_profiles_with_placeholders_fail_one_line_each(capsys: pytest.Ca
 def test_unset_partition_account_and_qos_are_warned_one_line_each(tmp_path: Path) -> None:
     path = profile(tmp_path, "gb300", {"account: bench-team": "account: null", "partition: gb300": "partition: null",
                                       "qos: normal": "qos: null"})
-    report = cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"])
+    report = cluster_preflight(GB300, path)
     warns = codes(report, "warn")
     assert report.ok and {"account_unset", "partition_unset", "qos_unset"} <= set(warns)
     assert warns["qos_unset"].endswith(f"{path}:qos: not set: Slurm uses the user's default qos (set it if the site "
@@ -109,7 +115,7 @@ def test_unset_partition_account_and_qos_are_warned_one_line_each(tmp_path: Path
 
 def test_time_limit_typo_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc = cli(["preflight", str(GB300), "--cluster", str(profile(tmp_path, "gb300")), "--time", "99:99:99",
-              "--set", f"client.traces={TRACES}"])
+])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and "99:99:99" in err and "below 60" in err
 
@@ -124,23 +130,23 @@ def test_submit_refuses_before_sbatch(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_walltime_must_cover_ready_timeout_window_grace_and_teardown(tmp_path: Path) -> None:
     path = profile(tmp_path, "gb300", {'time_limit: "02:30:00"': 'time_limit: "00:30:00"'})
-    fails = codes(cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"]))
+    fails = codes(cluster_preflight(GB300, path))
     assert "= 7350 s > 1500 s" in fails["walltime"] and "at least 02:08:00" in fails["walltime"]
-    ok = cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"], time_limit="02:08:00")
+    ok = cluster_preflight(GB300, path, time_limit="02:08:00")
     assert "walltime" not in codes(ok)
 
 
 def test_gpus_per_task_against_tp_times_pp(tmp_path: Path) -> None:
     path = profile(tmp_path, "gb300", {"exclusive: true": "exclusive: true\ngpus_per_task: 2"})
-    fails = codes(cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"]))
+    fails = codes(cluster_preflight(GB300, path))
     assert "tp×pp = 4 GPUs, an array task" in fails["gpus_per_task"] and "gets 2" in fails["gpus_per_task"]
-    fails = codes(cluster_preflight(GB300, profile(tmp_path, "h200"), overrides=[f"client.traces={TRACES}"]))
+    fails = codes(cluster_preflight(GB300, profile(tmp_path, "h200")))
     assert "'gb300' but" in fails["gpu_type"]
 
 
 def test_sglang_version_of_the_image_and_the_models_minimum(tmp_path: Path) -> None:
     path = profile(tmp_path, "gb300")
-    base = [f"client.traces={TRACES}"]
+    base: list[str] = []
     fails = codes(cluster_preflight(GB300, path, overrides=[*base, "image=lmsysorg/sglang:v0.5.22-cu130"]))
     assert "carries SGLang 0.5.22" in fails["image_version"]
     assert "SGLang 0.5.22 cannot serve muse-spark-open-816b-a42b-nvfp4: it needs >= 0.5.23" in fails["model_min_version"]
@@ -154,8 +160,9 @@ def test_missing_corpus_checkpoint_draft_tokenizer_and_image(tmp_path: Path) -> 
     (site / "scratch" / "models" / "Muse-Spark-Open-816B-A42B-NVFP4" / "tokenizer.json").unlink()
     shutil.rmtree(site / "lustre" / "hf-hub" / "models--RadixArk--Muse-Spark-Open-DFlash2" / "snapshots")
     (site / "lustre" / "harness" / "images" / IMAGE_FILE).unlink()
+    shutil.rmtree(site / "lustre" / "corpora")
     fails = {f.where.split(":")[-1]: f.line() for f in cluster_preflight(GB300, path).failures()}
-    assert "no trace corpus there" in fails["client.traces"]
+    assert "is not staged in" in fails["client.traces"] and "harness traces stage" in fails["client.traces"]
     assert "@46c90f41: a short commit hash; none of the cached snapshots" in fails["speculative.draft_model"]
     assert "the checkpoint has no tokenizer.json" in fails["client.tokenizer"]
     assert f"{IMAGE_FILE} missing" in fails["container.image_cache_dir"]
@@ -166,7 +173,7 @@ def test_a_short_draft_hash_must_name_one_cached_snapshot(tmp_path: Path) -> Non
     snaps = tmp_path / "fake-site" / "lustre" / "hf-hub" / "models--RadixArk--Muse-Spark-Open-DFlash2" / "snapshots"
     (snaps / ("46c90f41" + "f" * 32)).mkdir()
     (snaps / ("46c90f41" + "f" * 32) / "config.json").write_text("{}")
-    fails = codes(cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"]))
+    fails = codes(cluster_preflight(GB300, path))
     assert "a short commit hash; several" in fails["checkpoint"]
 
 
@@ -175,7 +182,7 @@ def test_an_hf_model_without_staging_or_cache_cannot_resolve_its_tokenizer(tmp_p
                                       "  RadixArk/Muse-Spark-Open-816B-A42B-NVFP4: /models/Muse-Spark-Open-816B-A42B-NVFP4\n":
                                       "  {}\n"})
     path.write_text(path.read_text().replace("model_staging:\n  {}", "model_staging: {}"))
-    report = cluster_preflight(GB300, path, overrides=[f"client.traces={TRACES}"])
+    report = cluster_preflight(GB300, path)
     fails = {f.where.split(":")[-1]: f.message for f in report.failures()}
     assert "is an HF id: map it in model_staging" in fails["model.path"]
     assert "cannot resolve the served model's tokenizer" in fails["client.tokenizer"]
@@ -201,7 +208,8 @@ def test_run_with_sglang_resolves_the_models_tokenizer_or_stops(tmp_path: Path, 
     from harness.recipe.points import load_plans
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
-    rc = cli(["run", str(GB300), "--point", "c1", "--set", f"client.traces={TRACES}", "--out", str(tmp_path / "o")])
+    corpora = staged_corpus(tmp_path / "corpora")
+    rc = cli(["run", str(GB300), "--point", "c1", "--corpus-cache", str(corpora), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert rc == 2 and "client.tokenizer: cannot resolve the served model's tokenizer" in err
     assert not (tmp_path / "o").exists()  # nothing launched
@@ -213,8 +221,8 @@ def test_run_with_sglang_resolves_the_models_tokenizer_or_stops(tmp_path: Path, 
     (snap.parent.parent / "refs").mkdir()
     (snap.parent.parent / "refs" / "main").write_text("ab" * 20)
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
-    recipe, plans = load_plans(GB300, ["c1"], [f"client.traces={TRACES}"])
-    report = preflight.local(recipe, plans, str(GB300))
+    recipe, plans = load_plans(GB300, ["c1"])
+    report = preflight.local(recipe, plans, str(GB300), corpora)
     assert report.ok and report.plans[0].client.tokenizer == str(snap)
 
 
