@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from harness.artifacts import write_json
-from harness.check.model import CheckedRecipe, Finding, PlannedPoint
+from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status
 from harness.check.rule import Rule
 
 WAIVER_FILE = "publish_waiver.json"
@@ -34,9 +34,8 @@ class AiperfScenario(Rule):
         planned = [pp.plan for pp in plans if pp.plan is not None]
         if not planned:
             return [Finding("N/A", "no point plans (see plannable)")]
-        levels = {"fail": "FAIL", "warn": "WARN", "pass": "PASS"}
-        return [Finding(levels[f.level], f.message)  # type: ignore[arg-type]
-                for f in aiperf_check.findings(planned, recipe.source)]
+        levels: dict[str, Status] = {"fail": "FAIL", "warn": "WARN", "pass": "PASS"}
+        return [Finding(levels[f.level], f.message) for f in aiperf_check.findings(planned, recipe.source)]
 
 
 class Publishable(Rule):

@@ -17,7 +17,6 @@ from harness.check.rules_settings import (
     Plannable,
     UpstreamImage,
 )
-from harness.check.rules_submission import AiperfScenario
 from harness.check.rules_spec import (
     ChatTemplate,
     CudaGraphBatch,
@@ -25,6 +24,7 @@ from harness.check.rules_spec import (
     GoldenAcceptance,
     MaxRunningRequests,
 )
+from harness.check.rules_submission import AiperfScenario
 from harness.errors import UserError
 from harness.recipe import flags
 from harness.recipe.load import expand_points, load_recipe

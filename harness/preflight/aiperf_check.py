@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from harness.preflight.checks import Finding
+from harness.preflight.checks import Finding, Level
 from harness.recipe.plan import PointPlan
 from harness.recipe.scenario import SCENARIO, Resolution, resolve
 
@@ -47,11 +47,10 @@ def resolutions(plans: list[PointPlan]) -> dict[str, Resolution]:
 def findings(plans: list[PointPlan], recipe_src: str) -> list[Finding]:
     """One finding per distinct outcome: AIPerf refuses, accepts as unofficial, or accepts as a submission."""
     where = f"{recipe_src}:client"
-    by_text: dict[tuple[str, str], list[str]] = {}
+    by_text: dict[tuple[Level, str], list[str]] = {}
     for name, res in resolutions(plans).items():
         by_text.setdefault(_outcome(res), []).append(name)
-    return [Finding(level, "aiperf", where, f"{', '.join(names)}: {text}")  # type: ignore[arg-type]
-            for (level, text), names in by_text.items()]
+    return [Finding(level, "aiperf", where, f"{', '.join(names)}: {text}") for (level, text), names in by_text.items()]
 
 
 def refuse_unless_accepted(plans: list[PointPlan], recipe_src: str) -> None:
@@ -63,7 +62,7 @@ def refuse_unless_accepted(plans: list[PointPlan], recipe_src: str) -> None:
         raise UserError(f"{failed[0].where}: {failed[0].message}")
 
 
-def _outcome(res: Resolution) -> tuple[str, str]:
+def _outcome(res: Resolution) -> tuple[Level, str]:
     if not res.accepted:
         hint = ("; mark the run unofficial (--unofficial) for a smoke run" if res.violations else "")
         return "fail", f"AIPerf refuses this client command: {res.error}{hint}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.preflight.checks import Finding
+from harness.preflight.checks import Finding, Level
 from harness.preflight.paths import Checkpoint, has_tokenizer, host_path, locate_checkpoint
 from harness.recipe.plan import PointPlan
 from harness.traces.pinned import check_staged, default_cache, is_pinned_spec, parse_spec
@@ -29,7 +29,7 @@ def traces(plans: list[PointPlan], recipe_src: str, corpus_cache: Path | None = 
     spec = plans[0].client.traces
     if is_pinned_spec(spec):
         staged = check_staged(corpus_cache or default_cache(), parse_spec(spec))
-        level = "fail" if not staged.ok else "pass" if staged.verified else "warn"
+        level: Level = "fail" if not staged.ok else "pass" if staged.verified else "warn"
         return [Finding(level, "traces", f"{recipe_src}:client.traces", staged.message)]
     if spec.startswith("hf:"):
         return [Finding("warn", "traces", f"{recipe_src}:client.traces",

@@ -28,18 +28,33 @@ def test_argv_has_agentx_semantics_and_no_override_for_full_windows():
     assert "--request-rate" not in argv  # would conflict with the scenario's agentic-replay lock
 
 
-def test_short_windows_run_with_scenario_override_and_optional_flags():
-    argv = build_argv(client(duration_s=30.5, warmup_s=20, max_sessions=50), "u", Path("a"), "t", "aiperf")
+def test_only_a_run_marked_unofficial_gets_the_override():
+    short = build_argv(client(duration_s=30.5), "u", Path("a"), "t", "aiperf")
+    assert "--unsafe-override" not in short   # never chosen by the harness: plan time refuses such a run instead
+    argv = build_argv(client(duration_s=30.5, warmup_s=20, max_sessions=50, unofficial=True), "u", Path("a"), "t",
+                      "aiperf")
     assert argv[-1] == "--unsafe-override"
     assert "--benchmark-duration 30.5" in " ".join(argv)
     assert "--agentic-cache-warmup-duration 20" in " ".join(argv)
     assert "--num-sessions 50" in " ".join(argv)
 
 
+def test_the_pinned_corpus_goes_by_its_aiperf_name():
+    pinned = "public-dataset:semianalysis_cc_traces_weka_062126@23f152f6f0f9399a85901b89a6458def0ef16729"
+    argv = build_argv(client(traces=pinned), "u", Path("a"), "t", "aiperf")
+    assert "--public-dataset semianalysis_cc_traces_weka_062126" in " ".join(argv)
+    assert "--input-file" not in argv and "--custom-dataset-type" not in argv
+    repo = "hf-weka-dataset:semianalysisai/cc-traces-weka-062126@23f152f6f0f9399a85901b89a6458def0ef16729"
+    assert "--hf-weka-dataset semianalysisai/cc-traces-weka-062126" in " ".join(
+        build_argv(client(traces=repo), "u", Path("a"), "t", "aiperf"))
+
+
 def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path):
     env = build_env(tmp_path, tmp_path / "hf", tmp_path / "t")
     assert env["HF_HUB_OFFLINE"] == "1" and env["HF_HOME"] == str(tmp_path / "hf")
     assert env["AIPERF_DATASET_MMAP_CACHE_DIR"].startswith(str(tmp_path))
+    assert "HF_DATASETS_CACHE" not in env
+    assert build_env(tmp_path, tmp_path / "hf", tmp_path / "t", "/staged")["HF_DATASETS_CACHE"] == "/staged"
 
 
 LOG = """\
