@@ -94,6 +94,13 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert acc["cancelled_at_cutoff"] == disconnected > 0
     assert result["num_requests_total"] == acc["records_profiled"] + disconnected
     assert result["engine"] == "sim" and result["simulated"] is True
+    # AIPerf's own verdict, read from its metadata: a smoke recipe runs under --unsafe-override, never publishable
+    assert "--unsafe-override" in (pdir / "client_command.txt").read_text()
+    assert result["aiperf_submission"]["scenario"] == "inferencex-agentx-mvp"
+    assert (result["aiperf_submission"]["submission_valid"],
+            result["aiperf_submission"]["submission_invalid_reasons"]) == (False, ["unsafe_override"])
+    assert result["publishable"]["publishable"] is False
+    assert result["publishable"]["label"] == "unofficial (AIPerf: unsafe_override)"
     assert result["request_metrics"]["throughput"]["per_gpu"]["total_tput_tps"] > 0
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
     row = json.loads((pdir / "bmk_agentic_it-sim_conc4.json").read_text())

@@ -1,0 +1,49 @@
+"""The publishable verdict: AIPerf's submission verdict (from a real AIPerf output) and ours, together."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.point import publishable
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+# written by AIPerf 0.13.0 for a 30 s quickstart point (--unsafe-override)
+AIPERF_SUMMARY = FIX / "results" / "inferencex" / "inputs" / "sim_tp1_conc2" / "aiperf_artifacts" / \
+    "profile_export_aiperf.json"
+
+
+def record(**over: object) -> dict[str, object]:
+    base: dict[str, object] = {
+        "validity": {"valid": True, "reasons": []}, "simulated": False,
+        "aiperf_submission": {"submission_valid": True, "submission_invalid_reasons": [],
+                              "scenario": "inferencex-agentx-mvp"},
+        "client": {"corpus": {"pinned": {"revision": "x"}, "verified": True}}}
+    base.update(over)
+    return base
+
+
+def test_aiperf_verdict_is_read_from_its_metadata() -> None:
+    summary = json.loads(AIPERF_SUMMARY.read_text())
+    assert "submission_valid" not in summary   # not at the top level: under metadata
+    assert publishable.aiperf_submission(summary) == {
+        "submission_valid": False, "submission_invalid_reasons": ["unsafe_override"],
+        "scenario": "inferencex-agentx-mvp"}
+    assert publishable.aiperf_submission({"metadata": {"scenario": "x"}}) is None
+    assert publishable.aiperf_submission(None) is None
+
+
+def test_labels_lead_with_aiperfs_reasons() -> None:
+    assert publishable.verdict(record()) == {"publishable": True, "reasons": [], "label": "publishable"}
+    smoke = publishable.verdict(record(aiperf_submission={"submission_valid": False,
+                                                          "submission_invalid_reasons": ["unsafe_override"]},
+                                       simulated=True))
+    assert smoke["label"] == "unofficial (AIPerf: unsafe_override)"
+    assert [r["code"] for r in smoke["reasons"]] == ["aiperf_unofficial", "simulated"]
+    cancelled = publishable.verdict(record(aiperf_submission={"submission_valid": False,
+                                                              "submission_invalid_reasons": ["run_cancelled"]}))
+    assert cancelled["label"] == "not publishable (AIPerf: run_cancelled)"
+    stand_in = publishable.verdict(record(client={"corpus": {"pinned": {}, "verified": False, "source": "s"}}))
+    assert stand_in["label"] == "not publishable (corpus_unverified)"
+    assert publishable.verdict(record(validity={"valid": False}))["label"] == "not publishable (invalid)"
+    assert publishable.verdict(record(aiperf_submission=None))["label"] == "not publishable (no_aiperf_verdict)"
