@@ -94,6 +94,11 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
             raise PreflightFailed([f.line() for f in report.failures()])
         plans, staged = report.plans, report.staged
     else:
+        from harness.preflight.aiperf_check import refuse_unless_accepted
+        from harness.preflight.files import with_corpus_cache
+
+        refuse_unless_accepted(plans, str(req.recipe))   # AIPerf's verdict is never skipped
+        plans = with_corpus_cache(plans, Path(profile.corpus_cache) if profile.corpus_cache else None)
         render.check_fit(recipe, plans, profile, req.recipe)
         plans, staged = render.stage_plans(plans, profile.model_staging)
     from launchers.base import check_engine
