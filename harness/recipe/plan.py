@@ -31,7 +31,7 @@ from harness.recipe.schema import (
     check_env_value,
 )
 from harness.redact import redact_data
-from harness.traces.pinned import is_pinned_spec
+from harness.traces.pinned import is_pinned_spec, parse_spec
 from harness.yaml_input import short
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
@@ -262,6 +262,11 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
         argv += ["--sim-profile", recipe.sim_profile, *render_sim_flags(recipe.sim_args)]
         env[SIM_VERSION_ENV] = recipe.server.sglang_version
     traces_spec = client_traces(recipe)
+    if is_pinned_spec(traces_spec):
+        try:
+            parse_spec(traces_spec)   # a known AIPerf alias (or repository) at a full commit hash
+        except UserError as exc:
+            raise UserError(f"{source}: client.traces: {exc}") from None
     traces: str | Path = traces_spec if traces_spec.startswith("hf:") or is_pinned_spec(traces_spec) \
         else Path(traces_spec)
     if recipe_dir is not None and isinstance(traces, Path) and not traces.is_absolute():
