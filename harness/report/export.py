@@ -15,12 +15,13 @@ never rewritten.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 from harness.errors import UserError
+from harness.json_input import read_json_object
+from harness.yaml_input import short
 
 RECORD_FILE = "point_result.json"
 SKIPPED_AIPERF = {"inputs.json", "profile_export_raw.jsonl"}
@@ -32,8 +33,11 @@ def _copy(src: Path, dst: Path) -> None:
 
 
 def export_point(pdir: Path, out: Path) -> list[Path]:
-    record = json.loads((pdir / RECORD_FILE).read_text())
-    row_file = pdir / str(record.get("row") or "")
+    record = read_json_object(pdir / RECORD_FILE, "point record")
+    row = record.get("row")
+    if not isinstance(row, str) or not row:
+        raise UserError(f"{pdir / RECORD_FILE}: row: expected the published row's file name, got {short(row)}")
+    row_file = pdir / row
     if not row_file.is_file():
         raise UserError(f"{pdir}: no published row beside {RECORD_FILE} (expected {record.get('row')})")
     name = row_file.stem.removeprefix("bmk_agentic_")
