@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
+from harness.point.aiperf_check import check_aiperf
 from harness.point.corpus_input import aiperf_corpus_dir
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.progress import ClientLiveProgress
@@ -74,6 +75,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                reserve: StatusReserve) -> PointOutcome:
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     corpus_dir, corpus_note = aiperf_corpus_dir(plan.client.traces, cache_dir)  # bad input fails before launch
+    check_aiperf(aiperf.aiperf_executable())  # so does a missing or broken client
     tokenizer_used = client_tokenizer(plan)
     corpus = {"spec": plan.client.traces, "replayed": str(corpus_dir), "conversion": corpus_note}
     pdir.mkdir(parents=True, exist_ok=True)
