@@ -40,7 +40,7 @@ from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan, dp_attention_size
-from harness.redact import remember, secret_values
+from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
 RESULT_FILE = "eval_result.json"
@@ -145,6 +145,7 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     A full disk (ENOSPC or EDQUOT, raised by any write of the run, or less than a few blocks left while the
     server loads or lm-eval runs) ends the eval after the server and lm-eval are stopped: `failed: disk_full`
     in `status.json` (written through the reserve kept for it) and one line on stderr."""
+    add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     edir = eval_dir(options.out_dir, plan)
     status = PointStatus(edir, plan.conc, plan.config_key)

@@ -34,7 +34,7 @@ from harness.point.validity import Thresholds
 from harness.point.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
-from harness.redact import remember, secret_values
+from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
 CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond warmup + duration + grace
@@ -64,6 +64,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     A full disk (ENOSPC or EDQUOT, raised by any write of the run) ends the point here, after the run has
     stopped the server and AIPerf: `failed: disk_full` in `status.json` (written through the reserve kept
     for it) and one line on stderr naming the file and the filesystem."""
+    add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     pdir = point_dir(options.out_dir, plan, options.variant)
     status = PointStatus(pdir, plan.conc, plan.config_key)

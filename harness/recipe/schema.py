@@ -107,6 +107,7 @@ def _non_blank(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(lambda v: _non_blank(v))]
+SecretName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")]
 PathText = Annotated[str, AfterValidator(_no_control)]
 
 
@@ -273,6 +274,9 @@ class Recipe(Strict):
     client: Client
     zip: Zip | None = Field(default=None, description="points from lined-up lists: conc, args and env value lists")
     points: dict[str, PointSpec] = Field(default_factory=dict, description="points keyed by concurrency (c28 or 28)")
+    secret_names: list[SecretName] = Field(default_factory=list, description=(
+        "more environment variables or server arguments whose values are secrets, besides the built-in rule "
+        "(redacted from every file and output)"))
 
 
 class Point(Strict):
