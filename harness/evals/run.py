@@ -21,7 +21,7 @@ import shlex
 import shutil
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +147,9 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     in `status.json` (written through the reserve kept for it) and one line on stderr."""
     add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
+    # lm-eval runs in the task's directory: every path it is given must not depend on this one
+    options = replace(options, out_dir=Path(options.out_dir).absolute(),
+                      cache_dir=None if options.cache_dir is None else Path(options.cache_dir).absolute())
     edir = eval_dir(options.out_dir, plan)
     status = PointStatus(edir, plan.conc, plan.config_key)
     return run_guarded(edir, status, EXIT_FAILED, lambda reserve: _run_eval(plan, options, edir, status, reserve),
@@ -181,7 +184,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
     shutil.rmtree(output_dir, ignore_errors=True)   # a re-run never reads an older run's results
     client: ProcessGroup | None = None
     state, reason = "failed", None
-    with StopSignals() as sigs:
+    with StopSignals(status) as sigs:
         try:
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(edir))

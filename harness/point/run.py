@@ -108,7 +108,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     client_run = None
     metrics_before = metrics_after = None
     state, reason = "failed", None
-    with StopSignals() as sigs:
+    with StopSignals(status) as sigs:
         try:
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(pdir))

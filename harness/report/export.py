@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from harness.errors import UserError
@@ -28,8 +29,18 @@ SKIPPED_AIPERF = {"inputs.json", "profile_export_raw.jsonl"}
 
 
 def _copy(src: Path, dst: Path) -> None:
+    """Copy one regular file (a symlink, FIFO or device is refused: copying one could read without end)."""
+    try:
+        mode = os.lstat(src).st_mode
+    except OSError as exc:
+        raise UserError(f"{src}: cannot read it for the export: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{src}: not a regular file (a symlink, FIFO or device); not exported")
     dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dst)
+    try:
+        shutil.copy2(src, dst, follow_symlinks=False)
+    except OSError as exc:
+        raise UserError(f"{src}: cannot copy it to {dst}: {exc.strerror or exc}") from None
 
 
 def export_point(pdir: Path, out: Path) -> list[Path]:
