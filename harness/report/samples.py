@@ -18,6 +18,16 @@ _FAST = {
     for name in ("request_latency", "time_to_first_token")
 }
 _PHASE = re.compile(rb'"benchmark_phase":"(\w+)"')
+_NUMBER = rb"([-+0-9.eE]+)"
+# One whole record of AIPerf 0.13's compact layout, from the end of the phase key to TTFT (both in ms). It
+# starts at `k_phase"` rather than at a quote: quotes are everywhere in JSON, `k` is not, so the scan is fast.
+_CHUNK_RECORD = re.compile(
+    rb'k_phase":"(\w+)","phase_index":\d+,"phase_name":"\w+","was_cancelled":(true|false),'
+    rb'"context_overflow_skip":\w+,"agent_depth":\d+,"root_correlation_id":"[^"\n]*"\},"metrics":\{'
+    rb'"request_latency":\{"value":' + _NUMBER + rb',"unit":"ms"\},"time_to_first_token":\{"value":' + _NUMBER
+    + rb',"unit":"ms"\}')
+_CHUNK_BYTES = 4 * 1024 * 1024
+_MS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -39,25 +49,52 @@ def record_file(point_dir: Path) -> Path | None:
 def read_request_samples(path: Path) -> RequestSamples:
     """Stream a `profile_export.jsonl`, keeping E2EL and TTFT of successful, profiled, uncancelled requests.
 
-    Lines are scanned with a pattern matching AIPerf's compact JSON; any line it does not fit is parsed as
-    JSON, so the result does not depend on the fast path.
+    The file is read in blocks of whole lines. A block is read with one pattern matching AIPerf 0.13's
+    compact records when every line of it holding a latency fits the pattern; otherwise each line of the
+    block is read on its own (a pattern per field, else the line parsed as JSON), so the result does not
+    depend on the fast path.
     """
     e2el, ttft = array("d"), array("d")
     with open(path, "rb") as fh:
-        for line in fh:
-            if b'"request_latency"' not in line:
-                continue  # failed requests carry no metrics
-            fast = _fast_record(line)
-            if fast is False:
-                continue
-            values = _slow_record(line) if fast is None or fast is True else fast
-            if values is None:
-                continue
-            e, t = values
-            e2el.append(e)
-            if t is not None:
-                ttft.append(t)
+        rest = b""
+        while True:
+            block = fh.read(_CHUNK_BYTES)
+            data = rest + block if rest else block
+            cut = data.rfind(b"\n") + 1 if block else len(data)   # at the end: the last line, unterminated
+            chunk, rest = data[:cut], data[cut:]
+            if chunk and not _read_chunk(chunk, e2el, ttft):
+                for line in chunk.splitlines():
+                    _read_line(line, e2el, ttft)
+            if not block:
+                break
     return RequestSamples(e2el=e2el, ttft=ttft)
+
+
+def _read_chunk(chunk: bytes, e2el: array[float], ttft: array[float]) -> bool:
+    """Add the samples of a block of whole lines when every latency-bearing line fits `_CHUNK_RECORD`;
+    False (nothing added) when one does not."""
+    found = _CHUNK_RECORD.findall(chunk)
+    if len(found) != chunk.count(b'"request_latency"'):
+        return False
+    kept = [(e, t) for phase, cancelled, e, t in found if phase == b"profiling" and cancelled == b"false"]
+    e2el.extend(float(e) * _MS for e, _ in kept)
+    ttft.extend(float(t) * _MS for _, t in kept)
+    return True
+
+
+def _read_line(line: bytes, e2el: array[float], ttft: array[float]) -> None:
+    if b'"request_latency"' not in line:
+        return  # failed requests carry no metrics
+    fast = _fast_record(line)
+    if fast is False:
+        return
+    values = _slow_record(line) if fast is None or fast is True else fast
+    if values is None:
+        return
+    e, t = values
+    e2el.append(e)
+    if t is not None:
+        ttft.append(t)
 
 
 def _fast_record(line: bytes) -> tuple[float, float | None] | None | bool:
