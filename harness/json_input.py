@@ -142,8 +142,8 @@ def type_name(value: Any) -> str:
 class JsonFields:
     """Typed access to the fields of one JSON object read from `source`.
 
-    `str`, `int`, `number`, `bool`, `map` and `list` return the field when it has that type and None (or an
-    empty value) otherwise: booleans are never numbers, non-finite floats are never numbers. `require_*`
+    `text`, `integer`, `number`, `boolean`, `section` and `items` return the field when it has that type and
+    None (or an empty value) otherwise: booleans are never numbers, non-finite floats are never numbers. `require_*`
     refuse a missing or wrong-typed field with one line naming the file and the key."""
 
     def __init__(self, data: Any, source: str | Path, prefix: str = "") -> None:
@@ -153,11 +153,11 @@ class JsonFields:
     def get(self, key: str) -> Any:
         return self.data.get(key)
 
-    def str(self, key: str) -> str | None:
+    def text(self, key: str) -> str | None:
         v = self.data.get(key)
         return v if isinstance(v, str) else None
 
-    def int(self, key: str) -> int | None:
+    def integer(self, key: str) -> int | None:
         v = self.data.get(key)
         if isinstance(v, bool):
             return None
@@ -175,25 +175,25 @@ class JsonFields:
             return None
         return f if math.isfinite(f) else None
 
-    def bool(self, key: str) -> bool | None:
+    def boolean(self, key: str) -> bool | None:
         v = self.data.get(key)
         return v if isinstance(v, bool) else None
 
-    def map(self, key: str) -> JsonFields:
+    def section(self, key: str) -> JsonFields:
         return JsonFields(self.data.get(key), self.source, f"{self.prefix}{key}.")
 
-    def list(self, key: str) -> list[Any]:
+    def items(self, key: str) -> list[Any]:
         v = self.data.get(key)
         return v if isinstance(v, list) else []
 
     def require_str(self, key: str) -> str:
-        v = self.str(key)
+        v = self.text(key)
         if v is None:
             raise self._error(key, "a string")
         return v
 
     def require_int(self, key: str) -> int:
-        v = self.int(key)
+        v = self.integer(key)
         if v is None:
             raise self._error(key, "an integer")
         return v

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 from harness.point import aiperf
 from harness.point.status import PointStatus
 
-
 # What stopping waits on, by the phase the point (or eval) is in when the signal arrives.
 STOPPING: dict[str, str] = {
     "launching": "stopping the server as it starts (SIGTERM, then SIGKILL after the grace period)",

@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.errors import UserError
-from harness.redact import add_secret_names
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     MAX_CONC,
@@ -24,6 +23,7 @@ from harness.recipe.schema import (
     Recipe,
     normalize_point_name,
 )
+from harness.redact import add_secret_names
 from harness.yaml_input import Where, load_yaml, read_text
 
 

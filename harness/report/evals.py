@@ -73,12 +73,12 @@ def _read(path: Path) -> EvalSummary | None:
         se = f.number("score_se")
         return EvalSummary(
             config_key=f.require_str("config_key"), conc=f.require_int("conc"), task=f.require_str("task"),
-            state=f.require_str("state"), reason=f.str("state_reason"), score=f.number("score"),
-            score_name=f.str("score_name"), score_se=se if se is not None else f.str("score_se"),
-            n_eff=f.number("n_eff"), min_score=min_score, threshold_source=f.str("threshold_source") or "",
-            passed=passed, simulated=f.bool("simulated") is True, path=path,
-            ended_ns=status.int("ended_ns") or path.stat().st_mtime_ns,
-            limit=f.int("limit"), partial=_partial(d=f.data))
+            state=f.require_str("state"), reason=f.text("state_reason"), score=f.number("score"),
+            score_name=f.text("score_name"), score_se=se if se is not None else f.text("score_se"),
+            n_eff=f.number("n_eff"), min_score=min_score, threshold_source=f.text("threshold_source") or "",
+            passed=passed, simulated=f.boolean("simulated") is True, path=path,
+            ended_ns=status.integer("ended_ns") or path.stat().st_mtime_ns,
+            limit=f.integer("limit"), partial=_partial(d=f.data))
     except (UserError, OSError):
         return None  # not an eval result of ours: left out of the report
 

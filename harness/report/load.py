@@ -310,7 +310,8 @@ def _validity(d: Mapping[str, Any], ok: int | None) -> tuple[bool, tuple[Reason,
     verdict = d.get("validity")
     reasons: list[Reason] = []
     if isinstance(verdict, Mapping):
-        for r in verdict.get("reasons") if isinstance(verdict.get("reasons"), list) else ():
+        listed = verdict.get("reasons")
+        for r in listed if isinstance(listed, list) else ():
             if isinstance(r, Mapping):
                 reasons.append(Reason(str(r.get("code", "unknown")), str(r.get("message", ""))))
             else:
