@@ -3,7 +3,7 @@ follow's point views, check --results): whatever a run directory holds (corrupt 
 fields, deep nesting, symlink loops, FIFOs, devices, directories where files belong), each command ends in
 its output or a one-line UserError (exit status 2), never another exception, within hypothesis's deadline.
 
-Examples per reader: `HARNESS_FUZZ_EXAMPLES` (CI default 60; `benchmarks/fuzz_readers.sh` runs 5,000)."""
+Examples per reader: `HARNESS_FUZZ_EXAMPLES` (default 60; `benchmarks/fuzz_readers.sh` runs 5,000 in all)."""
 
 from __future__ import annotations
 
