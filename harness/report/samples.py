@@ -50,36 +50,49 @@ def read_request_samples(path: Path) -> RequestSamples:
     """Stream a `profile_export.jsonl`, keeping E2EL and TTFT of successful, profiled, uncancelled requests.
 
     The file is read in blocks of whole lines. A block is read with one pattern matching AIPerf 0.13's
-    compact records when every line of it holding a latency fits the pattern; otherwise each line of the
+    compact records when every line of it is a record that fits the pattern; otherwise each line of the
     block is read on its own (a pattern per field, else the line parsed as JSON), so the result does not
     depend on the fast path.
     """
     e2el, ttft = array("d"), array("d")
     with open(path, "rb") as fh:
-        rest = b""
+        carry = b""   # the start of a line the previous block ended in
         while True:
             block = fh.read(_CHUNK_BYTES)
-            data = rest + block if rest else block
-            cut = data.rfind(b"\n") + 1 if block else len(data)   # at the end: the last line, unterminated
-            chunk, rest = data[:cut], data[cut:]
-            if chunk and not _read_chunk(chunk, e2el, ttft):
-                for line in chunk.splitlines():
-                    _read_line(line, e2el, ttft)
             if not block:
+                _read_span(carry, 0, len(carry), e2el, ttft)   # the last line, unterminated
                 break
+            first, last = block.find(b"\n") + 1, block.rfind(b"\n") + 1
+            if first == 0:   # no line ends in this block
+                carry += block
+                continue
+            _read_span(carry + block[:first], 0, len(carry) + first, e2el, ttft)
+            _read_span(block, first, last, e2el, ttft)   # whole lines, read in place
+            carry = block[last:]
     return RequestSamples(e2el=e2el, ttft=ttft)
 
 
-def _read_chunk(chunk: bytes, e2el: array[float], ttft: array[float]) -> bool:
-    """Add the samples of a block of whole lines when every latency-bearing line fits `_CHUNK_RECORD`;
-    False (nothing added) when one does not."""
-    found = _CHUNK_RECORD.findall(chunk)
-    if len(found) != chunk.count(b'"request_latency"'):
-        return False
-    kept = [(e, t) for phase, cancelled, e, t in found if phase == b"profiling" and cancelled == b"false"]
-    e2el.extend(float(e) * _MS for e, _ in kept)
-    ttft.extend(float(t) * _MS for _, t in kept)
-    return True
+def _read_span(data: bytes, start: int, end: int, e2el: array[float], ttft: array[float]) -> None:
+    """The samples of the whole lines `data[start:end]`: one pattern for the span when every line of it is a
+    record that fits `_CHUNK_RECORD` (the common case, checked by counting lines), else line by line."""
+    import numpy as np
+
+    if start >= end:
+        return
+    found = _CHUNK_RECORD.findall(data, start, end)
+    lines = int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
+    lines += data[end - 1] != 10   # an unterminated last line
+    if not found or len(found) != lines:
+        for line in data[start:end].splitlines():
+            _read_line(line, e2el, ttft)
+        return
+    phases, cancelled, e_ms, t_ms = zip(*found, strict=True)
+    if phases.count(b"profiling") != len(phases) or cancelled.count(b"false") != len(cancelled):
+        kept = [(e, t) for p, c, e, t in found if p == b"profiling" and c == b"false"]
+        e_ms, t_ms = tuple(e for e, _ in kept), tuple(t for _, t in kept)
+    for values, out in ((e_ms, e2el), (t_ms, ttft)):
+        seconds = np.frombuffer(array("d", map(float, values)), np.float64) * _MS   # as float(v) * 1e-3
+        out.frombytes(seconds.tobytes())
 
 
 def _read_line(line: bytes, e2el: array[float], ttft: array[float]) -> None:
