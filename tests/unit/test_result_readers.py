@@ -123,3 +123,13 @@ def test_typed_fields() -> None:
         f.section("g").require_str("h")
     with pytest.raises(UserError, match=r"^s\.json: zz: expected an integer, missing$"):
         f.require_int("zz")
+
+
+def test_compare_of_runs_that_share_no_concurrency(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _point(tmp_path, "a")
+    pdir = _point(tmp_path, "b")
+    record = json.loads((pdir / "point_result.json").read_text())
+    (pdir / "point_result.json").write_text(json.dumps({**record, "conc": 8}))
+    assert _main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "added: c8; removed: c4" in out, out
