@@ -178,7 +178,9 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
     out: list[str] = []
     hide_next: str | None = None   # the secret flag whose value is the next token
     for token in argv:
-        if hide_next is not None and not (token.startswith("-") and not _PLAIN_VALUE.fullmatch(token)):
+        # a secret flag's value; after a flag secret only by the wider rule, a next flag is no value (a switch)
+        if hide_next is not None and (is_secret_name(hide_next)
+                                      or not (token.startswith("-") and not _PLAIN_VALUE.fullmatch(token))):
             out.append(_keep(token, mask) if _setting_secret(hide_next, token) else token)
             hide_next = None
             continue

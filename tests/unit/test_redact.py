@@ -388,3 +388,7 @@ def test_a_recipes_secret_names_reach_its_plans(tmp_path: Path) -> None:
     assert plan.secret_names == ["MY_ODD_SETTING"] and plan.server.env["MY_ODD_SETTING"] == "odd-planted"
     assert "odd-planted" not in json.dumps(redact_data(plan.model_dump()))
     assert "odd-planted" not in json.dumps(plan.settings)
+
+
+def test_a_secret_flags_value_is_masked_even_when_it_starts_with_a_dash() -> None:
+    assert redact_argv(["--api-key", "-sk-dash1", "--port", "1"]) == ["--api-key", REDACTED, "--port", "1"]
