@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from harness.cli import _main
 from harness.errors import UserError, one_line
+from slurm.jobs import JOBS_FILE
 from tests.unit.test_fuzz_loaders import mutated
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +41,9 @@ EVAL = {"schema_version": 1, "config_key": "quickstart-sim", "conc": 4, "task": 
 
 # The files a reader meets, relative to the run directory.
 TARGETS = ("q/conc4/point_result.json", "q/conc4/bmk_agentic_quickstart-sim_conc4.json", "q/conc4/status.json",
-           "q/conc4/fingerprint_agg_w0.json", "q/eval/eval_result.json", "q/eval/status.json", "jobs.json",
+           "q/conc4/fingerprint_agg_w0.json", "q/eval/eval_result.json", "q/eval/status.json", ".harness-jobs.json",
            "q/conc4/aiperf/profile_export.jsonl", "q/conc8/bmk_agentic_x_conc8.json", "q/agg_bmk.json")
+assert JOBS_FILE == ".harness-jobs.json"
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(10 ** 40), 10 ** 40) | st.floats() | st.text(max_size=12),
@@ -71,7 +73,7 @@ def build_run(run: Path) -> None:
                "result": "bmk_agentic_quickstart-sim_conc4.json", "kind": "point"},
               {"task_id": 1, "conc": 4, "name": "eval", "point_dir": str(run / "q" / "eval"),
                "result": "eval_result.json", "kind": "eval"}]
-    (run / "jobs.json").write_text(json.dumps(
+    (run / JOBS_FILE).write_text(json.dumps(
         {"schema_version": 1, "jobs": [{"job_id": JOB, "out_dir": str(run), "points": points}]}))
 
 

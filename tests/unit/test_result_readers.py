@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -133,3 +134,30 @@ def test_compare_of_runs_that_share_no_concurrency(tmp_path: Path, capsys: pytes
     assert _main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "added: c8; removed: c4" in out, out
+
+
+@pytest.mark.parametrize(("jobs", "expected"), [
+    ({"jobs": [{"job_id": "7", "out_dir": "/x", "points": 5}]}, "jobs.7.points: Input should be a valid list"),
+    ({"jobs": [{"job_id": "7", "out_dir": "/x", "points": [{"task_id": "x"}]}]}, "jobs.7.points.0.task_id"),
+    ({"jobs": 5}, "job 7: not submitted by this harness"),
+    ([1], "<root>: expected a JSON (a JSON object), got a list"),
+])
+def test_status_and_follow_on_a_damaged_submission_record(tmp_path: Path, jobs: object, expected: str) -> None:
+    from slurm.jobs import JOBS_FILE, find_job
+
+    (tmp_path / JOBS_FILE).write_text(json.dumps(jobs))
+    with pytest.raises(UserError, match=re.escape(expected)):
+        find_job("7", tmp_path)
+
+
+@pytest.mark.parametrize("status", [
+    {"state": "running", "phase": {"a": 1}}, {"state": "failed", "reason": ["x"]}, {"state": "completed",
+                                                                                     "exit_status": "x"},
+])
+def test_status_views_read_wrong_typed_fields_as_absent(tmp_path: Path, status: dict[str, object]) -> None:
+    from slurm.progress import point_views, render_table
+
+    (tmp_path / "status.json").write_text(json.dumps(status))
+    record = {"points": [{"task_id": 0, "conc": 4, "name": "c4", "point_dir": str(tmp_path), "result": "r.json"}]}
+    line = render_table(point_views(record, {})).splitlines()[-1]
+    assert line.split()[:3] == ["0", "c4", status["state"]], line
