@@ -93,7 +93,9 @@ def scrub_log(path: Path) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    with open(path) as fh:
-        data: dict[str, Any] = json.load(fh)
-    return data
+def read_json(path: Path, what: str = "JSON") -> dict[str, Any]:
+    """The JSON object in `path`, through the one bounded reader (`harness.json_input.read_json_object`):
+    a corrupt, foreign, deep, looping or non-regular file is a one-line `UserError`."""
+    from harness.json_input import read_json_object
+
+    return read_json_object(path, what)

@@ -10,6 +10,19 @@ not secret either: `config_key`, `golden_key`, `model_key`, `sort_key`, `*_PER_T
 `*_FIRST_TOKEN`, `*_SECOND_TOKEN`, `*_LAST_TOKEN`, `*_NEXT_TOKEN` and the tokenizer's special tokens (`bos_token`,
 `eos_token`, ...). Only string values are secrets (numbers and booleans are never masked).
 
+**Settings are judged more widely.** A variable of an environment (`env`), a server or simulator argument
+(`args`, `--flag VALUE`) or a `NAME=VALUE` assignment holds a secret also when a word of its name contains
+`KEY`, `TOKEN`, `SECRET`, `PASS`, `CREDENTIAL`, `AUTH`, `PRIVATE`, `COOKIE` or `SESSION` (`OPENAI_APIKEY`,
+`AUTH_HEADER`, `PRIVATE_KEY_PEM`, `SGLANG_CREDENTIALS`, `PASSPHRASE`), unless the word is a count or a
+component (`TOKENS`, `TOKENIZER`, `KEYFILE`, `PASSES`, `SESSIONS`), the name ends in `_FILE`, `_PATH`, `_DIR`,
+`_MODE` or `_MAP` (it holds a location or a choice), or it is one of the identifiers above. There a value
+that is a number or a boolean is kept (`--max-total-tokens 4096`, `--enable-streaming-session`). A recipe or
+cluster profile may name more secret variables and arguments (`secret_names`, registered with
+`add_secret_names`): those are secret wherever they appear.
+
+**Secrets by shape**, wherever they appear: `Bearer <token>`, the body of a PEM block (`-----BEGIN ...-----`
+to `-----END ...-----`), a URL's password and a secret-named query parameter.
+
 **What is replaced** by `<redacted>` (only text that is written or printed; what is launched keeps the real
 values): the value of a secret-named variable, mapping key or `KEY=VALUE` assignment; the value after a
 secret flag (`--api-key VALUE`, `--api-key=VALUE`) in argv lists and rendered command lines; the password
@@ -36,6 +49,14 @@ _NOT_SECRET = re.compile(r"^(?:CONFIG|GOLDEN|MODEL|SORT)_KEY$"
                          r"|(?:^|_)(?:PER|FIRST|SECOND|LAST|NEXT|BOS|EOS|PAD|UNK|SEP|CLS|MASK)_TOKEN$"
                          r"|_PER_[A-Z]+_TOKEN$")
 _QUERY_SECRET = frozenset({"TOKEN", "KEY", "SECRET", "SIG", "SIGNATURE", "AUTH", "PASSWORD", "PASSWD"})
+_SETTING_STEMS = ("KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "PRIVATE", "COOKIE", "SESSION")
+_SETTING_WORDS_KEPT = frozenset({"TOKENS", "TOKENIZER", "TOKENIZERS", "DETOKENIZER", "TOKENIZATION", "KEYFILE",
+                                 "PASSES", "SESSIONS", "BYPASS", "COMPASS", "AUTHOR", "AUTHORS"})
+_SETTING_NOT_SECRET = re.compile(r"_(?:FILE|PATH|DIR|MODE|MAP)$|FORWARD_PASS")
+_PLAIN_VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|true|false|True|False|none|None|null")
+_SETTINGS_KEYS = frozenset({"env", "args", "sim_args", "environment", "server_env", "server_args"})
+_BEARER = re.compile(r"\b([Bb]earer)(\s+)([A-Za-z0-9._~+/=-]{4,})")
+_PEM = re.compile(r"(-----BEGIN ([A-Z0-9 ]{1,64})-----)(.*?)(-----END \2-----|\Z)", re.DOTALL)
 
 _QUOTED_OR_WORD = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|[^\s'\",;)}\]]+)"  # quotes may span lines
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@:'\"]*)(?::([^\s/@'\"]*))?@")
@@ -45,18 +66,47 @@ _ASSIGN = re.compile(r"(?<![\w.?&-])([A-Za-z_][A-Za-z0-9_.-]*)=(" + _QUOTED_OR_W
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
 
-# Every pattern below needs one of these (a secret name holds TOKEN, KEY, SECRET, PASSW or PAT): a fast path.
-_MAYBE = re.compile(r"token|key|secret|passw|pat\b|@|sig|auth", re.IGNORECASE)
+# Every pattern below needs one of these (a secret name holds TOKEN, KEY, SECRET, PASS, PAT, ...): a fast path.
+_MAYBE = re.compile(r"token|key|secret|pass|pat\b|@|sig|auth|credential|private|cookie|session|bearer|-----BEGIN",
+                    re.IGNORECASE)
 
 Mask = Callable[[str], str]
 
 _remembered: set[str] = set()
+_extra_names: set[str] = set()
+
+
+def _norm(name: str) -> str:
+    return name.lstrip("-").replace("-", "_").upper()
 
 
 def is_secret_name(name: str) -> bool:
     """True when a variable, flag, argument or key of this name holds a secret (the rule above)."""
-    norm = name.lstrip("-").replace("-", "_").upper()
-    return bool(_SECRET.search(norm)) and not _NOT_SECRET.search(norm)
+    norm = _norm(name)
+    return (bool(_SECRET.search(norm)) and not _NOT_SECRET.search(norm)) or norm in _extra_names
+
+
+def is_secret_setting_name(name: str) -> bool:
+    """True when an environment variable or server argument of this name holds a secret (the wider rule for
+    settings above: any word holding KEY, TOKEN, SECRET, PASS, CREDENTIAL, AUTH, PRIVATE, COOKIE, SESSION)."""
+    norm = _norm(name)
+    if is_secret_name(name):
+        return True
+    if _NOT_SECRET.search(norm) or _SETTING_NOT_SECRET.search(norm):
+        return False
+    return any(stem in word and word not in _SETTING_WORDS_KEPT
+               for word in norm.split("_") for stem in _SETTING_STEMS)
+
+
+def _setting_secret(name: str, value: str) -> bool:
+    """A setting's value to mask: a secret-named setting whose value is not a plain number or boolean."""
+    return is_secret_setting_name(name) and (is_secret_name(name) or not _PLAIN_VALUE.fullmatch(value.strip()))
+
+
+def add_secret_names(names: Iterable[str]) -> None:
+    """Treat these names (variables, arguments, keys; a recipe's or cluster profile's `secret_names`) as secret
+    from now on in this process."""
+    _extra_names.update(_norm(n) for n in names if n)
 
 
 def _mask(value: str) -> str:
@@ -79,16 +129,19 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     """Every secret in free text: URLs, flags, assignments, JSON/Python mappings, remembered values."""
     if not text:
         return text
-    if not _MAYBE.search(text):
+    if not _MAYBE.search(text) and not _extra_names:
         return _replace_remembered(text, mask)
+    text = _PEM.sub(lambda m: m.group(1) + (_keep(m.group(3), mask) if m.group(3).strip() else m.group(3))
+                    + m.group(4), text)
+    text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + (
         f"{m.group(2)}:{_keep(m.group(3), mask)}@" if m.group(3) is not None else f"{_keep(m.group(2), mask)}@"),
         text)
     text = _QUERY.sub(lambda m: m.group(0) if not _query_secret(m.group(2))
                       else f"{m.group(1)}{m.group(2)}={_keep(m.group(3), mask)}", text)
-    text = _FLAG.sub(lambda m: m.group(0) if not is_secret_name(m.group(1))
+    text = _FLAG.sub(lambda m: m.group(0) if not _setting_secret(m.group(1), _unquoted(m.group(3)))
                      else m.group(1) + m.group(2) + _quoted(m.group(3), mask), text)
-    text = _ASSIGN.sub(lambda m: m.group(0) if not _assigns_secret(m.group(1))
+    text = _ASSIGN.sub(lambda m: m.group(0) if not _assigns_secret(m.group(1), _unquoted(m.group(2)))
                        else f"{m.group(1)}={_quoted(m.group(2), mask)}", text)
     text = _MAPPING.sub(lambda m: m.group(0) if not is_secret_name(m.group(2))
                         else m.group(1) + m.group(2) + m.group(1) + m.group(3) + _quoted(m.group(4), mask), text)
@@ -102,9 +155,13 @@ def _replace_remembered(text: str, mask: Mask) -> str:
     return text
 
 
-def _assigns_secret(name: str) -> bool:
+def _assigns_secret(name: str, value: str) -> bool:
     """`NAME=` or a dotted override path (`server.env.HF_TOKEN=`, `server.args.api-key=`) naming a secret."""
-    return bool(_ASSIGN_NAME.fullmatch(name)) and is_secret_name(name.rsplit(".", 1)[-1])
+    return bool(_ASSIGN_NAME.fullmatch(name)) and _setting_secret(name.rsplit(".", 1)[-1], value)
+
+
+def _unquoted(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
 
 
 def redact_override(text: str, mask: Mask = _mask) -> str:
@@ -113,23 +170,26 @@ def redact_override(text: str, mask: Mask = _mask) -> str:
 
 
 def _query_secret(name: str) -> bool:
-    return name.upper() in _QUERY_SECRET or is_secret_name(name)
+    return name.upper() in _QUERY_SECRET or is_secret_setting_name(name)
 
 
 def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
     """An argv list: the value after a secret flag, `--flag=VALUE`, `NAME=VALUE`, and secrets inside tokens."""
     out: list[str] = []
-    hide_next = False
+    hide_next: str | None = None   # the secret flag whose value is the next token
     for token in argv:
-        if hide_next:
-            out.append(_keep(token, mask))
-            hide_next = False
+        # a secret flag's value; after a flag secret only by the wider rule, a next flag is no value (a switch)
+        if hide_next is not None and (is_secret_name(hide_next)
+                                      or not (token.startswith("-") and not _PLAIN_VALUE.fullmatch(token))):
+            out.append(_keep(token, mask) if _setting_secret(hide_next, token) else token)
+            hide_next = None
             continue
+        hide_next = None
         name, sep, value = token.partition("=")
-        if name.startswith("-") and is_secret_name(name):
-            out.append(f"{name}={_keep(value, mask)}" if sep else token)
-            hide_next = not sep
-        elif sep and _assigns_secret(name):
+        if name.startswith("-") and is_secret_setting_name(name):
+            out.append(f"{name}={_keep(value, mask)}" if sep and _setting_secret(name, value) else token)
+            hide_next = None if sep else name
+        elif sep and _assigns_secret(name, value):
             out.append(f"{name}={_keep(value, mask)}")
         else:
             out.append(redact_text(token, mask))
@@ -138,13 +198,15 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
 
 def redact_env(env: Mapping[str, str], mask: Mask = _mask) -> dict[str, str]:
     """An environment: secret names' values masked, secrets inside other values (URLs) masked."""
-    return {k: (_keep(v, mask) if is_secret_name(k) else redact_text(v, mask)) for k, v in env.items()}
+    return {k: (_keep(v, mask) if _setting_secret(k, v) else redact_text(v, mask)) for k, v in env.items()}
 
 
 def redact_data(value: Any, mask: Mask = _mask) -> Any:
     """Any JSON-like value: mappings by key name, string lists as argv, strings as text. Returns a copy."""
     if isinstance(value, Mapping):
-        return {k: _secret_value(v, mask) if isinstance(k, str) and is_secret_name(k) else redact_data(v, mask)
+        return {k: _secret_value(v, mask) if isinstance(k, str) and is_secret_name(k)
+                else _settings(v, mask) if k in _SETTINGS_KEYS and isinstance(v, Mapping)
+                else redact_data(v, mask)
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(v, str) for v in value):
@@ -153,6 +215,15 @@ def redact_data(value: Any, mask: Mask = _mask) -> Any:
     if isinstance(value, str):
         return redact_text(value, mask)
     return value
+
+
+def _settings(settings: Mapping[Any, Any], mask: Mask) -> dict[Any, Any]:
+    """An `env` or `args` mapping: each entry by the wider rule for settings (a zip's value lists too)."""
+    def secret(name: Any, v: Any) -> bool:
+        values = v if isinstance(v, (list, tuple)) else [v]
+        return isinstance(name, str) and any(isinstance(x, str) and _setting_secret(name, x) for x in values)
+
+    return {k: _secret_value(v, mask) if secret(k, v) else redact_data(v, mask) for k, v in settings.items()}
 
 
 def _secret_value(value: Any, mask: Mask) -> Any:
@@ -194,8 +265,9 @@ def any_remembered() -> bool:
 
 
 def forget_all() -> None:
-    """Drop the remembered values (tests)."""
+    """Drop the remembered values and the added secret names (tests)."""
     _remembered.clear()
+    _extra_names.clear()
 
 
 def seal(data: Any) -> tuple[Any, dict[str, str]]:

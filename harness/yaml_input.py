@@ -4,8 +4,11 @@ cluster profiles, trace files).
 Whatever the bytes, reading ends within a bounded time and memory in either a value or a one-line
 `UserError` naming the file and, where known, the line and key path:
 
-- `read_text` refuses what is not a readable UTF-8 file (a directory, a missing path, a binary file);
-- `load_yaml` parses with PyYAML's safe loader and refuses nesting deeper than `MAX_DEPTH`, more than
+- `read_text` refuses what is not a readable UTF-8 regular file (a directory, a FIFO, a device, a missing
+  path, a binary file) without blocking and without reading more than its cap;
+- `load_yaml` refuses a text larger than `MAX_YAML_BYTES` and flow brackets (`[`, `{`) nested deeper than
+  `MAX_DEPTH` before PyYAML's scanner sees them (its scanner is slow on both), then parses with PyYAML's
+  safe loader and refuses nesting deeper than `MAX_DEPTH`, more than
   `MAX_ALIASES` aliases, an alias that contains itself, a document whose aliases expand to more than
   `MAX_NODES` nodes, integers longer than `MAX_INT_DIGITS` digits and a mapping key given twice (YAML
   itself silently keeps the last one). It also returns the line of every key path, for `Where`;
@@ -14,6 +17,7 @@ Whatever the bytes, reading ends within a bounded time and memory in either a va
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +26,8 @@ import yaml
 
 from harness.errors import UserError
 
-MAX_BYTES = 8 * 1024 * 1024   # a recipe, profile, golden curve or changelog is a few kB; a trace file a few MB
+MAX_BYTES = 8 * 1024 * 1024   # a trace file is a few MB
+MAX_YAML_BYTES = 64 * 1024    # a recipe, profile, golden curve or changelog is a few kB: parsing 64 KiB takes < 1 s
 MAX_DEPTH = 64
 MAX_ALIASES = 256
 MAX_NODES = 100_000
@@ -62,22 +67,10 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
 
 
 def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> bytes:
-    """The bytes of the file at `path` (at most `max_bytes`); `what` names it in errors."""
-    path = Path(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such {what} file") from None
-    except IsADirectoryError:
-        raise UserError(f"{path}: is a directory; expected a {what} file") from None
-    except PermissionError:
-        raise UserError(f"{path}: not readable (permission denied)") from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the {what} file: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:
-        raise UserError(f"{path}: larger than {max_bytes // (1024 * 1024)} MiB; not a {what} file")
-    return data
+    """The bytes of the regular file at `path` (at most `max_bytes`); `what` names it in errors."""
+    from harness.json_input import read_file_bytes
+
+    return read_file_bytes(path, what, max_bytes)
 
 
 def decode(data: bytes, source: str) -> str:
@@ -168,16 +161,45 @@ def _yaml_error(exc: yaml.YAMLError, source: str) -> UserError:
     return UserError(f"{at}: not valid YAML: {problem}")
 
 
+_FLOW = re.compile(r"[\[\]{}]")
+
+
+def _check_flow_depth(text: str, source: str) -> None:
+    """Refuse flow brackets nested deeper than MAX_DEPTH, counted on the raw text (brackets inside quoted
+    strings count too: nobody writes 64 of them) before PyYAML's scanner, which slows down with depth."""
+    depth = 0
+    for m in _FLOW.finditer(text):
+        depth = depth + 1 if m.group() in "[{" else max(depth - 1, 0)
+        if depth > MAX_DEPTH:
+            line = text.count("\n", 0, m.start()) + 1
+            raise UserError(f"{source}:{line}: not valid YAML: nested deeper than {MAX_DEPTH} levels")
+
+
+def _count_aliases(text: str) -> int:
+    """How many aliases (`*name`) the text uses (libyaml's parser when PyYAML has it: the fast pass)."""
+    loader = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+    try:
+        return sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=loader))
+    except yaml.YAMLError:
+        if loader is yaml.SafeLoader:
+            raise
+        return sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=yaml.SafeLoader))
+
+
 def load_yaml(text: str, source: str, normalize: Normalize = lambda path, key: key,
               ) -> tuple[Any, dict[tuple[str, ...], int]]:
     """Parse YAML text safely: (the value, the 1-based line of every key path). `normalize` maps a key
     as written to the key it stands for (two spellings of one key count as given twice)."""
+    if len(text) > MAX_YAML_BYTES:
+        raise UserError(f"{source}: {len(text)} characters, larger than {MAX_YAML_BYTES // 1024} KiB "
+                        "(a recipe, cluster profile or golden curve is a few kB)")
+    _check_flow_depth(text, source)
     try:
         loader = _Loader(text)
     except yaml.YAMLError as exc:  # a character YAML does not allow (NUL, most controls)
         raise _yaml_error(exc, source) from None
     try:
-        aliases = sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=yaml.SafeLoader))
+        aliases = _count_aliases(text)
         if aliases > MAX_ALIASES:
             raise UserError(f"{source}: {aliases} aliases (at most {MAX_ALIASES})")
         root = loader.get_single_node()

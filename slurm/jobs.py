@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from harness.artifacts import read_json, write_json
 from harness.errors import UserError
 
@@ -60,12 +62,44 @@ def find_job(job_id: str, out_dir: Path | None = None) -> dict[str, Any]:
     job_id = job_id.split("_", 1)[0]
     if out_dir is None:
         index = _read(state_dir() / INDEX_FILE).get("jobs", {})
-        if job_id not in index:
+        if not isinstance(index, dict) or not isinstance(index.get(job_id), str):
             raise UserError(f"job {job_id}: not submitted by this harness (not in {state_dir() / INDEX_FILE}); "
                             "give --out DIR if it was submitted elsewhere")
         out_dir = Path(index[job_id])
     jobs_path = Path(out_dir) / JOBS_FILE
-    for record in _read(jobs_path).get("jobs", []):
-        if record.get("job_id") == job_id:
-            return dict(record)
+    records = _read(jobs_path).get("jobs", [])
+    for record in records if isinstance(records, list) else ():
+        if isinstance(record, dict) and record.get("job_id") == job_id:
+            return _checked(dict(record), jobs_path)
     raise UserError(f"job {job_id}: not submitted by this harness (not in {jobs_path})")
+
+
+class _JobPoint(BaseModel):
+    """One task of a submission record, as `status`, `follow`, `logs` and `cancel` read it."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    task_id: int
+    conc: int
+    name: str
+    point_dir: str
+    result: str
+    kind: str = "point"
+
+
+class _JobRecord(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    job_id: str
+    out_dir: str
+    points: list[_JobPoint]
+
+
+def _checked(record: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The record when it has the fields and types the commands read; else one line naming the file."""
+    try:
+        _JobRecord.model_validate(record)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise UserError(f"{path}: jobs.{record.get('job_id')}.{where}: {first.get('msg')} "
+                        "(a damaged submission record)") from None
+    return record

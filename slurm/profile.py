@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import UserError
+from harness.redact import add_secret_names
 from harness.yaml_input import Where, load_yaml_file, short
 
 TIME_LIMIT = re.compile(r"^(\d{1,3}-)?\d{1,5}(:\d{2}){0,2}$")
@@ -70,6 +71,8 @@ class ClusterProfile(Strict):
     sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, e.g. "
                                                                            "--constraint=gb300")
     driver: Driver = Field(default_factory=lambda: Driver(python=None))
+    secret_names: list[str] = Field(default_factory=list, description=(
+        "more environment variables or server arguments whose values are secrets on this cluster (redacted)"))
 
     @field_validator("time_limit")
     @classmethod
@@ -112,12 +115,14 @@ def parse_profile(data: object, source: str, lines: dict[tuple[str, ...], int] |
     if not isinstance(data, dict):
         raise UserError(f"{source}: <root>: a cluster profile is a mapping of keys")
     try:
-        return ClusterProfile.model_validate(data)
+        profile = ClusterProfile.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
         msg = str(first.get("msg", "")).removeprefix("Value error, ")
         raise Where(source, lines).error(tuple(first.get("loc", ())), msg + more) from None
+    add_secret_names(profile.secret_names)  # before anything of the profile is written or printed
+    return profile
 
 
 def load_profile(path: str | Path) -> ClusterProfile:

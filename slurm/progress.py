@@ -15,7 +15,7 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
     for p in record["points"]:
         tid = int(p["task_id"])
         task = tasks.get(tid)
-        status = read_status(Path(p["point_dir"]))
+        status = typed_status(read_status(Path(p["point_dir"])))
         state, reason = point_state(task, status)
         if task is not None and not task.active:
             exit_code = task.exit_code
@@ -33,6 +33,20 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
             "slurm_job_id": task.job_id if task else None, "point_dir": p["point_dir"],
         })
     return views
+
+
+# The fields of a point's status.json a view shows, with their JSON types.
+_STATUS_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "state": str, "reason": str, "phase": str, "exit_status": int, "valid": bool, "passed": bool}
+
+
+def typed_status(status: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The fields a view shows of a status.json, each only when it has its type (a wrong-typed field, as in
+    a foreign or damaged file, reads as absent); None when there is no status.json."""
+    if status is None:
+        return None
+    return {k: v for k, v in status.items() if k in _STATUS_FIELDS and isinstance(v, _STATUS_FIELDS[k])
+            and not (isinstance(v, bool) and _STATUS_FIELDS[k] is int)}
 
 
 def job_json(record: dict[str, Any], views: list[dict[str, Any]]) -> dict[str, Any]:

@@ -94,13 +94,15 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
             raise PreflightFailed([f.line() for f in report.failures()])
         plans, staged = report.plans, report.staged
     else:
-        from harness.preflight.aiperf_check import refuse_unless_accepted
+        from harness.preflight.aiperf_scenario import refuse_unless_accepted
         from harness.preflight.files import with_corpus_cache
 
         refuse_unless_accepted(plans, str(req.recipe))   # AIPerf's verdict is never skipped
         plans = with_corpus_cache(plans, Path(profile.corpus_cache) if profile.corpus_cache else None)
         render.check_fit(recipe, plans, profile, req.recipe)
         plans, staged = render.stage_plans(plans, profile.model_staging)
+    if profile.secret_names:  # the task process redacts the profile's secret names too
+        plans = [p.model_copy(update={"secret_names": [*p.secret_names, *profile.secret_names]}) for p in plans]
     from launchers.base import check_engine
 
     check_engine(profile.launcher, recipe.engine, recipe.image)
@@ -143,7 +145,9 @@ def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
         failed = [f.line() for f in found if f.level == "fail"]
         if failed:
             raise PreflightFailed(failed)
-    return task.model_copy(update={"plan": staged_plans[0]})
+    plan = staged_plans[0]
+    return task.model_copy(update={"plan": plan.model_copy(
+        update={"secret_names": [*plan.secret_names, *profile.secret_names]})})
 
 
 def secrets_env(secrets: dict[str, str]) -> dict[str, str] | None:

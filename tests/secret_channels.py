@@ -20,7 +20,22 @@ SECRETS = {
     "--set server.env": "PLANTED-aws-0009",
     "--set point args admin-api-key": "sk-PLANTED-admin-0010",
     "--set point env": "PLANTED-session-0011",
+    "recipe server.env OPENAI_APIKEY": "PLANTED-openai-0012",
+    "recipe server.env AUTH_HEADER Bearer": "PLANTEDbearer0013",
+    "recipe server.env PRIVATE_KEY_PEM": "PLANTEDpemKEY0014",
+    "recipe server.env SGLANG_CREDENTIALS": "PLANTED-cred-0015",
+    "recipe server.env PASSPHRASE": "PLANTED-pass-0016",
+    "recipe server.env webhook ?access_token=": "PLANTED-hook-0017",
+    "recipe server.env Bearer by shape": "PLANTEDshape0018",
+    "recipe server.env PEM by shape": "PLANTEDpemSHAPE0019",
+    "recipe secret_names MY_ODD_SETTING": "PLANTED-odd-0020",
 }
+# A name only a cluster profile declares secret (the Slurm tests submit with `write_profile`'s profile).
+PROFILE_SECRET_NAME, PROFILE_SECRET = "CLUSTER_ODD_SETTING", "PLANTED-cluster-0021"
+
+
+def _pem(body: str) -> str:
+    return f"-----BEGIN PRIVATE KEY-----\\n{body}\\n-----END PRIVATE KEY-----"
 
 OVERRIDES = [
     f"server.env.AWS_SECRET_ACCESS_KEY={SECRETS['--set server.env']}",
@@ -52,6 +67,15 @@ server:
     SGLANG_MAX_TOKENS: "4096"
     SGLANG_REMOTE_STORE_URL: "https://bench:{SECRETS['recipe server.env URL password']}@store.example/c?\
 token={SECRETS['recipe server.env URL ?token=']}&region=us"
+    OPENAI_APIKEY: {SECRETS['recipe server.env OPENAI_APIKEY']}
+    AUTH_HEADER: "Bearer {SECRETS['recipe server.env AUTH_HEADER Bearer']}"
+    PRIVATE_KEY_PEM: "{_pem(SECRETS['recipe server.env PRIVATE_KEY_PEM'])}"
+    SGLANG_CREDENTIALS: {SECRETS['recipe server.env SGLANG_CREDENTIALS']}
+    PASSPHRASE: {SECRETS['recipe server.env PASSPHRASE']}
+    NOTIFY_WEBHOOK: "https://hooks.example/notify?access_token={SECRETS['recipe server.env webhook ?access_token=']}"
+    EXTRA_HEADERS: "Authorization: Bearer {SECRETS['recipe server.env Bearer by shape']}"
+    TLS_BUNDLE: "{_pem(SECRETS['recipe server.env PEM by shape'])}"
+    MY_ODD_SETTING: {SECRETS['recipe secret_names MY_ODD_SETTING']}
 client:
   traces: {ROOT / 'recipes' / 'traces' / 'quickstart'}
   duration_s: 20
@@ -61,6 +85,7 @@ points:
   c4:
     env:
       POINT_ACCESS_TOKEN: {SECRETS['recipe point env']}
+secret_names: [MY_ODD_SETTING]
 """
 
 
@@ -70,21 +95,30 @@ def write_recipe(directory: Path) -> Path:
     return path
 
 
+def write_profile(directory: Path) -> Path:
+    """The local CI cluster profile, declaring one more secret name."""
+    path = directory / "local-ci-secrets.yaml"
+    text = (ROOT / "clusters" / "local-ci.yaml").read_text()
+    path.write_text(text + f"secret_names: [{PROFILE_SECRET_NAME}]\n")
+    return path
+
+
 def set_args() -> list[str]:
     return [a for o in OVERRIDES for a in ("--set", o)]
 
 
-def leaks(directory: Path) -> list[str]:
-    """`file: channel` for every planted secret found in any file under `directory` (hidden ones too)."""
+def leaks(directory: Path, extra: dict[str, str] | None = None) -> list[str]:
+    """`file: channel` for every planted secret (and `extra` ones) found in any file under `directory`
+    (hidden ones too)."""
     found = []
     files = [p for p in directory.rglob("*") if p.is_file() and not p.is_symlink()]
     assert files, f"no files under {directory}"
     for path in files:
         data = path.read_bytes()
-        found += [f"{path.relative_to(directory)}: {channel}" for channel, value in SECRETS.items()
+        found += [f"{path.relative_to(directory)}: {channel}" for channel, value in {**SECRETS, **(extra or {})}.items()
                   if value.encode() in data]
     return found
 
 
-def text_leaks(what: str, text: str) -> list[str]:
-    return [f"{what}: {channel}" for channel, value in SECRETS.items() if value in text]
+def text_leaks(what: str, text: str, extra: dict[str, str] | None = None) -> list[str]:
+    return [f"{what}: {channel}" for channel, value in {**SECRETS, **(extra or {})}.items() if value in text]

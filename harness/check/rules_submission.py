@@ -1,7 +1,7 @@
 """Submission rules: AIPerf's own verdict on a recipe's client commands, and on the results meant for publishing.
 
 - `aiperf-scenario`: every point's exact `aiperf profile` command goes through AIPerf's configuration and
-  scenario resolution (`harness.preflight.aiperf_check`). FAIL when AIPerf would refuse it; WARN for a recipe
+  scenario resolution (`harness.preflight.aiperf_scenario`). FAIL when AIPerf would refuse it; WARN for a recipe
   marked unofficial (AIPerf runs it with `--unsafe-override`, so nothing it measures is publishable).
 - `publishable` (`harness check --results DIR`): every point of the curve under the results directories must be
   publishable (`harness.point.publishable`). A recipe marked unofficial is not meant for publishing (N/A). An
@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import getpass
-import json
 import time
 from pathlib import Path
 from typing import ClassVar
@@ -19,6 +18,8 @@ from typing import ClassVar
 from harness.artifacts import write_json
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status
 from harness.check.rule import Rule
+from harness.errors import UserError
+from harness.json_input import read_json_object
 
 WAIVER_FILE = "publish_waiver.json"
 
@@ -29,13 +30,13 @@ class AiperfScenario(Rule):
                                 "submission (pinned corpus, window >= 900 s, no --unsafe-override)")
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        from harness.preflight import aiperf_check
+        from harness.preflight import aiperf_scenario
 
         planned = [pp.plan for pp in plans if pp.plan is not None]
         if not planned:
             return [Finding("N/A", "no point plans (see plannable)")]
         levels: dict[str, Status] = {"fail": "FAIL", "warn": "WARN", "pass": "PASS"}
-        return [Finding(levels[f.level], f.message) for f in aiperf_check.findings(planned, recipe.source)]
+        return [Finding(levels[f.level], f.message) for f in aiperf_scenario.findings(planned, recipe.source)]
 
 
 class Publishable(Rule):
@@ -61,11 +62,11 @@ class Publishable(Rule):
         blocked = []
         for path in records:
             try:
-                record = json.loads(path.read_text())
-            except (OSError, ValueError):
-                blocked.append(f"{path.parent}: unreadable record")
+                record = read_json_object(path, "point record")
+            except UserError as exc:
+                blocked.append(f"unreadable record ({exc})")
                 continue
-            verdict = of(record) if isinstance(record, dict) else {"publishable": False, "label": "not a record"}
+            verdict = of(record)
             if not verdict["publishable"]:
                 blocked.append(f"c{record.get('conc', '?')} {verdict['label']} ({path.parent})")
         if not blocked:

@@ -38,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if not args.recipe:
         raise UserError("plan: give a recipe file (or --schema)")
-    from harness.preflight.aiperf_check import refuse_unless_accepted
+    from harness.preflight.aiperf_scenario import refuse_unless_accepted
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, args.overrides, args.unofficial)

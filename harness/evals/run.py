@@ -21,7 +21,7 @@ import shlex
 import shutil
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan, dp_attention_size
-from harness.redact import remember, secret_values
+from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
 RESULT_FILE = "eval_result.json"
@@ -145,7 +145,11 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     A full disk (ENOSPC or EDQUOT, raised by any write of the run, or less than a few blocks left while the
     server loads or lm-eval runs) ends the eval after the server and lm-eval are stopped: `failed: disk_full`
     in `status.json` (written through the reserve kept for it) and one line on stderr."""
+    add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
+    # lm-eval runs in the task's directory: every path it is given must not depend on this one
+    options = replace(options, out_dir=Path(options.out_dir).absolute(),
+                      cache_dir=None if options.cache_dir is None else Path(options.cache_dir).absolute())
     edir = eval_dir(options.out_dir, plan)
     status = PointStatus(edir, plan.conc, plan.config_key)
     return run_guarded(edir, status, EXIT_FAILED, lambda reserve: _run_eval(plan, options, edir, status, reserve),
@@ -180,7 +184,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
     shutil.rmtree(output_dir, ignore_errors=True)   # a re-run never reads an older run's results
     client: ProcessGroup | None = None
     state, reason = "failed", None
-    with StopSignals() as sigs:
+    with StopSignals(status) as sigs:
         try:
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(edir))

@@ -4,7 +4,8 @@ The pinned AgentX corpus goes to AIPerf by name and is read from the staged data
 (`harness.traces.pinned`); the record says which commit and whether the staged content is verified.
 
 AIPerf 0.13's `weka_trace` loader reads a directory of per-trace `*.json` files, so such a directory
-is passed through unchanged. A JSONL file, a single trace file or an `hf:OWNER/NAME@REVISION` dataset
+is passed through unchanged, after every file in it is validated (regular file, size, trace schema) as the
+other forms are: a bad corpus is refused, naming the file, before any server starts. A JSONL file, a single trace file or an `hf:OWNER/NAME@REVISION` dataset
 is validated and written out once as such a directory under the cache (keyed by the content of the
 traces, so a changed corpus gets a new directory), and the result records that conversion.
 """
@@ -21,12 +22,12 @@ from harness.recipe.plan import ClientPlan
 
 def aiperf_corpus_dir(spec: str, cache_dir: Path) -> tuple[Path, str | None]:
     """(directory AIPerf replays, a note on the conversion or None when the corpus went in unchanged)."""
-    if not spec.startswith("hf:") and Path(spec).is_dir():
-        return Path(spec), None
     from harness.traces import load_corpus
     from harness.traces.files import write_dir
 
     corpus = load_corpus(spec)  # hf: specs use the user's hub cache (HF_HUB_CACHE / HF_HOME)
+    if not spec.startswith("hf:") and Path(spec).is_dir():
+        return Path(spec), None
     traces = [t.model_dump(mode="json") for t in corpus.traces]
     digest = hashlib.sha256(json.dumps(traces, sort_keys=True).encode()).hexdigest()
     out = cache_dir / "corpora" / digest[:16]

@@ -25,21 +25,27 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
     """`{"publishable": bool, "reasons": [{code, message}], "label": str}` for a result record."""
     reasons: list[dict[str, str]] = []
     submission = result.get("aiperf_submission")
-    aiperf_reasons = [str(r) for r in (submission or {}).get("submission_invalid_reasons") or []]
+    listed = _mapping(submission).get("submission_invalid_reasons")
+    aiperf_reasons = [str(r) for r in listed] if isinstance(listed, list) else []
     if not isinstance(submission, dict):
         reasons.append({"code": "no_aiperf_verdict", "message": "AIPerf wrote no submission verdict"})
     elif submission.get("submission_valid") is not True:
         reasons.append({"code": "aiperf_unofficial",
                         "message": f"AIPerf: submission_valid false ({', '.join(aiperf_reasons) or 'no reason'})"})
-    if not (result.get("validity") or {}).get("valid"):
+    if _mapping(result.get("validity")).get("valid") is not True:
         reasons.append({"code": "invalid", "message": "the measurement is not valid"})
     if result.get("simulated"):
         reasons.append({"code": "simulated", "message": "measured on the simulator"})
-    corpus = (result.get("client") or {}).get("corpus") or {}
+    corpus = _mapping(_mapping(result.get("client")).get("corpus"))
     if "pinned" in corpus and not corpus.get("verified"):
         reasons.append({"code": "corpus_unverified",
                         "message": f"the staged corpus is not verified ({corpus.get('source') or 'unknown source'})"})
     return {"publishable": not reasons, "reasons": reasons, "label": label(not reasons, reasons, aiperf_reasons)}
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """A record field that should be an object, or an empty one when it is absent or of another type."""
+    return value if isinstance(value, dict) else {}
 
 
 def label(publishable: bool, reasons: list[dict[str, str]], aiperf_reasons: list[str]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
+from harness.point.aiperf_check import check_aiperf
 from harness.point.corpus_input import aiperf_corpus
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.progress import ClientLiveProgress
@@ -33,7 +34,7 @@ from harness.point.validity import Thresholds
 from harness.point.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
-from harness.redact import remember, secret_values
+from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
 CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond warmup + duration + grace
@@ -63,6 +64,7 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     A full disk (ENOSPC or EDQUOT, raised by any write of the run) ends the point here, after the run has
     stopped the server and AIPerf: `failed: disk_full` in `status.json` (written through the reserve kept
     for it) and one line on stderr naming the file and the filesystem."""
+    add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     pdir = point_dir(options.out_dir, plan, options.variant)
     status = PointStatus(pdir, plan.conc, plan.config_key)
@@ -74,6 +76,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                reserve: StatusReserve) -> PointOutcome:
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     replayed, corpus = aiperf_corpus(plan.client, cache_dir)  # bad input fails before launch
+    check_aiperf(aiperf.aiperf_executable())  # so does a missing or broken client
     tokenizer_used = client_tokenizer(plan)
     pdir.mkdir(parents=True, exist_ok=True)
     reserve.make()
@@ -104,7 +107,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     client_run = None
     metrics_before = metrics_after = None
     state, reason = "failed", None
-    with StopSignals() as sigs:
+    with StopSignals(status) as sigs:
         try:
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(pdir))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.preflight import aiperf_check, checks, files
+from harness.preflight import aiperf_scenario, checks, files
 from harness.preflight.checks import Finding
 from harness.preflight.paths import locate_checkpoint
 from harness.recipe.plan import PointPlan
@@ -54,7 +54,7 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     corpus_cache = Path(profile.corpus_cache) if profile.corpus_cache else None
     found += files.traces(plans, recipe_src, corpus_cache)
     plans = files.with_corpus_cache(plans, corpus_cache)
-    found += aiperf_check.findings(plans, recipe_src)
+    found += aiperf_scenario.findings(plans, recipe_src)
     staged_plans, staged = stage_plans(plans, profile.model_staging)
     in_container = profile.container.runtime != "none"
     more, ready = files.resolve_files(staged_plans, recipe_src, in_container=in_container,
@@ -79,7 +79,7 @@ def local(recipe: Recipe, plans: list[PointPlan], recipe_src: str, corpus_cache:
 
     found = files.traces(plans, recipe_src, corpus_cache)
     plans = files.with_corpus_cache(plans, corpus_cache)
-    found += aiperf_check.findings(plans, recipe_src)
+    found += aiperf_scenario.findings(plans, recipe_src)
     hub = os.environ.get("HF_HUB_CACHE") or str(Path(os.environ.get("HF_HOME", Path.home() / ".cache/huggingface"))
                                                  / "hub")
     out: list[PointPlan] = []

@@ -32,6 +32,12 @@ _TYPE_WORDS = {
 }
 
 
+INT64 = 2 ** 63  # SGLang hands integers on to C++/CUDA code: one past 64 bits is a typo, not a setting
+# Counts SGLang takes as given from argparse although below the minimum they make no server (a typo).
+AT_LEAST: dict[str, int] = {"--max-running-requests": 1, "--max-queued-requests": 1, "--max-total-tokens": 1,
+                            "--max-prefill-tokens": 1, "--context-length": 1}
+
+
 class BadValue(Exception):
     """A value the flag's argparse action would reject; the message says what was expected."""
 
@@ -70,9 +76,9 @@ def _convert_scalar(flag: Flag, value: Any) -> Any:
     t = flag.type
     if t == "int":
         if isinstance(value, int):
-            return value
-        if isinstance(value, str) and _INT.fullmatch(value.strip()):
-            return int(value)
+            return _in_range(flag, value)
+        if isinstance(value, str) and _INT.fullmatch(value.strip()) and len(value.strip()) <= 30:
+            return _in_range(flag, int(value))
         raise BadValue(f"expected an integer, got {value!r}")
     if t == "float":
         if isinstance(value, (int, float)) and math.isfinite(value):
@@ -114,6 +120,15 @@ def _convert_scalar(flag: Flag, value: Any) -> Any:
     if isinstance(value, int):
         return str(value)
     raise BadValue(f"expected a string, got {value!r} (quote it)")
+
+
+def _in_range(flag: Flag, value: int) -> int:
+    """An integer within 64 bits, and at least the flag's minimum where it has one (`AT_LEAST`)."""
+    low = AT_LEAST.get(flag.name, -INT64)
+    if not low <= value < INT64:
+        raise BadValue(f"expected an integer of at least {low}, got {value}" if value < low
+                       else f"expected an integer below 2**63, got {len(str(value))} digits")
+    return value
 
 
 def _json_value(value: Any, allowed: tuple[type, ...], what: str) -> Any:

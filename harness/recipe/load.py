@@ -23,6 +23,7 @@ from harness.recipe.schema import (
     Recipe,
     normalize_point_name,
 )
+from harness.redact import add_secret_names
 from harness.yaml_input import Where, load_yaml, read_text
 
 
@@ -64,6 +65,7 @@ def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None)
         msg = str(first.get("msg", "")).removeprefix("Value error, ")
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
         raise where.error(tuple(first.get("loc", ())), msg + more) from None
+    add_secret_names(recipe.secret_names)  # before anything of the recipe is written or printed
     recipe = _canonical_flags(recipe, where)
     _check_rules(recipe, where)
     expand_points(recipe, source, where)  # inheritance errors surface at load time

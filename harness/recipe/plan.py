@@ -86,6 +86,7 @@ class PointPlan(Frozen):
     client: ClientPlan
     resources: Resources
     extends_chain: list[str] = Field(default_factory=list)
+    secret_names: list[str] = Field(default_factory=list, description="the recipe's own secret names (redacted)")
 
     def public(self) -> dict[str, Any]:
         """The point as `harness plan --json` shows it."""
@@ -291,7 +292,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
         client=client,
         resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
                             nodes=math.ceil(num_gpus / hw.gpus_per_node)),
-        extends_chain=point.extends_chain,
+        extends_chain=point.extends_chain, secret_names=list(recipe.secret_names),
     )
 
 

@@ -11,6 +11,7 @@ points' KV offload and `args.tp-size=8` sets `parallelism.tp`. Values are parsed
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ from harness.errors import UserError
 from harness.recipe.load import expand_points, load_recipe, parse_recipe, select_points
 from harness.recipe.plan import PointPlan, build_plans
 from harness.recipe.schema import OWNED_FLAGS, KvOffload, Point, Recipe
-from harness.yaml_input import load_yaml, short
+from harness.yaml_input import MAX_INT_DIGITS, load_yaml, short
 
+_INTEGER = re.compile(r"[-+]?[0-9][0-9_]*")  # what YAML reads as a decimal integer
 _FREE_MAPPINGS = {("server", "args"), ("server", "env"), ("sim_args",)}  # recipe mappings that take new keys
 
 
@@ -37,6 +39,9 @@ def parse_override(text: str) -> tuple[list[str], Any]:
         path = key.split(".")
     if any(not part for part in path):
         raise UserError(f"--set {short(text)}: empty key part in {key!r}")
+    digits = sum(ch.isdigit() for ch in value)
+    if _INTEGER.fullmatch(value.strip()) and digits > MAX_INT_DIGITS:
+        raise UserError(f"--set {short(text)}: an integer of {digits} digits (at most {MAX_INT_DIGITS})")
     try:
         parsed = load_yaml(value, "--set")[0] if value != "" else ""
     except UserError:  # not YAML (or beyond its bounds): the text itself

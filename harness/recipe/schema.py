@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -25,6 +25,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -87,24 +88,53 @@ EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str
 OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v),
                                                     json_schema_input_type=str | int | float | None),
                         AfterValidator(lambda v: v if v is None else check_env_value(v))]
-Text = Annotated[str, AfterValidator(lambda v: _non_blank(v))]
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _no_control(value: str) -> str:
+    """A name or path that is rendered into argv, files and one-line messages: no newline, tab or other
+    control character."""
+    found = _CONTROL.search(value)
+    if found:
+        raise ValueError(f"must not contain control characters (found {found.group()!r})")
+    return value
 
 
 def _non_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("must not be empty")
-    return value
+    return _no_control(value)
+
+
+Text = Annotated[str, AfterValidator(lambda v: _non_blank(v))]
+SecretName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")]
+PathText = Annotated[str, AfterValidator(_no_control)]
+
+
+def _takes_bool(annotation: Any) -> bool:
+    """Whether a field's type accepts a boolean anywhere in it (`ArgValue` does; `int`, `float` do not)."""
+    return annotation is bool or any(_takes_bool(a) for a in get_args(annotation))
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _bools_are_not_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """YAML's `true` is not 1: a boolean (or a list holding one) for a field that takes none is refused."""
+        field = cls.model_fields.get(info.field_name or "")
+        has_bool = isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value))
+        if field is not None and has_bool and not _takes_bool(field.annotation):
+            raise ValueError(f"expected a number or text, got a boolean ({short(value)})")
+        return value
+
 
 class ModelSpec(Strict):
     path: Text = Field(description="HF id or local path of the checkpoint (`--model-path`); clusters may map it to a staged copy")
-    revision: str | None = Field(default=None, description="checkpoint revision (`--revision`)")
+    revision: PathText | None = Field(default=None, description="checkpoint revision (`--revision`)")
     served_name: Text = Field(description="name clients use in requests (`--served-model-name`)")
-    chat_template: str | None = Field(default=
+    chat_template: PathText | None = Field(default=
         None, description="`checkpoint` = the checkpoint's own Jinja template (no flag); else a path or builtin "
                           "name rendered as `--chat-template`")
     golden_key: str | None = Field(default=None, description="model key in the golden acceptance curves")
@@ -140,8 +170,8 @@ class GoldenRef(Strict):
 
 class Speculative(Strict):
     algorithm: Literal["EAGLE", "EAGLE3", "NEXTN", "DFLASH"] = Field(description="`--speculative-algorithm`")
-    draft_model: str | None = Field(default=None, description="`--speculative-draft-model-path`")
-    draft_revision: str | None = Field(default=None, description="`--speculative-draft-model-revision` (pins the shipped draft)")
+    draft_model: PathText | None = Field(default=None, description="`--speculative-draft-model-path`")
+    draft_revision: PathText | None = Field(default=None, description="`--speculative-draft-model-revision` (pins the shipped draft)")
     num_steps: int | None = Field(default=None, ge=1, description="`--speculative-num-steps` (draft length of the EAGLE family)")
     num_draft_tokens: int | None = Field(default=None, ge=1, description="`--speculative-num-draft-tokens` (DFLASH block size)")
     topk: int | None = Field(default=None, ge=1, description="`--speculative-eagle-topk`")
@@ -173,14 +203,14 @@ class KvOffloadChange(Strict):
 
 
 class Client(Strict):
-    traces: str = Field(description="trace corpus: the pinned AgentX corpus as AIPerf names it "
+    traces: PathText = Field(description="trace corpus: the pinned AgentX corpus as AIPerf names it "
                                     "(public-dataset:ALIAS@COMMIT or hf-weka-dataset:OWNER/NAME@COMMIT), or a local "
                                     "corpus for smoke runs: a directory of Weka v1 JSON files or a .jsonl file "
                                     "(relative to the recipe), or hf:OWNER/NAME@REVISION")
     duration_s: float = Field(default=60.0, gt=0, le=WEEK_S, description="profiling window length")
     grace_s: float = Field(default=30.0, ge=0, le=WEEK_S, description="wait for in-flight requests after the window")
     warmup_s: float = Field(default=0.0, ge=0, le=WEEK_S, description="agentic cache warmup before profiling")
-    tokenizer: str | None = Field(default=None, description="tokenizer directory; default: the demo one")
+    tokenizer: PathText | None = Field(default=None, description="tokenizer directory; default: the demo one")
     seed: int = Field(default=42, ge=0, lt=2**63, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(default=None, ge=1, le=10**9, description="stop after this many sessions (default: time-boxed)")
     unofficial: bool = Field(default=False, description="a smoke run: AIPerf runs with --unsafe-override and marks "
@@ -249,6 +279,9 @@ class Recipe(Strict):
     client: Client
     zip: Zip | None = Field(default=None, description="points from lined-up lists: conc, args and env value lists")
     points: dict[str, PointSpec] = Field(default_factory=dict, description="points keyed by concurrency (c28 or 28)")
+    secret_names: list[SecretName] = Field(default_factory=list, description=(
+        "more environment variables or server arguments whose values are secrets, besides the built-in rule "
+        "(redacted from every file and output)"))
 
 
 class Point(Strict):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,15 +33,32 @@ class ReportOutputs:
     notes: list[str] = field(default_factory=list)   # e.g. fixed-sequence rows skipped in an agg_*.json
 
 
-def distributions(curves: list[Curve]) -> dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]:
+Distributions = dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]
+
+
+def distributions(curves: list[Curve]) -> Distributions:
     """(curve index, conc) -> (TTFT, E2EL) quantiles, for points with a per-request file beside them."""
-    out: dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]] = {}
-    for i, c in enumerate(curves):
-        for p in c.points:
-            path = record_file(p.point_dir)
-            if path is not None:
-                out[(i, p.conc)] = sample_quantiles(read_request_samples(path))
-    return out
+    with reading_distributions(curves) as result:
+        return result()
+
+
+@contextmanager
+def reading_distributions(curves: list[Curve]) -> Iterator[Callable[[], Distributions]]:
+    """Start reading the points' per-request files (the bulk of a large report's time) in worker processes,
+    one per CPU, while the caller draws what does not need them; the callable waits for the quantiles."""
+    jobs = [((i, p.conc), path) for i, c in enumerate(curves) for p in c.points
+            if (path := record_file(p.point_dir)) is not None]
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if min(len(jobs), cpus) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield lambda: {key: _point_quantiles(path) for key, path in jobs}
+        return
+    with ProcessPoolExecutor(min(len(jobs), cpus), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = [(key, pool.submit(_point_quantiles, path)) for key, path in jobs]
+        yield lambda: {key: future.result() for key, future in futures}
+
+
+def _point_quantiles(path: Path) -> tuple[Quantiles | None, Quantiles | None]:
+    return sample_quantiles(read_request_samples(path))
 
 
 def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = True) -> ReportOutputs:
@@ -52,9 +74,10 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     curves = group_curves(points)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    pngs = [plot_pareto(curves, out_dir / "pareto.png", FRONTIER_AXES[0])]
-    pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
-    dist = distributions(curves) if with_records else {}
+    with reading_distributions(curves if with_records else []) as read_distributions:
+        pngs = [plot_pareto(curves, out_dir / "pareto.png", FRONTIER_AXES[0])]
+        pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
+        dist = read_distributions()
     pngs.append(plot_latency_by_conc(curves, out_dir / "latency_by_conc.png", dist))
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown

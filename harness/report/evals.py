@@ -9,11 +9,13 @@ the same verdicts as a gate, and does not accept a partial eval.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.errors import UserError
+from harness.json_input import JsonFields, read_json_object
 
 RESULT_FILE = "eval_result.json"
 
@@ -59,23 +61,29 @@ def find_eval_results(paths: Iterable[Path]) -> list[Path]:
 
 
 def _read(path: Path) -> EvalSummary | None:
+    """The eval result at `path` as a typed summary; None for a file that is not one of ours (unreadable, or a
+    required field missing or of the wrong type), which the report leaves out."""
     try:
-        d: dict[str, Any] = json.loads(path.read_text())
-        status = json.loads((path.parent / "status.json").read_text()) if (path.parent / "status.json").exists() \
-            else {}
+        f = JsonFields(read_json_object(path, "eval result"), path)
+        status = JsonFields(read_json_object(path.parent / "status.json", "eval status")
+                            if (path.parent / "status.json").exists() else {}, path.parent / "status.json")
+        min_score, passed = f.number("min_score"), f.get("passed")
+        if min_score is None or (passed is not None and not isinstance(passed, bool)):
+            return None
+        se = f.number("score_se")
         return EvalSummary(
-            config_key=str(d["config_key"]), conc=int(d["conc"]), task=str(d["task"]), state=str(d["state"]),
-            reason=d.get("state_reason"), score=d.get("score"), score_name=d.get("score_name"),
-            score_se=d.get("score_se"), n_eff=d.get("n_eff"), min_score=float(d["min_score"]),
-            threshold_source=str(d.get("threshold_source", "")), passed=d.get("passed"),
-            simulated=bool(d.get("simulated")), path=path,
-            ended_ns=int(status.get("ended_ns") or path.stat().st_mtime_ns),
-            limit=None if d.get("limit") is None else int(d["limit"]), partial=_partial(d))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+            config_key=f.require_str("config_key"), conc=f.require_int("conc"), task=f.require_str("task"),
+            state=f.require_str("state"), reason=f.text("state_reason"), score=f.number("score"),
+            score_name=f.text("score_name"), score_se=se if se is not None else f.text("score_se"),
+            n_eff=f.number("n_eff"), min_score=min_score, threshold_source=f.text("threshold_source") or "",
+            passed=passed, simulated=f.boolean("simulated") is True, path=path,
+            ended_ns=status.integer("ended_ns") or path.stat().st_mtime_ns,
+            limit=f.integer("limit"), partial=_partial(d=f.data))
+    except (UserError, OSError):
+        return None  # not an eval result of ours: left out of the report
 
 
-def _partial(d: dict[str, Any]) -> bool:
+def _partial(d: Mapping[str, Any]) -> bool:
     """Did the eval leave part of the test split out? (Recorded as `partial`; judged from `limit` for an
     `eval_result.json` written before it was.)"""
     if "partial" in d:
@@ -83,7 +91,8 @@ def _partial(d: dict[str, Any]) -> bool:
     from harness.evals.lmeval_client import TASK_DIRS, test_split_size
 
     limit, task = d.get("limit"), d.get("task")
-    return limit is not None and task in TASK_DIRS and int(limit) < test_split_size(str(task))
+    return (isinstance(limit, int) and not isinstance(limit, bool) and isinstance(task, str) and task in TASK_DIRS
+            and limit < test_split_size(task))
 
 
 def newest_evals(paths: Iterable[Path]) -> dict[str, EvalSummary]:

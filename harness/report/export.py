@@ -16,27 +16,49 @@ and ours); `include_unofficial` exports the others too (smoke runs, simulated po
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import stat
 from pathlib import Path
+from typing import Any
 
 from harness.errors import UserError
+from harness.json_input import read_json_object
+from harness.yaml_input import short
 
 RECORD_FILE = "point_result.json"
 SKIPPED_AIPERF = {"inputs.json", "profile_export_raw.jsonl"}
 
 
 def _copy(src: Path, dst: Path) -> None:
+    """Copy one regular file (a symlink, FIFO or device is refused: copying one could read without end)."""
+    try:
+        mode = os.lstat(src).st_mode
+    except OSError as exc:
+        raise UserError(f"{src}: cannot read it for the export: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{src}: not a regular file (a symlink, FIFO or device); not exported")
     dst.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(src, dst)
+    try:
+        shutil.copy2(src, dst, follow_symlinks=False)
+    except OSError as exc:
+        raise UserError(f"{src}: cannot copy it to {dst}: {exc.strerror or exc}") from None
+
+
+def published_row(pdir: Path) -> tuple[dict[str, Any], Path]:
+    """The point's record and the published row file it names; a foreign or broken record is a UserError."""
+    record = read_json_object(pdir / RECORD_FILE, "point record")
+    row = record.get("row")
+    if not isinstance(row, str) or not row:
+        raise UserError(f"{pdir / RECORD_FILE}: row: expected the published row's file name, got {short(row)}")
+    row_file = pdir / row
+    if not row_file.is_file():
+        raise UserError(f"{pdir}: no published row beside {RECORD_FILE} (expected {record.get('row')})")
+    return record, row_file
 
 
 def export_point(pdir: Path, out: Path) -> list[Path]:
-    record = json.loads((pdir / RECORD_FILE).read_text())
-    row_file = pdir / str(record.get("row") or "")
-    if not row_file.is_file():
-        raise UserError(f"{pdir}: no published row beside {RECORD_FILE} (expected {record.get('row')})")
+    _, row_file = published_row(pdir)
     name = row_file.stem.removeprefix("bmk_agentic_")
     written = [out / f"bmk_agentic_{name}" / row_file.name]
     _copy(row_file, written[0])
@@ -71,14 +93,6 @@ def export_evals(run_dir: Path, out: Path) -> list[Path]:
     return written
 
 
-def is_publishable(pdir: Path) -> bool:
-    """Whether the point's record says it may be published."""
-    from harness.point.publishable import of
-
-    record = json.loads((pdir / RECORD_FILE).read_text())
-    return isinstance(record, dict) and bool(of(record)["publishable"])
-
-
 def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False) -> tuple[list[Path], list[Path]]:
     """Export every publishable point (every point with `include_unofficial`) and every eval found under
     `run_dir`; returns (the files written, the point directories left out)."""
@@ -87,7 +101,10 @@ def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False
     points = sorted({p.parent for p in run_dir.rglob(RECORD_FILE)})
     if not points:
         raise UserError(f"{run_dir}: no point directories found (expected {RECORD_FILE} below it)")
-    left_out = [] if include_unofficial else [p for p in points if not is_publishable(p)]
+    from harness.point.publishable import of
+
+    records = {p: published_row(p)[0] for p in points}   # every record is checked, exported or not
+    left_out = [] if include_unofficial else [p for p in points if not of(records[p])["publishable"]]
     written: list[Path] = []
     for pdir in points:
         if pdir not in left_out:

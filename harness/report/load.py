@@ -16,7 +16,6 @@ off the frontier); identity is read strictly (a result without an integer `conc`
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.json_input import MAX_BYTES, read_json_value
 from harness.report.arms import Arm, arm_of
 
 RESULT_PREFIX = "bmk_agentic_"
@@ -112,9 +112,11 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
     for root in paths:
         root = Path(root)
         if root.is_file():
-            found.add(root.resolve())
+            found.add(_absolute(root))
             continue
         if not root.is_dir():
+            if root.is_symlink():
+                raise UserError(f"{root}: a symlink that leads to no file or directory (a loop or a dangling link)")
             raise UserError(f"{root}: no such file or directory (expected a run directory or a result file)")
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -123,8 +125,14 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
                     continue
                 if name.startswith(RESULT_PREFIX) and RECORD_FILE in filenames:
                     continue  # the published row of a point whose own record is read
-                found.add((Path(dirpath) / name).resolve())
+                found.add(_absolute(Path(dirpath) / name))
     return sorted(found)
+
+
+def _absolute(path: Path) -> Path:
+    """`path` with its symlinks resolved where they resolve (a looping link stays as written, and is refused
+    when read)."""
+    return Path(os.path.realpath(path))
 
 
 def load_results(paths: Iterable[Path]) -> list[PointResult]:
@@ -146,15 +154,12 @@ def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[s
 
 def _read_candidate(path: Path) -> tuple[list[PointResult], str | None]:
     named = path.name.startswith(RESULT_PREFIX) or path.name == RECORD_FILE
-    if not named and path.stat().st_size > _MAX_CANDIDATE_BYTES:
-        return [], None
     try:
-        with open(path) as fh:
-            data = json.load(fh)
-    except (OSError, ValueError) as exc:
+        data = read_json_value(path, "result", MAX_BYTES if named else _MAX_CANDIDATE_BYTES)
+    except UserError:
         if named:
-            raise UserError(f"{path}: not readable as JSON ({exc})") from exc
-        return [], None
+            raise
+        return [], None  # another tool's JSON (or not JSON at all): not a result, not an error
     if isinstance(data, dict) and _looks_like_result(data):
         return [parse_result(data, path)], None
     if isinstance(data, list):
@@ -186,11 +191,21 @@ def _int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 63:
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value) <= 30:
         return int(value)
     return None
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a JSON object, else an empty one (a wrong-typed section reads as absent)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    """The strings of a JSON list (anything else reads as none)."""
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
 
 def _dig(d: Any, *keys: str) -> Any:
@@ -220,8 +235,8 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
     conc = _int(d.get("conc"))
     if conc is None or conc < 1:
         raise UserError(f"{source}: conc: expected a positive integer, got {d.get('conc')!r}")
-    metrics = d.get("request_metrics") or {}
-    per_gpu = _dig(metrics, "throughput", "per_gpu") or {}
+    metrics = _map(d.get("request_metrics"))
+    per_gpu = _map(_dig(metrics, "throughput", "per_gpu"))
     latency: dict[str, dict[str, float]] = {}
     for name in LATENCY_METRICS:
         stats = _dig(metrics, "latency", name)
@@ -229,7 +244,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
             clean = {k: v for k, v in ((k, finite_number(v)) for k, v in stats.items()) if v is not None}
             if clean:
                 latency[name] = clean
-    accounting = d.get("request_accounting") or {}
+    accounting = _map(d.get("request_accounting"))
     total = _int(d.get("num_requests_total"))
     ok = _int(d.get("num_requests_successful"))
     errors = _int(accounting.get("errors"))
@@ -272,10 +287,10 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         valid=valid,
         invalid_reasons=reasons,
         power_valid=None if power_valid is None else bool(power_valid),
-        power_invalid_reasons=tuple(str(r) for r in (d.get("power_invalid_reasons") or ())),
+        power_invalid_reasons=_strs(d.get("power_invalid_reasons")),
         fingerprint=_fingerprint_fields(d.get("fingerprint")),
         variant=_str(d.get("variant")),
-        overrides=tuple(str(o) for o in d.get("overrides") or () if isinstance(o, str)),
+        overrides=_strs(d.get("overrides")),
         tag=_str(d.get("tag")),
         note=_str(d.get("note")),
         harness_commit=_commit(d.get("harness_commit")),
@@ -306,7 +321,8 @@ def _validity(d: Mapping[str, Any], ok: int | None) -> tuple[bool, tuple[Reason,
     verdict = d.get("validity")
     reasons: list[Reason] = []
     if isinstance(verdict, Mapping):
-        for r in verdict.get("reasons") or ():
+        listed = verdict.get("reasons")
+        for r in listed if isinstance(listed, list) else ():
             if isinstance(r, Mapping):
                 reasons.append(Reason(str(r.get("code", "unknown")), str(r.get("message", ""))))
             else:

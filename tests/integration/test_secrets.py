@@ -60,4 +60,4 @@ def test_run_and_report_write_and_print_no_secret(tmp_path: Path) -> None:
                                                     "server.log", "client.log"}
     assert sorted(report_dir.iterdir())
     assert leaks(out) + leaks(report_dir) + printed == []
-    assert len(SECRETS) == 11
+    assert len(SECRETS) == 20

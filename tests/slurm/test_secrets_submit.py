@@ -12,32 +12,48 @@ from pathlib import Path
 
 import pytest
 
-from tests.secret_channels import SECRETS, leaks, set_args, text_leaks, write_recipe
-from tests.slurm.conftest import LOCAL_CI, ROOT, harness
+from tests.secret_channels import (
+    PROFILE_SECRET,
+    PROFILE_SECRET_NAME,
+    SECRETS,
+    leaks,
+    set_args,
+    text_leaks,
+    write_profile,
+    write_recipe,
+)
+from tests.slurm.conftest import ROOT, harness
 from tests.slurm.test_sweep import _server_env
+
+# The secret only the cluster profile names (written by `write_profile`), set on the server's environment.
+EXTRA = {"cluster profile secret_names": PROFILE_SECRET}
+
+
+def _args() -> list[str]:
+    return [*set_args(), "--set", f"server.env.{PROFILE_SECRET_NAME}={PROFILE_SECRET}"]
 
 
 def test_dry_run_and_preflight_write_and_print_no_secret(slurm: None, harness_env: dict[str, str],
                                                          tmp_path: Path) -> None:
-    recipe, out = write_recipe(tmp_path), tmp_path / "sweep"
-    pre = harness(harness_env, "preflight", str(recipe), "--cluster", str(LOCAL_CI), "--json", *set_args())
-    dry = harness(harness_env, "submit", str(recipe), "--cluster", str(LOCAL_CI), "--out", str(out), "--dry-run",
-                  *set_args())
+    recipe, out, profile = write_recipe(tmp_path), tmp_path / "sweep", write_profile(tmp_path)
+    pre = harness(harness_env, "preflight", str(recipe), "--cluster", str(profile), "--json", *_args())
+    dry = harness(harness_env, "submit", str(recipe), "--cluster", str(profile), "--out", str(out), "--dry-run",
+                  *_args())
     assert dry.returncode == 0, dry.stderr
     plan_file = next(out.glob("slurm/plan-*.json"))
     plan = json.loads(plan_file.read_text())
     env = plan["points"][0]["server"]["env"]
     assert env["HF_TOKEN"].startswith("<redacted:") and env["SGLANG_MAX_TOKENS"] == "4096"
-    assert leaks(out) + text_leaks("preflight --json", pre.stdout + pre.stderr) \
-        + text_leaks("submit --dry-run", dry.stdout + dry.stderr) == []
+    assert leaks(out, EXTRA) + text_leaks("preflight --json", pre.stdout + pre.stderr, EXTRA) \
+        + text_leaks("submit --dry-run", dry.stdout + dry.stderr, EXTRA) == []
 
 
 def test_submitted_task_gets_the_values_and_writes_none(slurm: None, harness_env: dict[str, str],
                                                         tmp_path: Path) -> None:
-    recipe, out = write_recipe(tmp_path), tmp_path / "sweep"
+    recipe, out, profile = write_recipe(tmp_path), tmp_path / "sweep", write_profile(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "harness", "submit", str(recipe), "--cluster", str(LOCAL_CI), "--out", str(out),
-         "--duration", "8", "--wait", "--json", "--interval", "1", *set_args()],
+        [sys.executable, "-m", "harness", "submit", str(recipe), "--cluster", str(profile), "--out", str(out),
+         "--duration", "8", "--wait", "--json", "--interval", "1", *_args()],
         cwd=ROOT, env=harness_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     server_env = None
     deadline = time.monotonic() + 300
@@ -51,12 +67,13 @@ def test_submitted_task_gets_the_values_and_writes_none(slurm: None, harness_env
     assert server_env is not None, "the task's server was never seen running"
     assert server_env["HF_TOKEN"] == SECRETS["recipe server.env HF_TOKEN"]
     assert server_env["AWS_SECRET_ACCESS_KEY"] == SECRETS["--set server.env"]
+    assert server_env[PROFILE_SECRET_NAME] == PROFILE_SECRET
     assert "HARNESS_SECRETS" not in server_env
     assert json.loads(stdout)["points"][0]["state"] == "completed"
     state_dir = Path(harness_env["HARNESS_STATE_DIR"])
-    assert leaks(out) + leaks(state_dir) + text_leaks("submit --wait --json", stdout + stderr) == []
+    assert leaks(out, EXTRA) + leaks(state_dir, EXTRA) + text_leaks("submit --wait --json", stdout + stderr, EXTRA) == []
     status = harness(harness_env, "status", json.loads(stdout)["job_id"], "--json")
-    assert text_leaks("status --json", status.stdout + status.stderr) == []
+    assert text_leaks("status --json", status.stdout + status.stderr, EXTRA) == []
 
 
 @pytest.fixture(autouse=True)

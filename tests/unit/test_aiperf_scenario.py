@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.preflight.aiperf_check import client_argv, resolutions
+from harness.preflight.aiperf_scenario import client_argv, resolutions
 from harness.recipe.points import load_plans
 from harness.recipe.scenario import fast_violations, resolve
 from tests.pinned_corpus import PINNED

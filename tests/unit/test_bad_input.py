@@ -55,8 +55,8 @@ def recipe(tmp_path: Path, text: str | bytes) -> str:
     (BASE.replace("sim_profile: demo", "sim_profile: demo\nsim_args:\n  sim-bogus: 1"),
      r"r\.yaml:\d+: sim_args: unrecognized arguments: --sim-bogus 1"),
     (BASE.replace("sim_profile: demo", "sim_profile: demo\nsim_args:\n  sim-error-rate: 2"), r"sim_args: .*fraction"),
-    (BASE.replace("gpu: sim", "gpu: \"sim\\n" + "x" * 100_000 + "\""), r"r\.yaml:\d+: hardware\.gpu: String should"),
-    (BASE.replace("gpu: sim", "gpu: sim\n  ? \"" + "k\\n" * 50_000 + "\"\n  : 1"), r"r\.yaml:\d+: hardware\.'k\\nk"),
+    (BASE.replace("gpu: sim", "gpu: \"sim\\n" + "x" * 30_000 + "\""), r"r\.yaml:\d+: hardware\.gpu: String should"),
+    (BASE.replace("gpu: sim", "gpu: sim\n  ? \"" + "k\\n" * 15_000 + "\"\n  : 1"), r"r\.yaml:\d+: hardware\.'k\\nk"),
 ])
 def test_bad_recipes(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, expected: str) -> None:
     line = one_error_line(*run(capsys, "plan", recipe(tmp_path, text)))
@@ -74,7 +74,7 @@ def test_a_directory_where_a_recipe_is_expected(tmp_path: Path, capsys: pytest.C
 def test_set_values_beyond_bounds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = recipe(tmp_path, BASE)
     line = one_error_line(*run(capsys, "plan", path, "--set", "client.seed=" + "9" * 5000))
-    assert "client.seed: Unable to parse input string as an integer" in line
+    assert "client.seed=" in line and "an integer of 5000 digits (at most 30)" in line
     line = one_error_line(*run(capsys, "plan", path, "--set", "env.BAD NAME=1"))
     assert "is not an environment variable name" in line
     line = one_error_line(*run(capsys, "plan", path, "--set", "env.X=a\0b"))

@@ -330,3 +330,65 @@ def test_every_writer_goes_through_the_redaction() -> None:
                 continue
             offenders += [f"{rel}: {line.strip()}" for line in path.read_text().splitlines() if _RAW.search(line)]
     assert offenders == []
+
+
+@pytest.mark.parametrize("name", [
+    "OPENAI_APIKEY", "AUTH_HEADER", "PRIVATE_KEY_PEM", "SGLANG_CREDENTIALS", "PASSPHRASE", "SESSION_COOKIE",
+    "MY_COOKIE", "X_AUTHORIZATION", "DB_PASS", "--hf-token-value", "SESSIONID", "--private-repo-secret",
+])
+def test_setting_names_by_the_wider_rule(name: str) -> None:
+    assert redact_env({name: "v-planted-1"}) == {name: REDACTED}
+    assert redact_argv([f"--{name.lstrip('-').lower().replace('_', '-')}", "v-planted-2"])[1] == REDACTED
+    assert "v-planted-3" not in redact_text(f"{name}=v-planted-3")
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("SGLANG_MAX_TOKENS", "4096"), ("SGLANG_SIMULATE_ACC_TOKEN_MODE", "fixed"), ("HF_TOKEN_PATH", "/run/t"),
+    ("--tokenizer-path", "/m/tok"), ("--speculative-token-map", "/m/map.pt"), ("--ssl-keyfile", "/k.pem"),
+    ("--asr-max-concurrent-sessions", "8"), ("--bucket-inter-token-latency", "0.1"), ("AUTH_ENABLED", "true"),
+    ("--forward-pass-metrics-ipc-name", "fpm"), ("--prefill-delayer-max-delay-passes", "3"),
+])
+def test_settings_that_only_look_secret_keep_their_values(name: str, value: str) -> None:
+    assert redact_env({name: value}) == {name: value}
+    assert redact_argv([name, value]) == [name, value]
+
+
+def test_a_boolean_flag_with_a_secret_word_keeps_the_next_flag() -> None:
+    argv = ["--enable-streaming-session", "--port", "8000", "--enable-session-radix-cache", "--api-key", "sk-x1"]
+    assert redact_argv(argv) == argv[:5] + [REDACTED]
+
+
+def test_secrets_by_shape_anywhere() -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEplantedBODY\n-----END RSA PRIVATE KEY-----"
+    text = (f"header Authorization: Bearer eyJplanted.TOKEN-1 and {pem} and "
+            "https://hooks.example/x?access_token=hookplanted&ok=1 and https://u:pwplanted@h/")
+    out = redact_text(text)
+    for secret in ("eyJplanted.TOKEN-1", "MIIEplantedBODY", "hookplanted", "pwplanted"):
+        assert secret not in out, secret
+    assert "-----BEGIN RSA PRIVATE KEY-----" in out and "&ok=1" in out and "Bearer <redacted>" in out
+    data = redact_data({"note": pem, "headers": ["Authorization: Bearer abcdefplanted"], "env": {"X": pem}})
+    assert "MIIEplantedBODY" not in json.dumps(data) and "abcdefplanted" not in json.dumps(data)
+
+
+def test_secret_names_a_recipe_or_profile_adds() -> None:
+    assert redact_env({"MY_ODD_SETTING": "odd-value"}) == {"MY_ODD_SETTING": "odd-value"}
+    redact.add_secret_names(["MY_ODD_SETTING", "odd-flag"])
+    assert redact_env({"MY_ODD_SETTING": "odd-value"}) == {"MY_ODD_SETTING": REDACTED}
+    assert redact_argv(["--odd-flag", "x-value"]) == ["--odd-flag", REDACTED]
+    assert redact_data({"server": {"my_odd_setting": "odd-value"}}) == {"server": {"my_odd_setting": REDACTED}}
+
+
+def test_a_recipes_secret_names_reach_its_plans(tmp_path: Path) -> None:
+    from harness.recipe.points import load_plans
+
+    text = (ROOT / "recipes" / "quickstart-sim.yaml").read_text() + "secret_names: [MY_ODD_SETTING]\n"
+    (tmp_path / "r.yaml").write_text(text)
+    (tmp_path / "traces").symlink_to(ROOT / "recipes" / "traces")
+    plan = load_plans(tmp_path / "r.yaml", ["c4"], ["server.env.MY_ODD_SETTING=odd-planted"])[1][0]
+    assert plan.secret_names == ["MY_ODD_SETTING"] and plan.server.env["MY_ODD_SETTING"] == "odd-planted"
+    assert "odd-planted" not in json.dumps(redact_data(plan.model_dump()))
+    assert "odd-planted" not in json.dumps(plan.settings)
+
+
+def test_a_secret_flags_value_is_masked_even_when_it_starts_with_a_dash() -> None:
+    assert redact_argv(["--api-key", "-sk-dash1", "--port", "1"]) == ["--api-key", REDACTED, "--port", "1"]
