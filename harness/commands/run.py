@@ -111,16 +111,18 @@ def overrides_with_duration(args: argparse.Namespace) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.point.ownership import check_free
     from harness.point.result import point_dir
     from harness.point.run import run_point
     from harness.point.status import read_status
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args))
-    plans = local_preflight(args.recipe, recipe, plans)
-    check_out_dir(args.out)
     options = options_from_args(args, recipe)
     pdir = point_dir(args.out, plans[0], options.variant)
+    check_out_dir(args.out)
+    check_free(pdir)   # another writer of this point: refused at once, naming it
+    plans = local_preflight(args.recipe, recipe, plans)
     prior = read_status(pdir)
     print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
           flush=True)

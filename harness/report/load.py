@@ -29,6 +29,8 @@ from harness.errors import UserError
 from harness.report.arms import Arm, arm_of
 
 RESULT_PREFIX = "bmk_agentic_"
+ATTEMPTS_DIR = "attempts"        # harness.point.attempt: a point's earlier attempts, never read as results
+_STATUS_FILE = "status.json"
 RECORD_FILE = "point_result.json"
 # Companion artifacts that are never results; skipped without being opened.
 _NOT_RESULTS = re.compile(
@@ -115,7 +117,8 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
         if not root.is_dir():
             raise UserError(f"{root}: no such file or directory (expected a run directory or a result file)")
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                                 and not (d == ATTEMPTS_DIR and _STATUS_FILE in filenames))  # earlier attempts
             for name in filenames:
                 if not name.endswith(".json") or _NOT_RESULTS.match(name):
                     continue
