@@ -13,8 +13,8 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.report.curves import FRONTIER_AXES, Curve
-from harness.report.table import SIMULATED, curve_notes, fmt, power_text, verdict
+from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
+from harness.report.table import SIMULATED, conc_cell, curve_notes, fmt, power_text, verdict
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -61,9 +61,10 @@ def _curve_section(c: Curve) -> str:
             "TTFT p50 (s)", "requests ok/total", "errors", "cancelled at cutoff", "power", "verdict",
             "on frontier"]
     rows = []
+    varying = varying_fields(c.points)
     for p in c.points:
         ok = f"{fmt(p.num_requests_successful)}/{fmt(p.num_requests_total)}"
-        cells = [str(p.conc), fmt(p.total_tput_per_gpu, 1), fmt(p.output_tput_per_gpu, 1),
+        cells = [conc_cell(p, varying), fmt(p.total_tput_per_gpu, 1), fmt(p.output_tput_per_gpu, 1),
                  fmt(p.stat("e2el", "p50")), fmt(p.stat("e2el", "p75")), fmt(p.stat("e2el", "p90")),
                  fmt(p.stat("ttft", "p50")), ok, fmt(p.errors), fmt(p.cancelled_at_cutoff)]
         reasons = "; ".join(f"{r.code}: {r.message}" for r in p.invalid_reasons)

@@ -90,6 +90,7 @@ class PointResult:
     note: str | None = None
     harness_commit: str | None = None
     arm: Arm = field(default_factory=Arm)
+    state: str = "completed"            # our record's state: completed | failed | cancelled (| running: no record yet)
 
     @property
     def curve_arm(self) -> Arm:
@@ -104,6 +105,11 @@ class PointResult:
     @property
     def point_dir(self) -> Path:
         return self.source.parent
+
+    @property
+    def recorded(self) -> bool:
+        """False for a point read from its `status.json` alone (no record: nothing was measured)."""
+        return self.source.name != "status.json"
 
 
 def find_result_files(paths: Iterable[Path]) -> list[Path]:
@@ -134,7 +140,12 @@ def load_results(paths: Iterable[Path]) -> list[PointResult]:
 
 
 def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[str]]:
-    """All points found under `paths`, and a note per list file whose non-agentic rows were skipped."""
+    """All points found under `paths`, and a note per list file whose non-agentic rows were skipped. A point
+    directory of this harness without a record (its point failed, was cancelled or is running before AIPerf
+    left any request) is a point too, read from its `status.json` (`harness.report.unfinished`)."""
+    from harness.report.unfinished import unfinished_points
+
+    paths = [Path(p) for p in paths]
     points: list[PointResult] = []
     notes: list[str] = []
     for path in find_result_files(paths):
@@ -142,6 +153,7 @@ def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[s
         points.extend(found)
         if note:
             notes.append(note)
+    points.extend(unfinished_points(p for p in paths if p.is_dir()))
     return points, notes
 
 
@@ -280,6 +292,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         note=_str(d.get("note")),
         harness_commit=_commit(d.get("harness_commit")),
         arm=arm_of(d),
+        state=d["state"] if d.get("state") in ("completed", "failed", "cancelled") else "completed",
     )
 
 
