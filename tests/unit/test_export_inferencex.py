@@ -61,12 +61,12 @@ def test_layout_and_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (back,) = load_results([out])
     assert back.simulated and back.conc == ours.conc == 4
     for name in ("total_tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu"):
-        assert getattr(back, name) == pytest.approx(getattr(ours, name), rel=1e-12)
+        assert getattr(back, name) == round(getattr(ours, name), 5)   # InferenceX rounds rows to 5 places
     compared = 0
     assert set(back.latency) >= set(ours.latency) >= {"ttft", "e2el", "e2e_norm_intvty"}
     for metric in ours.latency:  # these AIPerf records carry no inter-token latency
         for stat in ("mean", "p50", "p75", "p90", "p95", "std"):
-            assert back.stat(metric, stat) == pytest.approx(ours.stat(metric, stat), rel=1e-9), (metric, stat)
+            assert back.stat(metric, stat) == round(ours.stat(metric, stat), 5), (metric, stat)
             compared += 1
     assert compared == 6 * len(ours.latency) and back.num_requests_successful == ours.num_requests_successful
     # the arm survives the trip: the published row names the same arm as the record
