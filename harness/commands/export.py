@@ -16,7 +16,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.report.export import export_inferencex
 
-    written = export_inferencex(args.run_dir, args.out)
-    rows = [p for p in written if p.parent.name.startswith("bmk_agentic_")]
-    print(f"{args.out}: {len(rows)} InferenceX row(s), {len(written)} file(s)")
+    summary = export_inferencex(args.run_dir, args.out)
+    print(f"{args.out}: {summary.rows} InferenceX row(s), {summary.evals} eval(s), {len(summary.files)} file(s)")
     return 0
