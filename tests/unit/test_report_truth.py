@@ -103,3 +103,19 @@ def test_compare_of_curves_without_a_shared_concurrency_does_not_crash(
     assert "no concurrency in common" in text and "added: c8, c16; removed: c1, c2" in text
     assert cli(["compare", str(a), str(b)]) == 0
     assert "added: c8, c16; removed: c1, c2" in capsys.readouterr().out
+
+
+INFERENCEX = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "inferencex"
+
+
+def test_inferencex_rows_of_one_recipe_are_one_curve_whatever_their_per_point_settings() -> None:
+    """Rows InferenceX's aggregator wrote for one recipe (one fingerprint), HiCache on at c4 only: one curve,
+    the setting on each point; the rows of two other recipes stay curves of their own."""
+    from harness.report.curves import group_curves, point_settings, varying_fields
+
+    (curve,) = group_curves(load_results([INFERENCEX / "one-config"]))
+    assert [p.conc for p in curve.points] == [2, 4] and curve.arm.kv_offloading == "none/dram"
+    assert [point_settings(p, varying_fields(curve.points)) for p in curve.points] == ["kv none", "kv dram"]
+    assert curve.frontiers["e2el_p90"].coverage == "2/2"
+    others = group_curves(load_results([INFERENCEX / "one-config", INFERENCEX / "artifacts"]))
+    assert sorted(len(c.points) for c in others) == [1, 2, 2, 2]   # multinode c4, base, hicache, this recipe
