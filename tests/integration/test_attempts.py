@@ -47,3 +47,41 @@ def test_the_record_names_the_attempt_that_wrote_it(tmp_path: Path) -> None:
     assert json.loads((second.point_dir / "status.json").read_text())["attempt"] == second.result["attempt"]
     kept = second.point_dir / ATTEMPTS_DIR / first.result["attempt"] / "point_result.json"
     assert json.loads(kept.read_text())["attempt"] == first.result["attempt"]
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_run_and_sweep_take_over_a_point_whose_harness_was_killed(tmp_path: Path, command: str) -> None:
+    """A point left `running` by a killed harness: the next run or sweep takes its lock over, records the
+    earlier attempt as `failed: harness_killed` and sets it aside before its own attempt starts."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from harness.cli import main as cli
+
+    from .conftest import DATA
+
+    out = tmp_path / "runs"
+    point = out / "it-sim" / "variants" / "stale" / "conc4"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import json, os, socket, sys, time\n"
+        "from pathlib import Path\n"
+        "from harness.point.ownership import PointLock\n"
+        "d = Path(sys.argv[1]); PointLock(d).acquire()\n"
+        "(d / 'status.json').write_text(json.dumps({'config_key': 'it-sim', 'conc': 4, 'state': 'running',"
+        " 'phase': 'profiling', 'harness_pid': os.getpid(), 'harness_host': socket.gethostname(),"
+        " 'attempt': '20261130T100000Z-bbbbbb'}))\n"
+        "print('locked', flush=True); time.sleep(600)\n"), str(point)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+
+    args = [command, str(DATA / "sim-small.yaml"), "--out", str(out), "--tag", "stale", "--ready-timeout", "2",
+            "--set", "sim_args.sim-startup-seconds=600", *(["--point", "c4"] if command == "run" else ["--no-report"])]
+    assert cli(args) == EXIT_FAILED
+    earlier = json.loads((point / ATTEMPTS_DIR / "20261130T100000Z-bbbbbb" / "status.json").read_text())
+    assert earlier["state"] == "failed" and earlier["reason"].startswith(f"harness_killed: the harness process "
+                                                                           f"{holder.pid}")
+    now = json.loads((point / "status.json").read_text())
+    assert now["state"] == "failed" and now["reason"].startswith("ready_timeout")
