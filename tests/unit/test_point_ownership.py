@@ -140,3 +140,36 @@ def test_follow_and_status_of_a_job_reconcile_alike(tmp_path: Path) -> None:
                           "name": "c4"}]}
     (view,) = point_views(record, {})   # what `follow` and `status JOB` show once Slurm forgot the task
     assert view["state"] == "failed" and view["reason"].startswith("harness_killed")
+
+
+def test_an_eval_of_a_directory_being_written_exits_2_naming_the_holder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "runs"
+    proc = _holder(out / "it-sim" / "eval-conc4")
+    try:
+        t0 = time.monotonic()
+        rc = cli(["eval", str(SIM_SMALL), "--out", str(out), "--limit", "2"])
+        assert time.monotonic() - t0 < 5
+    finally:
+        _kill(proc)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and f"pid {proc.pid}" in err[0] and "eval-conc4" in err[0]
+
+
+def test_a_slurm_task_of_a_point_being_written_exits_2_naming_the_holder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.point.result import point_dir
+    from harness.sweep_plan import load_sweep_plan
+
+    out = tmp_path / "runs"
+    assert cli(["submit", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--cluster", str(ROOT / "clusters" /
+                "local-ci.yaml"), "--points", "c2", "--out", str(out), "--dry-run", "--no-preflight"]) == 0
+    plan_file = Path(capsys.readouterr().err.split("plan:", 1)[1].split()[0])
+    sweep = load_sweep_plan(plan_file)
+    proc = _holder(point_dir(out, sweep.points[0], sweep.options().variant))
+    try:
+        rc = cli(["run-point", str(plan_file), "--task-id", "0"])   # what the array task execs
+    finally:
+        _kill(proc)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and f"pid {proc.pid}" in err[0]
