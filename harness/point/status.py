@@ -79,7 +79,12 @@ def read_status(point_dir: Path) -> dict[str, Any] | None:
     if gone is False or (gone is None and not _harness_gone(data)):
         return data
     lock = PointLock(Path(point_dir), command="harness: reconcile a stale running status")
-    if not lock.try_acquire():
+    try:
+        took = lock.try_acquire()
+    except OSError:   # a directory this reader may not write (a read-only copy): reconciled in what it returns
+        reconcile_killed(Path(point_dir), data, write=False)
+        return data
+    if not took:
         return data   # a writer took it over just now
     try:
         data = read_json(path)   # as it is now, under the lock
@@ -90,11 +95,14 @@ def read_status(point_dir: Path) -> dict[str, Any] | None:
     return data
 
 
-def reconcile_killed(point_dir: Path, data: dict[str, Any]) -> None:
-    """Rewrite a `running` status whose writer ended without finishing to `failed: harness_killed`."""
+def reconcile_killed(point_dir: Path, data: dict[str, Any], write: bool = True) -> None:
+    """A `running` status whose writer ended without finishing becomes `failed: harness_killed` (in `data`,
+    and with `write` in `status.json` and `harness.log`)."""
     reason = (f"harness_killed: the harness process {data.get('harness_pid')} ended without finishing the point "
               f"(last phase: {data.get('phase')})")
     data.update(state="failed", reason=reason, exit_status=1, ended_ns=time.time_ns())
+    if not write:
+        return
     write_json(point_dir / STATUS_FILE, data)
     (point_dir / RESERVE_FILE).unlink(missing_ok=True)   # the reserve it left (harness.point.disk_full)
     append_text(point_dir / "harness.log",

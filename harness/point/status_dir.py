@@ -10,6 +10,7 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.point.attempt import ATTEMPTS_DIR
+from harness.point.ownership import LOCK_FILE
 from harness.point.status import STATUS_FILE, read_status
 
 
@@ -20,7 +21,8 @@ def status_dirs(root: Path) -> list[Path]:
         raise UserError(f"{root}: no such directory (expected a run directory or a job id)")
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != ATTEMPTS_DIR)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                             and not (d == ATTEMPTS_DIR and (STATUS_FILE in filenames or LOCK_FILE in filenames)))
         if STATUS_FILE in filenames:
             found.append(Path(dirpath))
     return sorted(found)

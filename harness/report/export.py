@@ -92,7 +92,8 @@ def _walk(root: Path, name: str) -> Iterator[Path]:
     """Directories below `root` holding `name` (not in hidden directories or earlier attempts, no symlinked
     directories followed)."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != ATTEMPTS_DIR)
+        point_dir = bool({"status.json", ".writer.lock"} & set(filenames))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (d == ATTEMPTS_DIR and point_dir))
         if name in filenames:
             yield Path(dirpath)
 

@@ -30,7 +30,7 @@ from harness.report.arms import Arm, arm_of
 
 RESULT_PREFIX = "bmk_agentic_"
 ATTEMPTS_DIR = "attempts"        # harness.point.attempt: a point's earlier attempts, never read as results
-_STATUS_FILE = "status.json"
+_POINT_FILES = {"status.json", ".writer.lock"}   # what marks a point directory (its status, its writer's lock)
 RECORD_FILE = "point_result.json"
 # Companion artifacts that are never results; skipped without being opened.
 _NOT_RESULTS = re.compile(
@@ -124,7 +124,7 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
             raise UserError(f"{root}: no such file or directory (expected a run directory or a result file)")
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
-                                 and not (d == ATTEMPTS_DIR and _STATUS_FILE in filenames))  # earlier attempts
+                                 and not (d == ATTEMPTS_DIR and _POINT_FILES & set(filenames)))  # earlier attempts
             for name in filenames:
                 if not name.endswith(".json") or _NOT_RESULTS.match(name):
                     continue

@@ -218,5 +218,6 @@ def test_earlier_attempts_are_not_exported(tmp_path: Path, capsys: pytest.Captur
     pdir = _point(tmp_path / "run")
     shutil.copytree(pdir, tmp_path / "earlier")
     shutil.move(tmp_path / "earlier", pdir / "attempts" / "20261130T100000Z-aaaaaa")
+    write_json(pdir / "status.json", {"config_key": "k", "conc": 4, "state": "completed"})
     assert main(["export", "--inferencex", str(tmp_path / "run"), str(tmp_path / "out")]) == 0
     assert "1 InferenceX row(s)" in capsys.readouterr().out
