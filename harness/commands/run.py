@@ -139,7 +139,7 @@ def main(args: argparse.Namespace) -> int:
 def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = False) -> str:
     """Where the point's results go, said before it starts (a variant never touches the baseline), and
     whether they replace a completed result there."""
-    again = "; it replaces the completed result there" if replaces else ""
+    again = "; it replaces the completed result there, kept under attempts/" if replaces else ""
     if variant:
         return f"c{conc}: variant {variant} -> {pdir} (the recipe's own c{conc} is left as it is{again})"
     return f"c{conc}: the recipe as written -> {pdir}" + (f" ({again[2:]}; --tag NAME keeps both)" if again else "")
