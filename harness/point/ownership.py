@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from harness.errors import UserError
+from harness.redact import redact_text
 
 LOCK_FILE = ".writer.lock"
 MAX_HOLDER_BYTES = 4096
@@ -87,7 +88,7 @@ class PointLock:
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "start_ns": time.time_ns(),
                   "command": self.command}
         os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        os.pwrite(fd, redact_text(json.dumps(holder)).encode(), 0)   # a --set secret never reaches the file
         self._fd = fd
         return True
 

@@ -173,3 +173,13 @@ def test_a_slurm_task_of_a_point_being_written_exits_2_naming_the_holder(
         _kill(proc)
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and f"pid {proc.pid}" in err[0]
+
+
+def test_the_holder_never_records_a_secret_of_its_command_line(tmp_path: Path) -> None:
+    lock = PointLock(tmp_path / "p", command="harness run r.yaml --set server.env.HF_TOKEN=hf_abcdefghijklmnop1234")
+    lock.acquire()
+    try:
+        text = (tmp_path / "p" / LOCK_FILE).read_text()
+        assert "hf_abcdefghijklmnop1234" not in text and json.loads(text)["pid"] == os.getpid()
+    finally:
+        lock.release()
