@@ -99,9 +99,10 @@ def _curve_section(c: Curve) -> str:
         (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>: the recipe "
          "as written, no overrides.</p>") if c.variant else ""
     notes = "".join(f"<p class=\"tag\">{_e(n)}</p>" for n in curve_notes(c))
+    model = next((p.model for p in c.points if p.model), "unknown")   # a point without a record names none
     return (
         f"<h2>{_e(c.key)}{sim}</h2>{variant}<p>Image <code>{_e(c.image or 'unknown')}</code>, engine "
-        f"<code>{_e(c.engine)}</code>, model <code>{_e(c.points[0].model)}</code>.</p>{notes}"
+        f"<code>{_e(c.engine)}</code>, model <code>{_e(model)}</code>.</p>{notes}"
         f"<table><tr>{''.join(f'<th>{_e(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>"
         f"<h3>Pareto coverage</h3><ul>{coverage}</ul>"
         + (f"<h3>Invalid points</h3><ul>{invalid}</ul>" if invalid else "")
