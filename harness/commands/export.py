@@ -18,10 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.report.export import export_inferencex
 
-    written, left_out = export_inferencex(args.run_dir, args.out, args.include_unofficial)
-    rows = [p for p in written if p.parent.name.startswith("bmk_agentic_")]
-    print(f"{args.out}: {len(rows)} InferenceX row(s), {len(written)} file(s)")
-    if left_out:
-        print(f"left out {len(left_out)} point(s) that are not publishable (--include-unofficial exports them): "
-              + ", ".join(str(p) for p in left_out))
+    summary = export_inferencex(args.run_dir, args.out, args.include_unofficial)
+    print(f"{args.out}: {summary.rows} InferenceX row(s), {summary.evals} eval(s), {len(summary.files)} file(s)")
+    if summary.left_out:
+        print(f"left out {len(summary.left_out)} point(s) that are not publishable (--include-unofficial exports "
+              "them): " + ", ".join(str(p) for p in summary.left_out))
     return 0

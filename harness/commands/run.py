@@ -124,16 +124,18 @@ def overrides_with_duration(args: argparse.Namespace) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.point.ownership import check_free
     from harness.point.result import point_dir
     from harness.point.run import run_point
     from harness.point.status import read_status
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
-    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
-    check_out_dir(args.out)
     options = options_from_args(args, recipe)
     pdir = point_dir(args.out, plans[0], options.variant)
+    check_out_dir(args.out)
+    check_free(pdir)   # another writer of this point: refused at once, naming it
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
     prior = read_status(pdir)
     print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
           flush=True)
@@ -150,7 +152,7 @@ def main(args: argparse.Namespace) -> int:
 def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = False) -> str:
     """Where the point's results go, said before it starts (a variant never touches the baseline), and
     whether they replace a completed result there."""
-    again = "; it replaces the completed result there" if replaces else ""
+    again = "; it replaces the completed result there, kept under attempts/" if replaces else ""
     if variant:
         return f"c{conc}: variant {variant} -> {pdir} (the recipe's own c{conc} is left as it is{again})"
     return f"c{conc}: the recipe as written -> {pdir}" + (f" ({again[2:]}; --tag NAME keeps both)" if again else "")

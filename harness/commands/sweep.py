@@ -37,6 +37,7 @@ def main(args: argparse.Namespace) -> int:
         options_from_args,
         overrides_with_duration,
     )
+    from harness.point.ownership import check_free
     from harness.point.result import point_dir
     from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
     from harness.point.status import read_status
@@ -44,9 +45,11 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
-    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
-    check_out_dir(args.out)
     options = options_from_args(args, recipe)
+    check_out_dir(args.out)
+    for plan in plans:   # another writer of any of these points: refused at once, naming it
+        check_free(point_dir(args.out, plan, options.variant))
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
     evaluation = _eval_task(args)
     worst = EXIT_VALID
     if options.variant:

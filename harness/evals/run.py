@@ -30,8 +30,10 @@ from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold
+from harness.point.attempt import start_attempt
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.inferencex_row import SIM_HW
+from harness.point.ownership import PointLock
 from harness.point.process_group import ProcessGroup
 from harness.point.readiness import NotReady
 from harness.point.result import spec_decoding_label
@@ -151,9 +153,11 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     options = replace(options, out_dir=Path(options.out_dir).absolute(),
                       cache_dir=None if options.cache_dir is None else Path(options.cache_dir).absolute())
     edir = eval_dir(options.out_dir, plan)
-    status = PointStatus(edir, plan.conc, plan.config_key)
-    return run_guarded(edir, status, EXIT_FAILED, lambda reserve: _run_eval(plan, options, edir, status, reserve),
-                       lambda reason: _disk_full_outcome(plan, options, edir, reason), what="eval")
+    with PointLock(edir):   # one writer per eval directory: a second one is refused here, naming the holder
+        status = PointStatus(edir, plan.conc, plan.config_key)
+        return run_guarded(edir, status, EXIT_FAILED,
+                           lambda reserve: _run_eval(plan, options, edir, status, reserve),
+                           lambda reason: _disk_full_outcome(plan, options, edir, reason), what="eval")
 
 
 def _disk_full_outcome(plan: PointPlan, options: EvalOptions, edir: Path, reason: str) -> EvalOutcome:
@@ -165,11 +169,11 @@ def _disk_full_outcome(plan: PointPlan, options: EvalOptions, edir: Path, reason
 
 def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointStatus,
               reserve: StatusReserve) -> EvalOutcome:
-    edir.mkdir(parents=True, exist_ok=True)
+    attempt = start_attempt(edir)   # the earlier attempt is set aside
     reserve.make()
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
-    status.data.update(kind="eval", task=options.task, fingerprint=plan.fingerprint, launcher=options.launcher,
-                       overrides=list(options.overrides), engine=plan.server.engine,
+    status.data.update(kind="eval", attempt=attempt, task=options.task, fingerprint=plan.fingerprint,
+                       launcher=options.launcher, overrides=list(options.overrides), engine=plan.server.engine,
                        simulated=plan.server.engine == "sim")
     slurm = slurm_env()
     if slurm:
@@ -181,7 +185,6 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
     server = FreshServer(prepare_server(plan, edir, options.launcher, mounts=options.mounts, gpus=options.gpus,
                                         image_path=options.image_path))
     output_dir = edir / OUTPUT_DIR
-    shutil.rmtree(output_dir, ignore_errors=True)   # a re-run never reads an older run's results
     client: ProcessGroup | None = None
     state, reason = "failed", None
     with StopSignals(status) as sigs:
@@ -233,7 +236,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
                   "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
                   "recipe_fingerprint": plan.fingerprint, "image": plan.image, "state": state,
                   "state_reason": reason, "overrides": list(options.overrides), **judged,
-                  "row": row_name(options.task), **files}
+                  "row": row_name(options.task), "attempt": attempt, **files}
         write_json(edir / RESULT_FILE, result)
         exit_status = _exit_status(state, judged["passed"], sigs.received)
         status.finish(state, reason, exit_status, passed=judged["passed"], score=judged["score"],

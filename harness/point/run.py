@@ -21,8 +21,10 @@ from typing import Any
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
 from harness.point.aiperf_check import check_aiperf
+from harness.point.attempt import start_attempt
 from harness.point.corpus_input import aiperf_corpus
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
+from harness.point.ownership import PointLock
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
@@ -67,9 +69,11 @@ def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
     add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     pdir = point_dir(options.out_dir, plan, options.variant)
-    status = PointStatus(pdir, plan.conc, plan.config_key)
-    return run_guarded(pdir, status, EXIT_FAILED, lambda reserve: _run_point(plan, options, pdir, status, reserve),
-                       lambda reason: PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None))
+    with PointLock(pdir):   # one writer per point: a second one is refused here, naming the holder
+        status = PointStatus(pdir, plan.conc, plan.config_key)
+        return run_guarded(pdir, status, EXIT_FAILED,
+                           lambda reserve: _run_point(plan, options, pdir, status, reserve),
+                           lambda reason: PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None))
 
 
 def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: PointStatus,
@@ -78,10 +82,10 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     replayed, corpus = aiperf_corpus(plan.client, cache_dir)  # bad input fails before launch
     check_aiperf(aiperf.aiperf_executable())  # so does a missing or broken client
     tokenizer_used = client_tokenizer(plan)
-    pdir.mkdir(parents=True, exist_ok=True)
+    labels = {**run_labels(options), "attempt": start_attempt(pdir)}   # the earlier attempt is set aside
     reserve.make()
-    labels = run_labels(options)
     status.data.update(fingerprint=plan.fingerprint, launcher=options.launcher, overrides=list(options.overrides),
+                       engine=plan.server.engine, simulated=plan.server.engine == "sim", image=plan.image,
                        **labels)
     slurm = slurm_env()
     if slurm:

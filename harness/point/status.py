@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.artifacts import append_text, read_json, write_json
 from harness.point.disk_full import RESERVE_FILE, StatusReserve
+from harness.point.ownership import PointLock, holder_gone
 
 STATUS_FILE = "status.json"
 FINAL_STATES = ("completed", "failed", "cancelled")
@@ -64,21 +65,48 @@ class PointStatus:
 
 
 def read_status(point_dir: Path) -> dict[str, Any] | None:
-    """The point's status; a `running` status whose harness process is gone from this host is reconciled
-    (and rewritten) to `failed: harness_killed`."""
+    """The point's status. A `running` status whose writer is gone (nobody holds the point's lock,
+    `harness.point.ownership`; for a directory without a lock, the harness process is gone from this host)
+    is reconciled (and rewritten) to `failed: harness_killed`: every reader (run, sweep, status, report,
+    follow) sees the same state."""
     path = Path(point_dir) / STATUS_FILE
     if not path.exists():
         return None
     data = read_json(path)
-    if isinstance(data, dict) and data.get("state") == "running" and _harness_gone(data):
-        reason = (f"harness_killed: the harness process {data['harness_pid']} ended without finishing the point "
-                  f"(last phase: {data.get('phase')})")
-        data.update(state="failed", reason=reason, exit_status=1, ended_ns=time.time_ns())
-        write_json(path, data)
-        (Path(point_dir) / RESERVE_FILE).unlink(missing_ok=True)   # the reserve it left (harness.point.disk_full)
-        append_text(Path(point_dir) / "harness.log",
-                    f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
+    if not isinstance(data, dict) or data.get("state") != "running":
+        return data
+    gone = holder_gone(Path(point_dir))
+    if gone is False or (gone is None and not _harness_gone(data)):
+        return data
+    lock = PointLock(Path(point_dir), command="harness: reconcile a stale running status")
+    try:
+        took = lock.try_acquire()
+    except OSError:   # a directory this reader may not write (a read-only copy): reconciled in what it returns
+        reconcile_killed(Path(point_dir), data, write=False)
+        return data
+    if not took:
+        return data   # a writer took it over just now
+    try:
+        data = read_json(path)   # as it is now, under the lock
+        if isinstance(data, dict) and data.get("state") == "running":
+            reconcile_killed(Path(point_dir), data)
+    finally:
+        lock.release()
     return data
+
+
+def reconcile_killed(point_dir: Path, data: dict[str, Any], write: bool = True) -> None:
+    """A `running` status whose writer ended without finishing becomes `failed: harness_killed` (in `data`,
+    and with `write` in `status.json` and `harness.log`)."""
+    reason = (f"harness_killed: the harness process {data.get('harness_pid')} ended without finishing the point "
+              f"(last phase: {data.get('phase')})")
+    data.update(state="failed", reason=reason, exit_status=1, ended_ns=time.time_ns())
+    if not write:
+        return
+    write_json(point_dir / STATUS_FILE, data)
+    (point_dir / RESERVE_FILE).unlink(missing_ok=True)   # the reserve it left (harness.point.disk_full)
+    append_text(point_dir / "harness.log",
+                f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
 
 
 def _harness_gone(data: dict[str, Any]) -> bool:

@@ -8,8 +8,9 @@ file InferenceX's power adapter reads. Unknown cells are `[N/A]`, as nvidia-smi 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from harness.artifacts import write_text
@@ -42,6 +43,41 @@ def utc_offset_text(tz: timezone) -> str:
     seconds = int(tz.utcoffset(None).total_seconds())
     sign = "+" if seconds >= 0 else "-"
     return f"{sign}{abs(seconds) // 3600:02d}:{abs(seconds) % 3600 // 60:02d}"
+
+
+_OFFSET = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
+_STAMP = "%Y/%m/%d %H:%M:%S.%f"
+
+
+def parse_offset(text: str) -> timezone | None:
+    """`+05:30` / `-0800` (what the offset file holds) as a fixed zone; None when it is not one."""
+    m = _OFFSET.match(text.strip())
+    if not m:
+        return None
+    minutes = int(m.group(2)) * 60 + int(m.group(3))
+    return timezone(timedelta(minutes=-minutes if m.group(1) == "-" else minutes))
+
+
+def utc_csv(text: str, offset_text: str | None, source: Path) -> str:
+    """`gpu_metrics.csv` text written at the UTC offset `offset_text` (the offset file), its timestamps moved
+    to UTC; every other cell as it was. A file without its offset is taken as written in UTC already."""
+    from harness.errors import UserError
+
+    tz = UTC if offset_text is None else parse_offset(offset_text)
+    if tz is None:
+        raise UserError(f"{source.parent / OFFSET_NAME}: {str(offset_text).strip()[:40]!r}: expected a UTC "
+                        "offset like +00:00")
+    lines = text.splitlines()
+    out = lines[:1]
+    for number, line in enumerate(lines[1:], start=2):
+        stamp, sep, rest = line.partition(",")
+        try:
+            when = datetime.strptime(stamp.strip(), _STAMP).replace(tzinfo=tz)
+        except ValueError:
+            raise UserError(f"{source}:{number}: {stamp.strip()[:40]!r}: expected a timestamp like "
+                            "2026/12/01 01:23:45.678") from None
+        out.append(when.astimezone(UTC).strftime(_STAMP)[:-3] + sep + rest)
+    return "\n".join(out) + ("\n" if out else "")
 
 
 def write_gpu_metrics(samples: Sequence[PowerSample], out_dir: Path) -> Path | None:

@@ -226,8 +226,10 @@ def render_comparison(comparisons: list[CurveComparison], only_old: list[str], o
             verdict = "valid" if d.old.valid and d.new.valid else (
                 f"{'valid' if d.old.valid else 'INVALID'} -> {'valid' if d.new.valid else 'INVALID'}")
             rows.append((str(d.conc), *(_cell(d, name) for name, _, _ in METRICS), verdict))
-        widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(len(header))]   # rows may be none
-        for r in (header, *rows):
+        widths = [max([len(header[i]), *(len(r[i]) for r in rows)]) for i in range(len(header))]
+        if not rows:
+            lines.append("no concurrency in common: nothing to compare point by point")
+        for r in (header, *rows) if rows else ():
             lines.append("  ".join([r[0].rjust(widths[0]), *(v.ljust(w) for v, w in zip(r[1:], widths[1:]))]).rstrip())
         added, removed = (", ".join(f"c{x}" for x in xs) or "none" for xs in (c.added, c.removed))
         lines.append(f"only in the variant: {added}; not run in the variant: {removed}" if variant

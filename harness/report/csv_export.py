@@ -17,7 +17,7 @@ from harness.report.table import power_text
 STATS = ("mean", "p50", "p75", "p90", "p95", "p99", "std")
 COLUMNS = (
     "config_key", "variant", "overrides", "tag", "note", "engine", "simulated", "image", "model", "hw",
-    "conc", "valid", "invalid_reasons", "total_tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
+    "conc", "state", "valid", "invalid_reasons", "invalid_messages", "total_tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
     *(f"{m}_{s}" for m in LATENCY_METRICS for s in STATS),
     "num_requests_total", "num_requests_successful", "errors", "cancelled_at_cutoff", "power",
     "curve", "spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint",
@@ -33,8 +33,9 @@ def render_csv(curves: Sequence[Curve]) -> str:
         for p in c.points:
             w.writerow([
                 c.config_key, c.variant or "", ";".join(c.overrides), p.tag or "", p.note or "", p.engine,
-                str(p.simulated).lower(), p.image, p.model, p.hw, p.conc, str(p.valid).lower(),
+                str(p.simulated).lower(), p.image, p.model, p.hw, p.conc, p.state, str(p.valid).lower(),
                 ";".join(r.code for r in p.invalid_reasons),
+                "; ".join(f"{r.code}: {r.message}" if r.message else r.code for r in p.invalid_reasons),
                 *(_cell(v) for v in (p.total_tput_per_gpu, p.output_tput_per_gpu, p.input_tput_per_gpu)),
                 *(_cell(p.stat(m, s)) for m in LATENCY_METRICS for s in STATS),
                 *(_cell(v) for v in (p.num_requests_total, p.num_requests_successful, p.errors,

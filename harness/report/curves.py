@@ -1,12 +1,15 @@
 """Grouping points into curves and computing each curve's Pareto frontiers.
 
-A curve is the set of points sharing a config key (or, for plain aggregates, a key derived from model,
-precision, hardware, framework and parallelism), one arm (`harness.report.arms`: speculative decoding, KV
-offloading, DP attention, disaggregation shape and, for InferenceX rows, the recipe fingerprint), one
-variant, one image and one engine kind: simulated and real results, results of two images or two arms, or a
-tuned variant (`--set`/`--tag`) and the recipe as written never share a curve. Within a curve each concurrency appears once; when a
-directory holds several results for one concurrency the newest file wins and the others are named in the
-curve's warnings.
+A curve is one config: the points sharing a config key (our records: the recipe, plus its variant/tag), one
+image and one engine kind. A recipe's points are one curve even where single points change a setting (the
+GB300 recipe turns DRAM HiCache on from c24): the setting is annotated on those points (`varying_fields`,
+`point_settings`), not split off into a curve of its own. For rows without a config key (InferenceX's) the
+config is the key derived from model, precision, hardware, framework and parallelism with the recipe
+fingerprint InferenceX gives every point of one recipe (and the disaggregation shape); a row without a
+fingerprint falls back to its whole arm (`harness.report.arms`). Simulated and real results, two images, two
+configs, or a tuned variant (`--set`/`--tag`) and the recipe as written never share a curve. Within a curve
+each concurrency appears once; when a directory holds several results for one concurrency the newest file
+wins and the others are named in the curve's warnings.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.report.arms import Arm
+from harness.report.arms import ARM_FIELDS, Arm
 from harness.report.load import PointResult
 from harness.report.pareto import Direction, Frontier, pareto_frontier
 
@@ -129,17 +132,51 @@ def latest_per_conc(members: Iterable[PointResult]) -> tuple[list[PointResult], 
     return chosen, warnings
 
 
+def config_identity(p: PointResult) -> tuple[str, ...]:
+    """What, beside the key, keeps configs apart: nothing for our records (the config key is the config),
+    the disaggregation shape and recipe fingerprint for a fingerprinted row, else the row's whole arm."""
+    if p.config_key is not None:
+        return ()
+    if p.arm.recipe_fingerprint:
+        return ("fingerprint", p.arm.disagg, p.arm.recipe_fingerprint)
+    return tuple(str(v) for v in p.arm.as_json().values())
+
+
+def curve_arm(points: Iterable[PointResult]) -> Arm:
+    """The arm of a curve's measured points: each field's value, or its values in concurrency order joined
+    by `/` where points differ (`kv_offloading: none/dram`)."""
+    arms = [p.curve_arm for p in sorted(points, key=lambda p: p.conc) if p.recorded] or [Arm()]
+    values: dict[str, list[Any]] = {name: list(dict.fromkeys(getattr(a, name) for a in arms)) for name in ARM_FIELDS}
+    fp = values["recipe_fingerprint"]
+    return Arm(spec_decoding="/".join(values["spec_decoding"]), kv_offloading="/".join(values["kv_offloading"]),
+               dp_attention="/".join(values["dp_attention"]), disagg="/".join(values["disagg"]),
+               recipe_fingerprint=fp[0] if len(fp) == 1 else None)
+
+
+def varying_fields(points: Iterable[PointResult]) -> tuple[str, ...]:
+    """The arm fields whose value differs between a curve's measured points."""
+    arms = [p.curve_arm for p in points if p.recorded]
+    return tuple(n for n in ARM_FIELDS[:-1] if len({getattr(a, n) for a in arms}) > 1)
+
+
+_SETTING_WORDS = {"spec_decoding": "spec", "kv_offloading": "kv", "dp_attention": "dp-attention", "disagg": ""}
+
+
+def point_settings(p: PointResult, fields: Iterable[str]) -> str:
+    """A point's value of each of `fields`, e.g. `kv dram` (empty for a point without a record)."""
+    if not p.recorded:
+        return ""
+    return ", ".join(f"{_SETTING_WORDS[n]} {getattr(p.curve_arm, n)}".strip() for n in fields)
+
+
 def group_curves(points: Iterable[PointResult]) -> list[Curve]:
-    """Curves in order of (key, variant, engine, image, arm); the recipe as written before its variants;
+    """Curves in order of (key, variant, engine, image, config); the recipe as written before its variants;
     points within a curve by concurrency."""
     groups: dict[tuple[str, str, bool, str, tuple[str, ...]], list[PointResult]] = {}
-    arms: dict[tuple[str, ...], Arm] = {}
     for p in points:
-        arm_key = tuple(str(v) for v in p.curve_arm.as_json().values())
-        arms[arm_key] = p.curve_arm
-        groups.setdefault((p.curve_key, p.variant or "", p.simulated, p.image, arm_key), []).append(p)
+        groups.setdefault((p.curve_key, p.variant or "", p.simulated, p.image, config_identity(p)), []).append(p)
     curves: list[Curve] = []
-    for (key, variant, simulated, image, arm_key), members in sorted(groups.items()):
+    for (key, variant, simulated, image, _config), members in sorted(groups.items()):
         chosen, warnings = latest_per_conc(members)
         engines = sorted({p.engine for p in chosen})
         curves.append(
@@ -153,7 +190,7 @@ def group_curves(points: Iterable[PointResult]) -> list[Curve]:
                 warnings=warnings,
                 variant=variant or None,
                 overrides=chosen[-1].overrides if variant else (),
-                arm=arms[arm_key],
+                arm=curve_arm(chosen),
                 named_by_arm=chosen[-1].config_key is None,
             )
         )
@@ -167,6 +204,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
 
     return {
         "conc": p.conc,
+        "state": p.state,
         "valid": p.valid,
         "invalid_reasons": [{"code": r.code, "message": r.message} for r in p.invalid_reasons],
         "publishable": p.publishable,
@@ -200,7 +238,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
 
 def curve_json(c: Curve) -> dict[str, Any]:
     """One entry of `report --json`'s `curves` list."""
-    first = c.points[0]
+    first = next((p for p in c.points if p.recorded), c.points[0])
     return {
         "config_key": c.config_key,
         "key": c.key,
@@ -217,7 +255,9 @@ def curve_json(c: Curve) -> dict[str, Any]:
         "tp": first.tp,
         "ep": first.ep,
         "arm": c.arm.as_json(),
-        "points": [point_json(p) for p in c.points],
+        "varying": list(varying_fields(c.points)),
+        "points": [{**point_json(p), "settings": point_settings(p, varying_fields(c.points)) or None}
+                   for p in c.points],
         "frontier": {
             name: {
                 "frontier": f.frontier,

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.json_input import JsonFields, read_json_object
+from harness.point.attempt import current_only
 
 RESULT_FILE = "eval_result.json"
 
@@ -56,7 +57,7 @@ def find_eval_results(paths: Iterable[Path]) -> list[Path]:
         if p.is_file() and p.name == RESULT_FILE:
             out.append(p)
         elif p.is_dir():
-            out.extend(sorted(p.glob(f"**/{RESULT_FILE}")))
+            out.extend(current_only(sorted(p.glob(f"**/{RESULT_FILE}")), p))   # not an earlier attempt's
     return out
 
 

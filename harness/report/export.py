@@ -1,113 +1,223 @@
-"""A run laid out as InferenceX's artifacts, so InferenceX-app's discovery finds them.
+"""A run laid out as InferenceX's artifacts, so InferenceX's collectors and InferenceX-app's ingest read it whole.
 
-For every point directory holding `point_result.json` and its published row, under OUT:
+For every point directory holding `point_result.json` and its published row, under OUT, with `<name>` the
+point's artifact name (`<config_key>_conc<N>`, or `<config_key>_<variant>_conc<N>` for a variant or tag, so
+a variant never replaces the recipe's own point):
 
-- `bmk_agentic_<result name>/<result name>.json`: the published AgentX row, unchanged;
-- `agentic_<result name>/aiperf_artifacts/…`: AIPerf's files (without `inputs.json` and
-  `profile_export_raw.jsonl`, which InferenceX does not upload either);
-- `server_logs_<result name>/server.log`;
-- `gpu_metrics_<result name>/gpu_metrics.csv` and `agentic_power_timezone_offset.txt`, when sampled;
-- `eval_<name>/…`: each `eval_row_*.json` (InferenceX `EvalRow`) and its `meta_env.json`, when evals exist.
+- `bmk_agentic_<name>/bmk_agentic_<name>.json`: the published AgentX row, its floats rounded as InferenceX
+  rounds them (5 places);
+- `agentic_<name>/aiperf_artifacts/…`: AIPerf's files (without `inputs.json` and `profile_export_raw.jsonl`,
+  which InferenceX does not upload either);
+- `server_logs_<name>/server.log`;
+- `gpu_metrics_<name>/gpu_metrics.csv` in UTC, with `agentic_power_timezone_offset.txt` saying `+00:00`,
+  when sampled (the app reads the timestamps as they are written);
 
-`<result name>` is the row's file name without `.json` (`bmk_agentic_` removed). Files are copied,
-never rewritten. Only publishable points are exported (`harness.point.publishable`: AIPerf's submission verdict
-and ours); `include_unofficial` exports the others too (smoke runs, simulated points).
+and for every eval directory with lm-eval's results, `eval_<config_key>_conc<N>/`: `meta_env.json`, lm-eval's
+`results_*.json` and `samples_*.jsonl` (what InferenceX's `collect_eval_results.py` and the app's eval ingest
+read) and our `eval_row_*.json` (InferenceX's `EvalRow`).
+
+Only regular files inside RUN_DIR are read: a record naming a row elsewhere (`"row": "/etc/passwd"`), a
+symlink leading out of the tree, a corrupt or foreign row, or two points that would export under one name
+are refused with one line before anything is written. Earlier attempts (`attempts/`) are not exported.
+
+Only publishable points are exported (`harness.point.publishable`: AIPerf's submission verdict and ours);
+`include_unofficial` exports the others too (smoke runs, simulated points). Every record is checked either way.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import stat
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import write_foreign_json, write_text
 from harness.errors import UserError
 from harness.json_input import read_json_object
-from harness.yaml_input import short
 
 RECORD_FILE = "point_result.json"
+EVAL_RESULT_FILE = "eval_result.json"
 SKIPPED_AIPERF = {"inputs.json", "profile_export_raw.jsonl"}
+ATTEMPTS_DIR = "attempts"   # harness.point.attempt
+_ROW_NAME = re.compile(r"^bmk_agentic_[A-Za-z0-9._,=+-]+\.json$")
+_NAME_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._,=+-]*$")
 
 
-def _copy(src: Path, dst: Path) -> None:
-    """Copy one regular file (a symlink, FIFO or device is refused: copying one could read without end)."""
+@dataclass
+class ExportPlan:
+    """What an export writes: destination -> how (copy a source file, or write a text/JSON body)."""
+
+    root: Path
+    files: dict[Path, Callable[[Path], None]] = field(default_factory=dict)
+    sources: dict[Path, Path] = field(default_factory=dict)   # destination -> the run's file it comes from
+    rows: int = 0
+    evals: int = 0
+
+    def add(self, dst: Path, write: Callable[[Path], None], source: Path) -> None:
+        if dst in self.files:
+            raise UserError(f"{source} and {self.sources[dst]} would both export as {dst.relative_to(self.root)}; "
+                            "export them separately")
+        self.files[dst] = write
+        self.sources[dst] = source
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """`path` is a regular file whose real location lies inside `root` (no symlink leads out)."""
     try:
-        mode = os.lstat(src).st_mode
-    except OSError as exc:
-        raise UserError(f"{src}: cannot read it for the export: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(mode):
-        raise UserError(f"{src}: not a regular file (a symlink, FIFO or device); not exported")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        shutil.copy2(src, dst, follow_symlinks=False)
-    except OSError as exc:
-        raise UserError(f"{src}: cannot copy it to {dst}: {exc.strerror or exc}") from None
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return real.is_file() and real.is_relative_to(root)
 
 
-def published_row(pdir: Path) -> tuple[dict[str, Any], Path]:
-    """The point's record and the published row file it names; a foreign or broken record is a UserError."""
-    record = read_json_object(pdir / RECORD_FILE, "point record")
-    row = record.get("row")
-    if not isinstance(row, str) or not row:
-        raise UserError(f"{pdir / RECORD_FILE}: row: expected the published row's file name, got {short(row)}")
-    row_file = pdir / row
-    if not row_file.is_file():
-        raise UserError(f"{pdir}: no published row beside {RECORD_FILE} (expected {record.get('row')})")
-    return record, row_file
+def _read_object(path: Path, what: str) -> dict[str, Any]:
+    return read_json_object(path, what)   # the bounded reader every result reader goes through
 
 
-def export_point(pdir: Path, out: Path) -> list[Path]:
-    _, row_file = published_row(pdir)
-    name = row_file.stem.removeprefix("bmk_agentic_")
-    written = [out / f"bmk_agentic_{name}" / row_file.name]
-    _copy(row_file, written[0])
+def _copy_from(src: Path) -> Callable[[Path], None]:
+    def write(dst: Path) -> None:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        with open(src, "rb") as fin, open(dst, "wb") as fout:
+            while chunk := fin.read(1 << 20):
+                fout.write(chunk)
+    return write
+
+
+def _walk(root: Path, name: str) -> Iterator[Path]:
+    """Directories below `root` holding `name` (not in hidden directories or earlier attempts, no symlinked
+    directories followed)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        point_dir = bool({"status.json", ".writer.lock"} & set(filenames))
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (d == ATTEMPTS_DIR and point_dir))
+        if name in filenames:
+            yield Path(dirpath)
+
+
+def artifact_name(record: dict[str, Any], source: Path) -> str:
+    """`<config_key>_conc<N>`, with the variant (or tag) between them for a variant's point."""
+    key, conc, variant = record.get("config_key"), record.get("conc"), record.get("variant")
+    if not isinstance(key, str) or not _NAME_PART.match(key) or isinstance(conc, bool) or not isinstance(conc, int):
+        raise UserError(f"{source}: not a point record of this harness (expected config_key and an integer conc)")
+    if variant is None or variant == "":
+        return f"{key}_conc{conc}"
+    if not isinstance(variant, str) or not _NAME_PART.match(variant):
+        raise UserError(f"{source}: variant {variant!r}: expected a name of letters, digits and ._,=+-")
+    return f"{key}_{variant}_conc{conc}"
+
+
+def check_row(row: dict[str, Any], path: Path) -> None:
+    """An AgentX row of ours: the agentic scenario, an integer conc, request metrics and accounting."""
+    conc = row.get("conc")
+    if row.get("scenario_type") != "agentic-coding" or isinstance(conc, bool) or not isinstance(conc, int) \
+            or not isinstance(row.get("request_metrics"), dict) or not isinstance(row.get("hw"), str):
+        raise UserError(f"{path}: not an AgentX row (expected scenario_type agentic-coding, an integer conc, hw "
+                        "and request_metrics)")
+
+
+def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unofficial: bool = True) -> bool:
+    """Check the point's record and row, and add its files to the plan when it is exported; whether it is."""
+    from harness.point.inferencex_row import rounded_row
+    from harness.point.publishable import of
+    from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
+
+    record_path = pdir / RECORD_FILE
+    if not _inside(record_path, root):
+        raise UserError(f"{record_path}: not a regular file inside {root}")
+    record = _read_object(record_path, "point record")
+    row_name = record.get("row")
+    if not isinstance(row_name, str) or not _ROW_NAME.match(row_name):
+        raise UserError(f"{record_path}: row {row_name!r}: expected the name of the row file beside the record "
+                        "(bmk_agentic_*.json)")
+    row_path = pdir / row_name
+    if not _inside(row_path, root):
+        raise UserError(f"{record_path}: no published row {row_name} beside it inside {root}")
+    row = _read_object(row_path, "published AgentX row")
+    check_row(row, row_path)
+    name = artifact_name(record, record_path)
+    if not include_unofficial and not of(record)["publishable"]:
+        return False
+    body = rounded_row(row)
+    plan.add(out / f"bmk_agentic_{name}" / f"bmk_agentic_{name}.json", lambda dst: _write_row(dst, body), row_path)
+    plan.rows += 1
     aiperf = pdir / "aiperf"
-    if aiperf.is_dir():
-        for root, _dirs, files in os.walk(aiperf):
-            for f in files:
-                if f in SKIPPED_AIPERF:
+    if aiperf.is_dir() and not aiperf.is_symlink():
+        for dirpath, dirnames, filenames in os.walk(aiperf):
+            dirnames.sort()
+            for f in sorted(filenames):
+                src = Path(dirpath) / f
+                if f in SKIPPED_AIPERF or src.is_symlink() or not _inside(src, root):
                     continue
-                src = Path(root) / f
-                dst = out / f"agentic_{name}" / "aiperf_artifacts" / src.relative_to(aiperf)
-                _copy(src, dst)
-                written.append(dst)
-    for src, dst in ((pdir / "server.log", out / f"server_logs_{name}" / "server.log"),
-                     (pdir / "gpu_metrics.csv", out / f"gpu_metrics_{name}" / "gpu_metrics.csv"),
-                     (pdir / "agentic_power_timezone_offset.txt",
-                      out / f"gpu_metrics_{name}" / "agentic_power_timezone_offset.txt")):
-        if src.is_file():
-            _copy(src, dst)
-            written.append(dst)
-    return written
+                plan.add(out / f"agentic_{name}" / "aiperf_artifacts" / src.relative_to(aiperf), _copy_from(src), src)
+    log = pdir / "server.log"
+    if _inside(log, root) and not log.is_symlink():
+        plan.add(out / f"server_logs_{name}" / "server.log", _copy_from(log), log)
+    csv, offset = pdir / CSV_NAME, pdir / OFFSET_NAME
+    if _inside(csv, root) and not csv.is_symlink():
+        offset_text = offset.read_text() if _inside(offset, root) and not offset.is_symlink() else None
+        text = utc_csv(csv.read_text(), offset_text, csv)
+        plan.add(out / f"gpu_metrics_{name}" / CSV_NAME, lambda dst: _write(dst, text), csv)
+        plan.add(out / f"gpu_metrics_{name}" / OFFSET_NAME, lambda dst: _write(dst, "+00:00\n"), csv)
+    return True
 
 
-def export_evals(run_dir: Path, out: Path) -> list[Path]:
-    written = []
-    for row in sorted(run_dir.rglob("eval_row_*.json")):
-        dst_dir = out / f"eval_{row.parent.name}"
-        for src in (row, row.parent / "meta_env.json"):
-            if src.is_file():
-                _copy(src, dst_dir / src.name)
-                written.append(dst_dir / src.name)
-    return written
+def plan_eval(edir: Path, root: Path, out: Path, plan: ExportPlan) -> None:
+    """An eval with lm-eval's results file: `eval_<config_key>_conc<N>/` as InferenceX's eval artifact."""
+    result_path = edir / EVAL_RESULT_FILE
+    if not _inside(result_path, root):
+        return
+    result = _read_object(result_path, "eval result")
+    results_rel = result.get("lm_eval_results")
+    if not isinstance(results_rel, str) or not results_rel:
+        return   # the eval wrote no results (failed): nothing InferenceX could read
+    name = artifact_name(result, result_path)
+    sources = [edir / "meta_env.json", edir / results_rel]
+    samples_rel = result.get("lm_eval_samples")
+    if isinstance(samples_rel, str) and samples_rel:
+        sources.append(edir / samples_rel)
+    row = result.get("row")
+    if isinstance(row, str) and re.match(r"^eval_row_[A-Za-z0-9._-]+\.json$", row):
+        sources.append(edir / row)
+    for src in sources:
+        if not _inside(src, root) or not src.resolve().is_relative_to(edir.resolve()):
+            raise UserError(f"{result_path}: {src.name}: not a regular file inside {edir}")
+    if not Path(results_rel).name.startswith("results_"):
+        raise UserError(f"{result_path}: lm_eval_results {results_rel!r}: expected lm-eval's results_*.json")
+    for src in sources:
+        plan.add(out / f"eval_{name}" / src.name, _copy_from(src), src)
+    plan.evals += 1
 
 
-def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False) -> tuple[list[Path], list[Path]]:
+def _write_row(dst: Path, row: dict[str, Any]) -> None:
+    write_foreign_json(dst, row)
+
+
+def _write(dst: Path, text: str) -> None:
+    write_text(dst, text)
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    rows: int
+    evals: int
+    files: list[Path]
+    left_out: list[Path]        # point directories not exported: not publishable
+
+
+def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False) -> ExportSummary:
     """Export every publishable point (every point with `include_unofficial`) and every eval found under
-    `run_dir`; returns (the files written, the point directories left out)."""
+    `run_dir`; everything is checked before anything is written."""
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such directory (expected a run directory)")
-    points = sorted({p.parent for p in run_dir.rglob(RECORD_FILE)})
+    root = run_dir.resolve()
+    plan = ExportPlan(root=out)
+    points = list(_walk(run_dir, RECORD_FILE))
     if not points:
         raise UserError(f"{run_dir}: no point directories found (expected {RECORD_FILE} below it)")
-    from harness.point.publishable import of
-
-    records = {p: published_row(p)[0] for p in points}   # every record is checked, exported or not
-    left_out = [] if include_unofficial else [p for p in points if not of(records[p])["publishable"]]
-    written: list[Path] = []
-    for pdir in points:
-        if pdir not in left_out:
-            written.extend(export_point(pdir, out))
-    written.extend(export_evals(run_dir, out))
-    return written, left_out
+    left_out = [pdir for pdir in points if not plan_point(pdir, root, out, plan, include_unofficial)]
+    for edir in _walk(run_dir, EVAL_RESULT_FILE):
+        plan_eval(edir, root, out, plan)
+    for dst, write in plan.files.items():
+        write(dst)
+    return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out)

@@ -13,8 +13,8 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.report.curves import FRONTIER_AXES, Curve
-from harness.report.table import SIMULATED, curve_notes, fmt, power_text, verdict
+from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
+from harness.report.table import SIMULATED, conc_cell, curve_notes, fmt, power_text, verdict
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -61,9 +61,10 @@ def _curve_section(c: Curve) -> str:
             "TTFT p50 (s)", "requests ok/total", "errors", "cancelled at cutoff", "power", "verdict",
             "on frontier"]
     rows = []
+    varying = varying_fields(c.points)
     for p in c.points:
         ok = f"{fmt(p.num_requests_successful)}/{fmt(p.num_requests_total)}"
-        cells = [str(p.conc), fmt(p.total_tput_per_gpu, 1), fmt(p.output_tput_per_gpu, 1),
+        cells = [conc_cell(p, varying), fmt(p.total_tput_per_gpu, 1), fmt(p.output_tput_per_gpu, 1),
                  fmt(p.stat("e2el", "p50")), fmt(p.stat("e2el", "p75")), fmt(p.stat("e2el", "p90")),
                  fmt(p.stat("ttft", "p50")), ok, fmt(p.errors), fmt(p.cancelled_at_cutoff)]
         reasons = "; ".join(f"{r.code}: {r.message}" for r in p.invalid_reasons)
@@ -98,9 +99,10 @@ def _curve_section(c: Curve) -> str:
         (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>: the recipe "
          "as written, no overrides.</p>") if c.variant else ""
     notes = "".join(f"<p class=\"tag\">{_e(n)}</p>" for n in curve_notes(c))
+    model = next((p.model for p in c.points if p.model), "unknown")   # a point without a record names none
     return (
         f"<h2>{_e(c.key)}{sim}</h2>{variant}<p>Image <code>{_e(c.image or 'unknown')}</code>, engine "
-        f"<code>{_e(c.engine)}</code>, model <code>{_e(c.points[0].model)}</code>.</p>{notes}"
+        f"<code>{_e(c.engine)}</code>, model <code>{_e(model)}</code>.</p>{notes}"
         f"<table><tr>{''.join(f'<th>{_e(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>"
         f"<h3>Pareto coverage</h3><ul>{coverage}</ul>"
         + (f"<h3>Invalid points</h3><ul>{invalid}</ul>" if invalid else "")

@@ -29,6 +29,8 @@ from harness.json_input import MAX_BYTES, read_json_value
 from harness.report.arms import Arm, arm_of
 
 RESULT_PREFIX = "bmk_agentic_"
+ATTEMPTS_DIR = "attempts"        # harness.point.attempt: a point's earlier attempts, never read as results
+_POINT_FILES = {"status.json", ".writer.lock"}   # what marks a point directory (its status, its writer's lock)
 RECORD_FILE = "point_result.json"
 # Companion artifacts that are never results; skipped without being opened.
 _NOT_RESULTS = re.compile(
@@ -90,6 +92,7 @@ class PointResult:
     arm: Arm = field(default_factory=Arm)
     publishable: bool | None = None     # AIPerf's submission verdict and ours (None: a record without one)
     publish_label: str | None = None    # `publishable`, `unofficial (AIPerf: unsafe_override)`, ...
+    state: str = "completed"            # our record's state: completed | failed | cancelled (| running: no record yet)
 
     @property
     def curve_arm(self) -> Arm:
@@ -105,6 +108,11 @@ class PointResult:
     def point_dir(self) -> Path:
         return self.source.parent
 
+    @property
+    def recorded(self) -> bool:
+        """False for a point read from its `status.json` alone (no record: nothing was measured)."""
+        return self.source.name != "status.json"
+
 
 def find_result_files(paths: Iterable[Path]) -> list[Path]:
     """Every candidate result file under `paths` (files are taken as given), sorted, without repeats."""
@@ -119,7 +127,8 @@ def find_result_files(paths: Iterable[Path]) -> list[Path]:
                 raise UserError(f"{root}: a symlink that leads to no file or directory (a loop or a dangling link)")
             raise UserError(f"{root}: no such file or directory (expected a run directory or a result file)")
         for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".")
+                                 and not (d == ATTEMPTS_DIR and _POINT_FILES & set(filenames)))  # earlier attempts
             for name in filenames:
                 if not name.endswith(".json") or _NOT_RESULTS.match(name):
                     continue
@@ -141,7 +150,12 @@ def load_results(paths: Iterable[Path]) -> list[PointResult]:
 
 
 def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[str]]:
-    """All points found under `paths`, and a note per list file whose non-agentic rows were skipped."""
+    """All points found under `paths`, and a note per list file whose non-agentic rows were skipped. A point
+    directory of this harness without a record (its point failed, was cancelled or is running before AIPerf
+    left any request) is a point too, read from its `status.json` (`harness.report.unfinished`)."""
+    from harness.report.unfinished import unfinished_points
+
+    paths = [Path(p) for p in paths]
     points: list[PointResult] = []
     notes: list[str] = []
     for path in find_result_files(paths):
@@ -149,6 +163,7 @@ def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[s
         points.extend(found)
         if note:
             notes.append(note)
+    points.extend(unfinished_points(p for p in paths if p.is_dir()))
     return points, notes
 
 
@@ -297,6 +312,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         arm=arm_of(d),
         publishable=None if publish is None else bool(publish.get("publishable")),
         publish_label=None if publish is None else str(publish.get("label") or ""),
+        state=d["state"] if d.get("state") in ("completed", "failed", "cancelled") else "completed",
     )
 
 

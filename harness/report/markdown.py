@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from harness.report.curves import FRONTIER_AXES, Curve
+from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
 from harness.report.table import COLUMNS, SIMULATED, curve_notes, table_rows
 
 
@@ -50,7 +50,7 @@ def render_markdown(curves: Sequence[Curve]) -> str:
             out += [*(_text(n) for n in curve_notes(c)), ""]
         out.append("| " + " | ".join(COLUMNS) + " |")
         out.append("|" + "|".join("---:" if i < len(COLUMNS) - 1 else "---" for i in range(len(COLUMNS))) + "|")
-        for row in table_rows(c.points):
+        for row in table_rows(c.points, varying_fields(c.points)):
             out.append("| " + " | ".join(_text(cell) for cell in row) + " |")
         out.append("")
         out += ["### Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]

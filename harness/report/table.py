@@ -71,10 +71,20 @@ def curve_title(c: Curve) -> str:
 def curve_notes(c: Curve) -> list[str]:
     """The curve's arm where its name does not say it, the `--note`s of its points, once each, and the
     harness commits that produced them."""
+    from harness.report.curves import point_settings, varying_fields
+
     notes = list(dict.fromkeys(p.note for p in c.points if p.note))
     commits = list(dict.fromkeys(p.harness_commit for p in c.points if p.harness_commit))
     arm = "" if c.named_by_arm else c.arm.label()
     out = [f"arm: {arm}"] if arm else []
+    varying = varying_fields(c.points)
+    if varying:
+        by_setting: dict[str, list[str]] = {}
+        for p in c.points:
+            if p.recorded:
+                by_setting.setdefault(point_settings(p, varying), []).append(f"c{p.conc}")
+        out.append("per-point settings (one config): "
+                   + "; ".join(f"{', '.join(concs)}: {text}" for text, concs in by_setting.items()))
     out += [f"note: {n}" for n in notes]
     if commits:
         out.append("harness commit: " + ", ".join(commits))
@@ -83,13 +93,26 @@ def curve_notes(c: Curve) -> list[str]:
 
 def render_curve(c: Curve) -> str:
     """A curve's title line, its notes and its table."""
-    return "\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points)
+    from harness.report.curves import varying_fields
+
+    return "\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points,
+                                                                                    varying_fields(c.points))
 
 
-def table_rows(points: Iterable[PointResult]) -> list[tuple[str, ...]]:
+def conc_cell(p: PointResult, varying: Iterable[str] = ()) -> str:
+    """`24`, or `24 (kv dram)` where the curve's points differ in a setting."""
+    from harness.report.curves import point_settings
+
+    settings = point_settings(p, varying)
+    return f"{p.conc} ({settings})" if settings else str(p.conc)
+
+
+def table_rows(points: Iterable[PointResult], varying: Iterable[str] = ()) -> list[tuple[str, ...]]:
+    """One row per point; with `varying` (arm fields the curve's points differ in) each conc says its own."""
+    varying = tuple(varying)
     return [
         (
-            str(p.conc),
+            conc_cell(p, varying),
             fmt(p.total_tput_per_gpu, 1),
             fmt(p.stat("e2el", "p50")),
             fmt(p.stat("e2el", "p90")),
@@ -101,9 +124,10 @@ def table_rows(points: Iterable[PointResult]) -> list[tuple[str, ...]]:
     ]
 
 
-def render_table(results: Iterable[PointResult | Mapping[str, Any] | Path | str]) -> str:
+def render_table(results: Iterable[PointResult | Mapping[str, Any] | Path | str],
+                 varying: Iterable[str] = ()) -> str:
     """A fixed-width table sorted by concurrency; numbers right-aligned, the verdict left-aligned."""
-    rows = table_rows(as_points(results))
+    rows = table_rows(as_points(results), varying)
     widths = [max(len(COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(len(COLUMNS))]
 
     def line(cells: tuple[str, ...]) -> str:

@@ -49,8 +49,8 @@ def test_fingerprint_diff_on_a_corrupt_or_foreign_file(tmp_path: Path, capsys: p
 @pytest.mark.parametrize(("record", "expected"), [
     ("[]", "point_result.json: <root>: expected a point record (a JSON object), got a list"),
     (DEEP, "point_result.json: not readable as JSON: nested deeper than 64 levels"),
-    ('{"row": 7}', "point_result.json: row: expected the published row's file name, got 7"),
-    (None, "no point directories found"),   # a looping record is no point directory
+    ('{"row": 7}', "point_result.json: row 7: expected the name of the row file beside the record"),
+    (None, "point_result.json: not a regular file inside"),   # a looping record
 ])
 def test_export_on_a_foreign_deep_or_looping_record(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                     record: str | None, expected: str) -> None:

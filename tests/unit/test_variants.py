@@ -173,9 +173,9 @@ def test_run_says_where_a_variant_lands_and_how_to_compare_it(tmp_path, capsys):
     assert landing_line(4, pdir, "mrr64") == f"c4: variant mrr64 -> {pdir} (the recipe's own c4 is left as it is)"
     assert landing_line(4, run / "quickstart-sim" / "conc4", None) == f"c4: the recipe as written -> {run}/quickstart-sim/conc4"
     assert landing_line(4, run / "quickstart-sim" / "conc4", None, replaces=True).endswith(
-        "conc4 (it replaces the completed result there; --tag NAME keeps both)")
+        "conc4 (it replaces the completed result there, kept under attempts/; --tag NAME keeps both)")
     assert landing_line(4, pdir, "mrr64", replaces=True).endswith(
-        "(the recipe's own c4 is left as it is; it replaces the completed result there)")
+        "(the recipe's own c4 is left as it is; it replaces the completed result there, kept under attempts/)")
     hint = compare_hint(run / "quickstart-sim", "mrr64")
     argv = shlex.split(hint.split(": ", 1)[1])
     assert argv[0] == "harness" and cli_main(argv[1:]) == 0   # the printed command works as printed
