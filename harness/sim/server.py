@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.sim import auth
 from harness.sim import metrics as metrics_mod
 from harness.sim.engine import Engine
 from harness.sim.eval_answers import EvalAnswers, tokens_of
@@ -47,6 +48,8 @@ class ServerState:
     eval_answers: EvalAnswers | None = None
     allow_auto_truncate: bool = False
     health_generates: bool = True   # SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION: /health runs a generation
+    api_key: str | None = None       # --api-key: SGLang's bearer-token check (`harness.sim.auth`)
+    admin_api_key: str | None = None
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -378,7 +381,8 @@ def _gen_throughput(eng: Engine) -> float:
 
 def build_app(st: ServerState) -> web.Application:
     h = Handlers(st)
-    app = web.Application(client_max_size=256 * 1024 * 1024)
+    app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=[auth.middleware(st.api_key,
+                                                                                          st.admin_api_key)])
     r = app.router
     r.add_get("/health", h.health)
     r.add_get("/health_generate", h.health)
