@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 OPEN_PREFIXES = ("/health", "/ready", "/metrics")
 ADMIN_OPTIONAL = frozenset({"/flush_cache"})
@@ -37,8 +38,7 @@ def allowed(method: str, path: str, authorization: str | None, api_key: str | No
     return api_key is None or _bearer_matches(authorization, api_key)
 
 
-def middleware(api_key: str | None, admin_api_key: str | None) -> Callable[[web.Request, Handler], Awaitable[
-        web.StreamResponse]]:
+def middleware(api_key: str | None, admin_api_key: str | None) -> Middleware:
     """An aiohttp middleware enforcing `allowed`."""
 
     @web.middleware

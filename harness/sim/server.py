@@ -239,10 +239,18 @@ class Handlers:
             "total_tokens": req.prompt_tokens + req.output,
             "completion_tokens": req.output,
             "prompt_tokens_details": None,
+            "reasoning_tokens": 0,                 # SGLang 0.5.23 reports both (no reasoning parser here)
+            "completion_tokens_details": None,
         }
         if self.st.enable_cache_report:
             usage["prompt_tokens_details"] = {"cached_tokens": req.cached_tokens}
         return usage
+
+    def _metadata(self, req: SimRequest) -> dict[str, Any]:
+        """SGLang's `metadata` of a non-streamed response: the weight version that produced every token
+        (`utils/weight_versions.py`; the simulator never updates its weights, so one span)."""
+        version = str(self.st.server_info.get("weight_version") or "default")
+        return {"weight_version": version, "weight_versions": [{"version": version, "start": 0, "end": req.output}]}
 
     async def _stream(
         self, request: web.Request, req: SimRequest, include_usage: bool, drop_at: int | None
@@ -339,7 +347,6 @@ class Handlers:
                         "role": "assistant",
                         "content": req.text(0, req.output),
                         "reasoning_content": None,
-                        "tool_calls": None,
                     },
                     "logprobs": None,
                     "finish_reason": finish,
@@ -347,6 +354,7 @@ class Handlers:
                 }
             ],
             "usage": self._usage(req),
+            "metadata": self._metadata(req),
         }
         return web.json_response(body)
 
