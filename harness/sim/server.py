@@ -263,7 +263,8 @@ class Handlers:
             f'data: {{"id":"{req.rid}","object":"chat.completion.chunk","created":{req.arrival_ns // 1_000_000_000},'
             f'"model":{self._model_json},"choices":[{{"index":0,"delta":'
         )
-        tail_open = ',"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}\n\n'
+        # chunk shapes as SGLang 0.5.23 streams them: no `usage` key, `reasoning_content: null` in every delta
+        tail_open = ',"logprobs":null,"finish_reason":null,"matched_stop":null}]}\n\n'
         started = False
         while True:
             await req.wake.wait()
@@ -275,20 +276,22 @@ class Handlers:
                 c = req.chunks.popleft()
                 if c.finish == "abort":
                     done = True
-                    parts.append(head + '{}' + ',"logprobs":null,"finish_reason":"abort","matched_stop":null}],"usage":null}\n\n')
+                    parts.append(head + '{"reasoning_content":null}'
+                                 + ',"logprobs":null,"finish_reason":"abort","matched_stop":null}]}\n\n')
                     parts.append("data: [DONE]\n\n")
                     break
                 if not started and (c.count > 0 or c.finish):
                     started = True
-                    parts.append(head + '{"role":"assistant","content":""}' + tail_open)
+                    parts.append(head + '{"role":"assistant","content":"","reasoning_content":null}' + tail_open)
                 if c.count > 0:
                     sent_tokens = True
                     text = json.dumps(req.text(c.start, c.count))
-                    parts.append(head + '{"content":' + text + "}" + tail_open)
+                    parts.append(head + '{"content":' + text + ',"reasoning_content":null}' + tail_open)
                 if c.finish:
                     done = True
                     parts.append(
-                        head + "{}" + f',"logprobs":null,"finish_reason":"{c.finish}","matched_stop":null}}],"usage":null}}\n\n'
+                        head + '{"reasoning_content":null}'
+                        + f',"logprobs":null,"finish_reason":"{c.finish}","matched_stop":null}}]}}\n\n'
                     )
                     if include_usage:
                         chunk = {
