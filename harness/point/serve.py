@@ -219,8 +219,8 @@ class FreshServer:
         finally:
             loading.close()
         status.phase("ready")
-        self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image, "engine": plan.server.engine,
-                      "env": dict(plan.server.env)}
+        self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image,
+                      "engine": plan.server.engine, "env": dict(plan.server.env)}
 
     def write_fingerprint(self) -> None:
         """`fingerprint_agg_w0.json` once the capture (started beside the server's start-up) has finished:
