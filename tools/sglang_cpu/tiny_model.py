@@ -5,7 +5,8 @@
 It writes a Hugging Face checkpoint: a `LlamaForCausalLM` (hidden 128, 2 layers, 4 heads, ~1.3M parameters,
 bf16, random weights from a fixed seed) saved with `save_pretrained`, and a byte-level BPE tokenizer trained
 locally with the `tokenizers` library on a generated word list, saved as a fast HF tokenizer with a ChatML chat
-template (`<|im_start|>role ... <|im_end|>`). Nothing is downloaded. The model's answers are noise: it exists
+template (`<|im_start|>role ... <|im_end|>`). Nothing is downloaded. Greedy decoding ends a reply at once (see
+`_end_turns_under_greedy`), so an eval's problems take a token each; sampled decoding is near uniform. The model's answers are noise: it exists
 to exercise SGLang's server, scheduler, model code and HTTP/metrics contract, not to score on anything.
 """
 
@@ -15,6 +16,7 @@ import json
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 VOCAB_SIZE = 2048
 CONTEXT = 8192
@@ -65,9 +67,26 @@ def build_model(out: Path, vocab: int) -> None:
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=CONTEXT,
                          bos_token_id=0, eos_token_id=2, pad_token_id=0, tie_word_embeddings=False,
                          torch_dtype="bfloat16")
-    model = LlamaForCausalLM(config).to(torch.bfloat16)
+    model = LlamaForCausalLM(config)
+    _end_turns_under_greedy(model, eos=2)
+    model = model.to(torch.bfloat16)
     model.generation_config = GenerationConfig(bos_token_id=0, eos_token_id=2, pad_token_id=0)
     model.save_pretrained(str(out))
+
+
+def _end_turns_under_greedy(model: Any, eos: int) -> None:
+    """Make greedy decoding end a reply at once, sampling stay near uniform: every embedding gets a constant
+    component in dimension 0 (so the final hidden state always points that way), the output rows ignore that
+    dimension except the end-of-turn row, which reads it. Its logit is then ~1 while the others stay ~N(0, 0.05):
+    greedy (temperature 0, as lm-eval asks) picks `<|im_end|>` first, so an eval of a few problems takes seconds;
+    sampled requests (AIPerf, `ignore_eos`) see a nearly flat distribution and run their full length."""
+    import torch
+
+    with torch.no_grad():
+        model.model.embed_tokens.weight[:, 0] = 1.0
+        head = model.lm_head.weight
+        head[:, 0] = 0.0
+        head[eos, 0] = 1.0 / 11.0   # the normalized hidden state's dimension 0 is ~11
 
 
 def main(argv: list[str]) -> int:
