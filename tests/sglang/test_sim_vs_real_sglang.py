@@ -174,6 +174,12 @@ def observe(server: Server) -> dict[str, Any]:
     obs["internal_states keys"] = sorted(k for k in INTERNAL_STATE_KEYS if k in states[0])
     model_info = json.loads(_request(server.base, "/model_info", KEY)[1])
     obs["model_info keys"] = sorted(k for k in MODEL_INFO_KEYS if k in model_info)
+    from harness.point.server_metrics import scrape
+    from harness.point.stall import server_sample
+
+    sample = server_sample(scrape(server.base))   # what the stall watch reads, after the requests above
+    obs["stall watch sees"] = {"progress": sample.progress is not None and sample.progress[0] > 0,
+                               "in_flight": sample.in_flight is not None}
     labels = _metric_labels(_request(server.base, "/metrics")[1].decode())
     obs["metrics present"] = sorted(m for m in METRICS if m in labels)
     obs["metrics labels"] = {m: labels.get(m) for m in ("sglang:prompt_tokens_total", "sglang:num_running_reqs")}
@@ -226,4 +232,5 @@ def test_the_surface_the_harness_relies_on_is_real(both: tuple[dict[str, Any], d
     assert real["status without key"]["/health"] == 200 and real["status without key"]["/metrics"] == 200
     assert real["status without key"]["/server_info"] == 401 and real["status with key"]["/server_info"] == 200
     assert real["lifecycle: /health from launch to ready"] == "closed -> 503 -> 200"   # port closed, warm-up 503
+    assert real["stall watch sees"] == {"progress": True, "in_flight": True}   # real counters drive the stall watch
     assert set(METRICS) <= set(real["metrics present"]) | {"sglang:realtime_tokens_total", "sglang:cache_hit_rate"}
