@@ -9,6 +9,7 @@ from harness.check.model import CheckedRecipe, Finding, PlannedPoint, fmt_value,
 from harness.check.rule import Rule
 from harness.errors import UserError
 from harness.recipe import golden
+from harness.recipe.plan import dp_attention_size
 
 SPEC_ALGORITHM = "--speculative-algorithm"
 # Flags that change the draft itself (names from the pinned SGLang flag tables). Any other
@@ -161,12 +162,29 @@ class MaxRunningRequests(Rule):
         out = []
         for pp in plans:
             limit = _as_int(pp.args.get(MAX_RUNNING))
-            if limit is not None and limit < pp.point.conc:
+            ranks = attention_dp_ranks(pp.args)
+            if limit is None:
+                continue
+            total = max(1, limit // ranks) * ranks  # SGLang gives each attention-DP rank limit // ranks
+            if total < pp.point.conc:
                 chain = recipe.arg_origin(pp.name, MAX_RUNNING)
-                out.append(Finding("WARN", f"{recipe.label(chain)}: {MAX_RUNNING} {limit} < concurrency "
-                                           f"{pp.point.conc}: sessions beyond {limit} wait in the server's queue",
+                split = "" if ranks == 1 else f" ({max(1, limit // ranks)} on each of {ranks} attention-DP ranks)"
+                out.append(Finding("WARN", f"{recipe.label(chain)}: {MAX_RUNNING} {limit}{split} < concurrency "
+                                           f"{pp.point.conc}: sessions beyond {total} wait in the server's queue",
                                    pp.name))
         return out
+
+
+def attention_dp_ranks(args: dict[str, Any]) -> int:
+    """The attention data-parallel width of a point's flags (keyed `--flag`); 1 without DP attention."""
+    return dp_attention_size({name[2:]: value for name, value in args.items()})
+
+
+def rank_limit(args: dict[str, Any]) -> int | None:
+    """The max running requests of one attention-DP rank: SGLang gives each `max(1, limit // ranks)`
+    (`kv_cache_configurator.py:resolve_max_num_reqs`), and each rank captures its own decode CUDA graphs."""
+    limit = _as_int(args.get(MAX_RUNNING))
+    return None if limit is None else max(1, limit // attention_dp_ranks(args))
 
 
 def _as_int(value: Any) -> int | None:
@@ -185,7 +203,10 @@ class CudaGraphBatch(Rule):
         findings: list[Finding] = []
         ok: list[str] = []
         for pp in plans:
-            limit = _as_int(pp.args.get(MAX_RUNNING))
+            limit = rank_limit(pp.args)
+            ranks = attention_dp_ranks(pp.args)
+            per_rank = "" if ranks == 1 else f" on each of {ranks} attention-DP ranks (the {MAX_RUNNING} " \
+                                             f"{fmt_value(pp.args.get(MAX_RUNNING))} divided)"
             for flag in CUDA_GRAPH_DECODE:
                 if flag not in pp.args:
                     continue
@@ -197,8 +218,9 @@ class CudaGraphBatch(Rule):
                     limit_chain = recipe.arg_origin(pp.name, MAX_RUNNING)
                     limit_from = "" if limit_chain == chain else \
                         f" ({MAX_RUNNING} from {' ← '.join(limit_chain[1:]) or limit_chain[0]})"
-                    findings.append(Finding("FAIL", f"{recipe.label(chain)}: {flag} {size} > {MAX_RUNNING} "
-                                                    f"{limit}{limit_from}", pp.name))
+                    limit_text = f"{MAX_RUNNING} {limit}" if ranks == 1 else f"{limit} requests{per_rank}"
+                    findings.append(Finding("FAIL", f"{recipe.label(chain)}: {flag} {size} > {limit_text}"
+                                                    f"{limit_from}", pp.name))
                 else:
                     ok.append(f"{pp.name} {size} ≤ {limit}")
         if findings:

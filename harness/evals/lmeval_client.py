@@ -42,10 +42,14 @@ def max_gen_tokens(context_length: int) -> int:
     return max(1, context_length // 2)
 
 
-def served_context_length(base_url: str, timeout: float = 10.0) -> int | None:
-    """`max_model_len` of the served model from `/v1/models` (SGLang and the simulator report it)."""
+def served_context_length(base_url: str, timeout: float = 10.0, api_key: str | None = None) -> int | None:
+    """`max_model_len` of the served model from `/v1/models` (SGLang and the simulator report it), asked with
+    the server's API key where it has one. lm-eval itself takes the key from `OPENAI_API_KEY`."""
+    from harness.point.server_auth import auth_headers
+
     try:
-        with urllib.request.urlopen(f"{base_url}/v1/models", timeout=timeout) as resp:
+        request = urllib.request.Request(f"{base_url}/v1/models", headers=auth_headers(api_key))
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
             cards = json.loads(resp.read()).get("data") or []
     except (OSError, ValueError):
         return None

@@ -38,6 +38,7 @@ from harness.point.process_group import ProcessGroup
 from harness.point.readiness import NotReady
 from harness.point.result import spec_decoding_label
 from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, server_options, slurm_env
+from harness.point.server_auth import client_env, server_api_key
 from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
@@ -192,7 +193,8 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(edir))
             base_url = server.endpoint.base_url
-            context = lmeval_client.served_context_length(base_url)
+            api_key = server_api_key(plan.server.argv)
+            context = lmeval_client.served_context_length(base_url, api_key=api_key)
             if context is None:
                 raise PointStopped("failed", "probe_failed: /v1/models reports no max_model_len")
             argv = lmeval_client.build_argv(task=options.task, model=plan.client.served_model_name,
@@ -203,7 +205,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
                        + shlex.join(argv) + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(env.items())))
             status.phase("evaluating", f"(lm-eval {options.task}, {plan.conc} concurrent"
                          f"{'' if options.limit is None else f', limit {options.limit}'})")
-            client = ProcessGroup(argv, {**os.environ, **env}, edir / LOG_FILE,
+            client = ProcessGroup(argv, {**os.environ, **env, **client_env(api_key)}, edir / LOG_FILE,
                                   cwd=lmeval_client.TASK_DIRS[options.task])
             status.data["client_pid"] = client.pid
             status.save()

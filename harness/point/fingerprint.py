@@ -47,10 +47,15 @@ CAPTURE_SCRIPT = Path(__file__).with_name("fingerprint_capture.py")
 CAPTURE_TIMEOUT_S = 300.0   # a container start (docker, pyxis) plus several `pip freeze` runs
 
 
-def server_info(base_url: str) -> dict[str, Any]:
+def server_info(base_url: str, api_key: str | None = None) -> dict[str, Any]:
+    """What the server reports at `/server_info` (or the older `/get_server_info`), asked with the server's API
+    key where it has one; `{"error": ...}` when neither answers."""
+    from harness.point.server_auth import auth_headers
+
     for path in ("/server_info", "/get_server_info"):
         try:
-            with urllib.request.urlopen(base_url + path, timeout=10) as resp:
+            request = urllib.request.Request(base_url + path, headers=auth_headers(api_key))
+            with urllib.request.urlopen(request, timeout=10) as resp:
                 info: dict[str, Any] = json.loads(resp.read())
                 return info
         except Exception as exc:  # try the older name, then report

@@ -16,6 +16,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 
+from harness.point.server_auth import auth_headers, unauthorized_message
+
 
 class NotReady(Exception):
     """The server did not become ready; `reason` is a stable code, the message says why."""
@@ -35,14 +37,18 @@ def _get(url: str, timeout: float) -> int:
         return 0
 
 
-def served_launch_token(base_url: str, timeout: float = 10.0) -> str | None:
+def served_launch_token(base_url: str, timeout: float = 10.0, api_key: str | None = None) -> str | None:
     """The `weight_version` the server answering at `base_url` reports in `/server_info` (SGLang echoes its
     `--weight-version` there); `<HTTP 404>`, `<not JSON>` or `<no weight_version>` when it answers without one
-    (not an SGLang server launched with that token); None when it could not be asked (refused, timed out, 5xx)."""
+    (not an SGLang server launched with that token); None when it could not be asked (refused, timed out, 5xx).
+    Raises NotReady(`unauthorized`) on a 401: the server wants an API key that `api_key` is not."""
+    request = urllib.request.Request(f"{base_url}/server_info", headers=auth_headers(api_key))
     try:
-        with urllib.request.urlopen(f"{base_url}/server_info", timeout=timeout) as resp:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
             data = json.loads(resp.read())
     except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            raise NotReady("unauthorized", unauthorized_message("/server_info", api_key)) from None
         return None if exc.code >= 500 else f"<HTTP {exc.code}>"
     except (urllib.error.URLError, OSError, TimeoutError):
         return None
@@ -52,16 +58,18 @@ def served_launch_token(base_url: str, timeout: float = 10.0) -> str | None:
     return "<no weight_version>" if value is None else str(value)
 
 
-def one_token_chat(base_url: str, model: str, timeout: float = 60.0) -> None:
-    """Send a one-token chat completion; raise NotReady unless it returns a choice."""
+def one_token_chat(base_url: str, model: str, timeout: float = 60.0, api_key: str | None = None) -> None:
+    """Send a one-token chat completion; raise NotReady unless it returns a choice (`unauthorized` on a 401)."""
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "ping"}],
                        "max_tokens": 1, "stream": False}).encode()
     req = urllib.request.Request(f"{base_url}/v1/chat/completions", data=body,
-                                 headers={"Content-Type": "application/json"})
+                                 headers={"Content-Type": "application/json", **auth_headers(api_key)})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             payload = json.loads(resp.read())
     except urllib.error.HTTPError as exc:
+        if exc.code == 401:
+            raise NotReady("unauthorized", unauthorized_message("the one-token chat completion", api_key)) from None
         detail = exc.read()[:200].decode(errors="replace")
         raise NotReady("probe_failed", f"one-token chat completion returned HTTP {exc.code}: {detail}") from None
     except (urllib.error.URLError, OSError, TimeoutError, ValueError) as exc:
@@ -74,9 +82,10 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
                      poll_s: float = 0.5, on_loading: Callable[[], None] | None = None,
                      should_stop: Callable[[], str | None] | None = None,
                      foreign: Callable[[], str | None] | None = None,
-                     on_poll: Callable[[], None] | None = None, token: str | None = None) -> None:
+                     on_poll: Callable[[], None] | None = None, token: str | None = None,
+                     api_key: str | None = None) -> None:
     """Poll until ready; raise NotReady(`server_exited` | `ready_timeout` | `probe_failed` | `stopped` |
-    `port_in_use`). `foreign` says who else answers on the port (None: our server, or unknown); it is asked
+    `port_in_use` | `unauthorized`). `api_key` is the server's `--api-key`, sent as a bearer token. `foreign` says who else answers on the port (None: our server, or unknown); it is asked
     whenever the port answers and once more before the server is declared ready, so another process is never
     taken for ours. `token` is this launch's own `--weight-version`: once `/health` is 200, the answering
     server's `/server_info` must echo it before any request is sent, which proves it is the launched server
@@ -105,7 +114,7 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
             if on_loading:
                 on_loading()
         if status == 200:
-            seen = served_launch_token(base_url) if token is not None else token
+            seen = served_launch_token(base_url, api_key=api_key) if token is not None else token
             if seen == token:
                 break
             if seen is not None:
@@ -120,10 +129,10 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
     while True:  # the probe is retried until it succeeds or the budget is spent
         remaining = max(5.0, deadline - time.monotonic())
         try:
-            one_token_chat(base_url, model, timeout=min(remaining, 600))
+            one_token_chat(base_url, model, timeout=min(remaining, 600), api_key=api_key)
             break
-        except NotReady:
-            if exit_code() is not None or time.monotonic() >= deadline:
+        except NotReady as exc:
+            if exc.reason == "unauthorized" or exit_code() is not None or time.monotonic() >= deadline:
                 raise
             if on_poll:
                 on_poll()

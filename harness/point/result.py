@@ -18,6 +18,7 @@ from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
+from harness.point.engine_label import engine_label
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.plan import PointPlan, dp_attention_size
@@ -75,6 +76,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "name": result_name(plan),
         "engine": plan.server.engine,
         "simulated": plan.server.engine == "sim",
+        "engine_label": engine_label(plan.server.engine, plan.resources.gpu),   # real SGLang on CPU says so
         "conc": plan.conc,
         "image": plan.image,
         "model": args.get("model-path"),

@@ -29,6 +29,7 @@ from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
 from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
+from harness.point.server_auth import aiperf_key_args, server_api_key
 from harness.point.server_metrics import scrape
 from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
@@ -96,7 +97,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": replayed})
-    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
+    api_key = server_api_key(plan.server.argv)
+    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer) + aiperf_key_args(api_key)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"

@@ -30,6 +30,7 @@ from harness.point.fingerprint import (
     server_info,
 )
 from harness.point.readiness import NotReady, wait_until_ready
+from harness.point.server_auth import server_api_key
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan
@@ -209,7 +210,7 @@ class FreshServer:
             wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
                              budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
                              should_stop=sigs.reason, foreign=lambda: port_owner.foreign_listener(port, launched_ns),
-                             on_poll=poll, token=ep.token)
+                             on_poll=poll, token=ep.token, api_key=server_api_key(ep.argv))
         except NotReady as exc:
             cause = port_in_use_cause(Path(ep.ctx.point_dir) / "server.log") if exc.reason == "server_exited" else None
             if cause:  # the server died because it could not bind: say so, in its own words
@@ -218,8 +219,8 @@ class FreshServer:
         finally:
             loading.close()
         status.phase("ready")
-        self.ready = {"server_info": server_info(ep.base_url), "image": plan.image, "engine": plan.server.engine,
-                      "env": dict(plan.server.env)}
+        self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image,
+                      "engine": plan.server.engine, "env": dict(plan.server.env)}
 
     def write_fingerprint(self) -> None:
         """`fingerprint_agg_w0.json` once the capture (started beside the server's start-up) has finished:

@@ -51,6 +51,8 @@ def locate_checkpoint(spec: str, revision: str | None, *, mounts: list[str], in_
         if not (host / "config.json").is_file():
             return Checkpoint(spec, host, None, f"{host} holds no checkpoint (no config.json)")
         return Checkpoint(spec, host, None, None)
+    if not in_container and (Path(spec) / "config.json").is_file():  # a local directory, relative to here
+        return Checkpoint(spec, Path(spec).resolve(), None, None)
     if hf_cache is None:
         return Checkpoint(spec, None, None, f"{spec} is an HF id: map it in model_staging to a staged copy or set "
                                             "hf_cache to the staged HF hub cache (compute nodes are offline)")

@@ -246,10 +246,11 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     table = _flag_table(recipe, f"{source}: server.sglang_version")
     checked = flags.validate_args(table, effective_args(recipe, point), f"{where}.args")
     args = {name[2:]: value for name, value in checked.items()}
-    rejected = postinit.post_init_errors({table.resolve(name).dest: value for name, value in checked.items()},
-                                        table.version)
+    rejected = postinit.post_init_rejections({table.resolve(name).dest: value for name, value in checked.items()},
+                                             table.version)
     if rejected:
-        raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup: {rejected[0]}")
+        rule, message = rejected[0]
+        raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup ({rule}): {message}")
     acc_env = acceptance_env(recipe, args, where)
     settings = redact_data(point_settings(recipe, point, args, acc_env))  # a secret never moves the fingerprint
     try:

@@ -24,7 +24,10 @@ def _float(value: Any) -> float | None:
 def post_init_errors(values: Mapping[str, Any], sglang_version: str = "0.5.23") -> list[str]:
     """SGLang's error messages for `values` (argparse destinations → parsed values; absent = the default).
 
-    Checked: DFLASH needs a draft model and pp_size 1 (`speculative_hook.py:_handle_dflash`);
+    Checked: DFLASH needs a draft model and pp_size 1, and with DP attention 0.5.20 refuses it off NPU while
+    0.5.23 needs CUDA, `--enable-dp-lm-head` and no attention context parallelism
+    (`speculative_hook.py:_handle_dflash`); HiCache with dcp_size > 1 takes no speculative algorithm but DSPARK,
+    no LMCache, no HiSparse and (0.5.20) no L3 backend (`hicache_hook.py:resolve_hicache_dcp_compatibility`);
     `--swa-full-tokens-ratio` in (0, 1] (`kv_cache_hook.py`); `--prefill-decode-interval[-min-bs]` not
     negative (`validation_hook.py:validate_prefill_decode_interval`); HiCache and `--disable-radix-cache`
     are exclusive (`kv_cache_hook.py`); the EAGLE family without `--speculative-num-steps` takes no topk
@@ -38,39 +41,49 @@ def post_init_errors(values: Mapping[str, Any], sglang_version: str = "0.5.23") 
     refuses `--enable-prefill-cp` (`parallel_hook.py:handle_decode_context_parallelism`). `sglang_version` is the
     release whose rules apply where they differ.
     """
-    errors: list[str] = []
+    return [message for _, message in post_init_rejections(values, sglang_version)]
+
+
+def post_init_rejections(values: Mapping[str, Any], sglang_version: str = "0.5.23") -> list[tuple[str, str]]:
+    """(SGLang's rule, its message) for each rejection `post_init_errors` reports, in the same order; the rule is
+    `module.function` under `sglang/srt/` (`arg_groups/...`) where SGLang raises."""
+    out: list[tuple[str, str]] = []
     algo = str(values.get("speculative_algorithm") or "").upper()
     if algo == "DFLASH":
+        dflash = "arg_groups/speculative_hook.py:_handle_dflash"
+        out += [(dflash, m) for m in _dflash_dp_attention_errors(values, sglang_version)]
         if int(values.get("pp_size") or 1) != 1:
-            errors.append("Currently DFLASH speculative decoding only supports pp_size == 1.")
+            out.append((dflash, "Currently DFLASH speculative decoding only supports pp_size == 1."))
         if values.get("speculative_draft_model_path") is None:
-            errors.append("DFLASH speculative decoding requires setting --speculative-draft-model-path.")
+            out.append((dflash, "DFLASH speculative decoding requires setting --speculative-draft-model-path."))
     if algo in EAGLE_FAMILY and not values.get("speculative_adaptive") and values.get("speculative_num_steps") is None:
         given = [f"--{d.replace('_', '-')}" for d in ("speculative_eagle_topk", "speculative_num_draft_tokens")
                  if values.get(d) is not None]
         if given:
-            errors.append(
-                f"{' and '.join(given)} without --speculative-num-steps: SGLang asserts that all three are "
-                "given or none (then it chooses them itself)"
-            )
+            out.append(("arg_groups/speculative_hook.py:_handle_eagle_family",
+                        f"{' and '.join(given)} without --speculative-num-steps: SGLang asserts that all three are "
+                        "given or none (then it chooses them itself)"))
     ratio = _float(values.get("swa_full_tokens_ratio"))
     if ratio is not None and not 0 < ratio <= 1.0:
-        errors.append("--swa-full-tokens-ratio should be in range (0, 1.0].")
+        out.append(("arg_groups/kv_cache_hook.py", "--swa-full-tokens-ratio should be in range (0, 1.0]."))
     interval = _float(values.get("prefill_decode_interval"))
+    validation = "arg_groups/validation_hook.py:validate_prefill_decode_interval"
     if interval is not None and interval < 0:
-        errors.append("--prefill-decode-interval must be non-negative.")
+        out.append((validation, "--prefill-decode-interval must be non-negative."))
     min_bs = _float(values.get("prefill_decode_interval_min_bs"))
     if min_bs is not None and min_bs < 0:
-        errors.append("--prefill-decode-interval-min-bs must be non-negative.")
-    errors += _parallel_errors(values)
+        out.append((validation, "--prefill-decode-interval-min-bs must be non-negative."))
+    out += [("arg_groups/parallel_hook.py", m) for m in _parallel_errors(values)]
     if _release(sglang_version) >= (0, 5, 23) and _int(values, "dcp_size") > 1 and values.get("enable_prefill_cp"):
-        errors.append("--dcp-size > 1 does not support --enable-prefill-cp.")
+        out.append(("arg_groups/parallel_hook.py:handle_decode_context_parallelism",
+                    "--dcp-size > 1 does not support --enable-prefill-cp."))
+    out += [("arg_groups/hicache_hook.py:resolve_hicache_dcp_compatibility", m)
+            for m in _hicache_dcp_errors(values, sglang_version)]
     if values.get("enable_hierarchical_cache") and values.get("disable_radix_cache"):
-        errors.append(
-            "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot "
-            "be used at the same time. Please use only one of them."
-        )
-    return errors
+        out.append(("arg_groups/kv_cache_hook.py",
+                    "The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and "
+                    "cannot be used at the same time. Please use only one of them."))
+    return out
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -111,3 +124,63 @@ def _parallel_errors(values: Mapping[str, Any]) -> list[str]:
     if values.get("dcp_replicate_q_proj") and dcp <= 1:
         errors.append("--dcp-replicate-q-proj requires --dcp-size > 1.")
     return errors
+
+
+def attention_dp_size(values: Mapping[str, Any]) -> int:
+    """The attention data-parallel width of parsed values: `--attn-dp-size` (0.5.23), else `--dp-size` when
+    `--enable-dp-attention` is given (the older spelling, which 0.5.23 turns into `--attn-dp-size`); 1 without."""
+    attn = _int(values, "attn_dp_size")
+    if attn > 1:
+        return attn
+    return _int(values, "dp_size") if values.get("enable_dp_attention") else 1
+
+
+def _device(values: Mapping[str, Any]) -> str:
+    return str(values.get("device") or "cuda")  # unset: SGLang picks the accelerator it finds (a GPU here)
+
+
+def _dflash_dp_attention_errors(values: Mapping[str, Any], sglang_version: str) -> list[str]:
+    """DFLASH with DP attention (`speculative_hook.py:_handle_dflash`): 0.5.20 refuses it on every device but
+    NPU; 0.5.23 needs CUDA (or NPU), `--enable-dp-lm-head` and no attention context parallelism."""
+    device = _device(values)
+    if device == "npu":
+        return []
+    if _release(sglang_version) < (0, 5, 23):
+        if values.get("enable_dp_attention"):
+            return ["Currently DFLASH speculative decoding does not support dp attention on non-NPU devices."]
+        return []
+    if attention_dp_size(values) <= 1:
+        return []
+    if not device.startswith("cuda"):
+        return ["DFLASH with dp attention requires CUDA or NPU."]
+    if not values.get("enable_dp_lm_head"):
+        return ["DFLASH with dp attention requires --enable-dp-lm-head."]
+    if _int(values, "attn_cp_size") != 1:
+        return ["DFLASH with dp attention does not support context parallel."]
+    return []
+
+
+def _hicache_dcp_errors(values: Mapping[str, Any], sglang_version: str) -> list[str]:
+    """HiCache with decode context parallelism (`hicache_hook.py:resolve_hicache_dcp_compatibility`, both
+    releases): no speculative algorithm but DSPARK, no LMCache, no HiSparse, and no L3 storage backend (0.5.20;
+    0.5.23 only refuses it in `buffer_only` host-memory mode). SGLang also requires an MLA model there, which
+    needs the model's config and is left to SGLang itself."""
+    if _int(values, "dcp_size") <= 1 or not values.get("enable_hierarchical_cache"):
+        return []
+    backend = values.get("hicache_storage_backend")
+    if backend is not None and _release(sglang_version) < (0, 5, 23):
+        return ["--hicache-storage-backend (L3) with --dcp-size > 1 is not supported yet: under DCP each rank "
+                "holds a distinct interleaved MLA KV shard, so the rank-0-only replicated-MLA backup and the "
+                "storage keys must become dcp_rank-aware first. Run HiCache+DCP with L1/L2 only."]
+    if backend is not None and values.get("hicache_host_memory_mode") == "buffer_only":
+        return ["HiCache L3 with DCP does not support buffer_only host memory."]
+    if values.get("speculative_algorithm") not in (None, "DSPARK"):
+        return ["HiCache with --dcp-size > 1 only supports DSPARK speculative decoding; other draft-model host "
+                "pools have no DCP index translation."]
+    if values.get("enable_lmcache"):
+        return ["--enable-lmcache with --dcp-size > 1 is not supported: LMCache has no DCP-aware index "
+                "translation."]
+    if values.get("enable_hisparse"):
+        return ["--enable-hisparse with --dcp-size > 1 is not supported: the HiSparse host pool is constructed "
+                "without DCP translation."]
+    return []

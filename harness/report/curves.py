@@ -68,6 +68,11 @@ class Curve:
     named_by_arm: bool = False   # InferenceX rows: the key is derived, so the arm is part of the name
 
     @property
+    def engine_label(self) -> str | None:
+        """"real SGLang, plain-torch CPU path" when any point says so (`harness.point.engine_label`)."""
+        return next((p.engine_label for p in self.points if p.engine_label), None)
+
+    @property
     def base_key(self) -> str:
         """The config key, with `[variant]` for a tuned variant."""
         return f"{self.config_key} [{self.variant}]" if self.variant else self.config_key

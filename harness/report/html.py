@@ -93,7 +93,8 @@ def _curve_section(c: Curve) -> str:
         for p in c.points
     )
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
-    sim = f" <em>({SIMULATED})</em>" if c.simulated else ""
+    sim = f" <em>({SIMULATED})</em>" if c.simulated else \
+        f" <em>({_e(c.engine_label)}; not GPU numbers)</em>" if c.engine_label else ""
     variant = (f"<p class=\"tag\">Tuned variant <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>; "
                f"overrides: {_e(', '.join(c.overrides))}.</p>") if c.variant and c.overrides else \
         (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>: the recipe "

@@ -26,6 +26,7 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.json_input import MAX_BYTES, read_json_value
+from harness.point.engine_label import engine_label
 from harness.report.arms import Arm, arm_of
 
 RESULT_PREFIX = "bmk_agentic_"
@@ -65,6 +66,7 @@ class PointResult:
     precision: str
     spec_decoding: str
     hw: str
+    engine_label: str | None   # "real SGLang, plain-torch CPU path" (harness.point.engine_label), else None
     tp: int | None
     ep: int | None
     pp: int | None
@@ -285,6 +287,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         precision=str(d.get("precision") or ""),
         spec_decoding=str(d.get("spec_decoding") or ""),
         hw="sim" if simulated else str(d.get("hw") or ""),   # an older simulated record may name the recipe's GPU
+        engine_label=engine_label(str(d.get("engine") or ""), str(d.get("hw") or "")),
         tp=_int(d.get("tp")),
         ep=_int(d.get("ep")),
         pp=_int(d.get("pp")),

@@ -39,7 +39,7 @@ def render_markdown(curves: Sequence[Curve]) -> str:
     title = "Agentic sweep report"
     out: list[str] = [f"# {SIMULATED}: {title}" if any(c.simulated for c in curves) else f"# {title}", ""]
     for c in curves:
-        sim = f" ({SIMULATED})" if c.simulated else ""
+        sim = f" ({SIMULATED})" if c.simulated else f" ({c.engine_label}; not GPU numbers)" if c.engine_label else ""
         out += [f"## {_text(c.key)}{sim}", "", f"Image {_code(c.image or 'unknown')}, engine {_code(c.engine)}.", ""]
         if c.variant and c.overrides:
             out += [f"Tuned variant {_code(c.variant)} of {_code(c.config_key)}; overrides: "

@@ -62,6 +62,8 @@ def curve_title(c: Curve) -> str:
     parts = [c.key]
     if c.simulated:
         parts.append(f"{SIMULATED} (engine {c.engine}; not hardware measurements)")
+    if c.engine_label:
+        parts.append(f"{c.engine_label.upper()} ({c.engine_label}; not GPU numbers)")
     parts.append(f"image {c.image or 'unknown'}")
     if c.variant:
         parts.append("overrides: " + (", ".join(c.overrides) or "none"))

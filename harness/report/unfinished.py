@@ -54,7 +54,7 @@ def status_point(status: Mapping[str, Any], point_dir: Path) -> PointResult | No
     return PointResult(
         source=point_dir / "status.json", conc=conc, curve_key=key, config_key=key,
         image=_text(status.get("image")), engine=_text(status.get("engine")) or ("sim" if simulated else "real"),
-        simulated=simulated, model="", framework="sglang", precision="", spec_decoding="",
+        simulated=simulated, engine_label=None, model="", framework="sglang", precision="", spec_decoding="",
         hw="sim" if simulated else "", tp=None, ep=None, pp=None, num_gpus=None, kv_offloading="",
         recipe_fingerprint=fingerprint if isinstance(fingerprint, str) else None,
         total_tput_per_gpu=None, output_tput_per_gpu=None, input_tput_per_gpu=None, latency={},

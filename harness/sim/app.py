@@ -22,7 +22,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from harness.recipe.postinit import post_init_errors
+from harness.recipe.postinit import attention_dp_size, post_init_errors
 from harness.redact import is_secret_name, redact_data
 from harness.sim.cli import SIM_VERSION_ENV
 from harness.sim.engine import Engine, EngineConfig
@@ -47,6 +47,9 @@ class Resolved:
     startup_seconds: float
     server_args: dict[str, Any]
     sglang_version: str = DEFAULT_VERSION
+    dp_ranks: int = 1                 # attention data-parallel ranks; each gets 1/dp_ranks of the limits below
+    rank_max_running: int = 0         # per rank: max(1, --max-running-requests // dp_ranks)
+    rank_chunked_prefill: int = 0     # per rank: --chunked-prefill-size // dp_ranks
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -64,8 +67,8 @@ def pool_line(res: Resolved, args: argparse.Namespace, when: str) -> str:
         if int(size or 1) > 1:
             prefix += f" {tag}0"
     e = res.engine
-    return (f"[{when}{prefix}] max_total_num_tokens={e.kv_capacity}, chunked_prefill_size={e.chunked_prefill_size}, "
-            f"max_prefill_tokens={e.max_prefill_tokens}, max_running_requests={e.max_running}, "
+    return (f"[{when}{prefix}] max_total_num_tokens={e.kv_capacity}, chunked_prefill_size={res.rank_chunked_prefill}, "
+            f"max_prefill_tokens={e.max_prefill_tokens}, max_running_requests={res.rank_max_running}, "
             f"context_len={res.context_length}, available_gpu_mem=0.00 GB")
 
 
@@ -93,13 +96,19 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     chunked = args.chunked_prefill_size
     if chunked is None:
         chunked = profile.default_chunked_prefill_size
+    # SGLang divides both per attention-DP rank (`parallel_hook.py:_handle_data_parallelism` for the chunk,
+    # `kv_cache_configurator.py:resolve_max_num_reqs` for the requests); the simulator's one engine stands for
+    # all ranks together, so it runs with the per-rank limits times the rank count.
+    dp_ranks = attention_dp_size(vars(args))
+    rank_max_running = max(1, int(max_running) // dp_ranks)
+    rank_chunked = int(chunked) // dp_ranks if int(chunked) > 0 else int(chunked)
     kv_capacity = int(args.max_total_tokens or timing.kv_pool_tokens(args.mem_fraction_static))
     hicache = bool(args.enable_hierarchical_cache)
     host_capacity = timing.host_pool_tokens(args.hicache_size, args.hicache_ratio, kv_capacity) if hicache else 0
     seed = args.sim_seed if args.sim_seed is not None else (args.random_seed if args.random_seed is not None else 0)
     cfg = EngineConfig(
-        max_running=int(max_running),
-        chunked_prefill_size=int(chunked),
+        max_running=rank_max_running * dp_ranks,
+        chunked_prefill_size=rank_chunked * dp_ranks if rank_chunked > 0 else rank_chunked,
         max_prefill_tokens=int(args.max_prefill_tokens),
         prefill_decode_interval=int(args.prefill_decode_interval or 0),
         prefill_decode_interval_min_bs=int(getattr(args, "prefill_decode_interval_min_bs", 0) or 0),
@@ -120,14 +129,14 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         model_path=model_path,
         served_model_name=model_name,
         context_length=context_length,
-        max_running_requests=cfg.max_running,
-        chunked_prefill_size=cfg.chunked_prefill_size,
+        max_running_requests=int(max_running),
+        chunked_prefill_size=rank_chunked,
         max_total_tokens=kv_capacity,
         stream_interval=cfg.stream_interval,
         random_seed=cfg.seed,
     )
     if server_args.get("cuda_graph_max_bs_decode") is None and "cuda_graph_max_bs_decode" in server_args:
-        server_args["cuda_graph_max_bs_decode"] = min(512, cfg.max_running)
+        server_args["cuda_graph_max_bs_decode"] = min(512, int(max_running))
     if spec.enabled:
         server_args.update(
             speculative_algorithm=spec.algorithm,
@@ -139,7 +148,7 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         server_args["hicache_ratio"] = 2.0
     startup = args.sim_startup_seconds if args.sim_startup_seconds is not None else profile.startup_seconds
     return Resolved(profile, timing, cfg, spec, model_name, model_path, context_length, int(seed), startup,
-                    server_args, version)
+                    server_args, version, dp_ranks, rank_max_running, rank_chunked)
 
 
 def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -158,7 +167,7 @@ def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str
     }
     state: dict[str, Any] = dict(res.server_args)
     state["world_size"] = int(res.server_args.get("tp_size") or 1)
-    state["effective_max_running_requests_per_dp"] = res.engine.max_running
+    state["effective_max_running_requests_per_dp"] = res.rank_max_running
     if env.get("SGLANG_EXPOSE_OWN_ENV_VARS", "").lower() in ("1", "true", "yes"):
         state["env_vars"] = {
             k: v for k, v in sorted(env.items())
@@ -226,6 +235,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         allow_auto_truncate=bool(getattr(args, "allow_auto_truncate", False)),
         health_generates=env.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower()
         not in ("false", "0", "no", "n"),
+        api_key=getattr(args, "api_key", None),
+        admin_api_key=getattr(args, "admin_api_key", None),
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()

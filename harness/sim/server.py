@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from harness.sim import auth
 from harness.sim import metrics as metrics_mod
 from harness.sim.engine import Engine
 from harness.sim.eval_answers import EvalAnswers, tokens_of
@@ -47,6 +48,8 @@ class ServerState:
     eval_answers: EvalAnswers | None = None
     allow_auto_truncate: bool = False
     health_generates: bool = True   # SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION: /health runs a generation
+    api_key: str | None = None       # --api-key: SGLang's bearer-token check (`harness.sim.auth`)
+    admin_api_key: str | None = None
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -236,10 +239,18 @@ class Handlers:
             "total_tokens": req.prompt_tokens + req.output,
             "completion_tokens": req.output,
             "prompt_tokens_details": None,
+            "reasoning_tokens": 0,                 # SGLang 0.5.23 reports both (no reasoning parser here)
+            "completion_tokens_details": None,
         }
         if self.st.enable_cache_report:
             usage["prompt_tokens_details"] = {"cached_tokens": req.cached_tokens}
         return usage
+
+    def _metadata(self, req: SimRequest) -> dict[str, Any]:
+        """SGLang's `metadata` of a non-streamed response: the weight version that produced every token
+        (`utils/weight_versions.py`; the simulator never updates its weights, so one span)."""
+        version = str(self.st.server_info.get("weight_version") or "default")
+        return {"weight_version": version, "weight_versions": [{"version": version, "start": 0, "end": req.output}]}
 
     async def _stream(
         self, request: web.Request, req: SimRequest, include_usage: bool, drop_at: int | None
@@ -252,7 +263,8 @@ class Handlers:
             f'data: {{"id":"{req.rid}","object":"chat.completion.chunk","created":{req.arrival_ns // 1_000_000_000},'
             f'"model":{self._model_json},"choices":[{{"index":0,"delta":'
         )
-        tail_open = ',"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}\n\n'
+        # chunk shapes as SGLang 0.5.23 streams them: no `usage` key, `reasoning_content: null` in every delta
+        tail_open = ',"logprobs":null,"finish_reason":null,"matched_stop":null}]}\n\n'
         started = False
         while True:
             await req.wake.wait()
@@ -264,20 +276,22 @@ class Handlers:
                 c = req.chunks.popleft()
                 if c.finish == "abort":
                     done = True
-                    parts.append(head + '{}' + ',"logprobs":null,"finish_reason":"abort","matched_stop":null}],"usage":null}\n\n')
+                    parts.append(head + '{"reasoning_content":null}'
+                                 + ',"logprobs":null,"finish_reason":"abort","matched_stop":null}]}\n\n')
                     parts.append("data: [DONE]\n\n")
                     break
                 if not started and (c.count > 0 or c.finish):
                     started = True
-                    parts.append(head + '{"role":"assistant","content":""}' + tail_open)
+                    parts.append(head + '{"role":"assistant","content":"","reasoning_content":null}' + tail_open)
                 if c.count > 0:
                     sent_tokens = True
                     text = json.dumps(req.text(c.start, c.count))
-                    parts.append(head + '{"content":' + text + "}" + tail_open)
+                    parts.append(head + '{"content":' + text + ',"reasoning_content":null}' + tail_open)
                 if c.finish:
                     done = True
                     parts.append(
-                        head + "{}" + f',"logprobs":null,"finish_reason":"{c.finish}","matched_stop":null}}],"usage":null}}\n\n'
+                        head + '{"reasoning_content":null}'
+                        + f',"logprobs":null,"finish_reason":"{c.finish}","matched_stop":null}}]}}\n\n'
                     )
                     if include_usage:
                         chunk = {
@@ -336,7 +350,6 @@ class Handlers:
                         "role": "assistant",
                         "content": req.text(0, req.output),
                         "reasoning_content": None,
-                        "tool_calls": None,
                     },
                     "logprobs": None,
                     "finish_reason": finish,
@@ -344,6 +357,7 @@ class Handlers:
                 }
             ],
             "usage": self._usage(req),
+            "metadata": self._metadata(req),
         }
         return web.json_response(body)
 
@@ -378,7 +392,8 @@ def _gen_throughput(eng: Engine) -> float:
 
 def build_app(st: ServerState) -> web.Application:
     h = Handlers(st)
-    app = web.Application(client_max_size=256 * 1024 * 1024)
+    app = web.Application(client_max_size=256 * 1024 * 1024, middlewares=[auth.middleware(st.api_key,
+                                                                                          st.admin_api_key)])
     r = app.router
     r.add_get("/health", h.health)
     r.add_get("/health_generate", h.health)

@@ -149,10 +149,12 @@ def test_streaming_format_and_exact_token_accounting(sim: tuple[Sim, Path]) -> N
     assert code == 200
     ev = sse_events(raw)
     assert ev[-1] == "[DONE]"
-    assert ev[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    assert ev[0]["choices"][0]["delta"] == {"role": "assistant", "content": "", "reasoning_content": None}
+    assert all("usage" not in e for e in ev[:-2])   # SGLang 0.5.23's chunks carry no usage key
     content = [e["choices"][0]["delta"]["content"] for e in ev[1:-3]]
     assert [len(c.split()) for c in content] == [1, 4, 4, 4, 4, 4, 4, 4, 4, 4]
-    assert ev[-3]["choices"][0]["finish_reason"] == "length" and ev[-3]["choices"][0]["delta"] == {}
+    assert ev[-3]["choices"][0]["finish_reason"] == "length"
+    assert ev[-3]["choices"][0]["delta"] == {"reasoning_content": None}
     usage = ev[-2]["usage"]
     assert ev[-2]["choices"] == []
     assert usage["prompt_tokens"] == PROMPT_TOKENS and usage["completion_tokens"] == 37
@@ -168,6 +170,9 @@ def test_non_streaming_and_max_completion_tokens(sim: tuple[Sim, Path]) -> None:
     code, raw = s.post({"messages": MSGS, "max_completion_tokens": 12, "ignore_eos": True})
     body = json.loads(raw)
     assert code == 200 and body["object"] == "chat.completion"
+    assert body["metadata"] == {"weight_version": "default",
+                                "weight_versions": [{"version": "default", "start": 0, "end": 12}]}
+    assert body["usage"]["reasoning_tokens"] == 0 and "tool_calls" not in body["choices"][0]["message"]
     assert body["usage"]["completion_tokens"] == 12 and len(body["choices"][0]["message"]["content"].split()) == 12
     # without ignore_eos the model stops on its own, deterministically
     a = json.loads(s.post({"messages": MSGS, "max_tokens": 4000})[1])
@@ -308,7 +313,10 @@ def test_server_info_never_echoes_an_api_key() -> None:
     try:
         s.wait_health()
         for path in ("/server_info", "/get_server_info"):
-            code, body = s.get(path)
+            assert s.get(path)[0] == 401   # the key is checked as SGLang checks it
+            request = urllib.request.Request(s.base + path, headers={"Authorization": "Bearer sk-sim-http-planted"})
+            with urllib.request.urlopen(request, timeout=5) as r:
+                code, body = r.status, r.read()
             assert code == 200 and b"planted" not in body and b"sk-sim-http-admin" not in body
             info = json.loads(body)
             assert info["api_key"] == "<redacted>" and "--api-key <redacted>" in info["launch_command"]

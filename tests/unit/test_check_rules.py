@@ -259,3 +259,32 @@ def test_fewer_than_five_points_warns(tmp_path: Path) -> None:
     got = variant(tmp_path, lambda r: [r["points"].pop(n) for n in ("c1", "c5")])
     assert got["min-points"].status == "WARN"
     assert evidence(got["min-points"]) == "3 points (c10, c24, c28); at least 5 recommended"
+
+
+def _dp_attention(ranks: int) -> Callable[[dict[str, Any]], None]:
+    def change(raw: dict[str, Any]) -> None:
+        raw["parallelism"]["dp_attention"] = ranks
+        raw["server"]["args"]["enable-dp-lm-head"] = True   # SGLang 0.5.23 needs it for DFLASH with DP attention
+        raw["points"] = {"c1": raw["points"]["c1"], "c10": raw["points"]["c10"]}
+    return change
+
+
+def test_cuda_graph_batch_is_held_to_the_max_running_requests_of_one_attention_dp_rank(tmp_path: Path) -> None:
+    # SGLang gives each attention-DP rank max(1, max-running-requests // ranks); each rank captures its own graphs
+    finding = variant(tmp_path, _dp_attention(2))["cuda-graph-bs"]
+    assert finding.status == "FAIL"
+    assert evidence(finding) == (
+        "c1: --cuda-graph-max-bs-decode 2 > 1 requests on each of 2 attention-DP ranks (the --max-running-requests "
+        "2 divided); c10: --cuda-graph-max-bs-decode 10 > 5 requests on each of 2 attention-DP ranks (the "
+        "--max-running-requests 10 divided)")
+
+
+def test_max_running_requests_below_the_concurrency_counts_whole_ranks(tmp_path: Path) -> None:
+    def change(raw: dict[str, Any]) -> None:
+        _dp_attention(4)(raw)
+        raw["points"]["c10"]["args"] = {"max-running-requests": 10, "cuda-graph-max-bs-decode": 2}
+
+    got = variant(tmp_path, change)["max-running-requests"]
+    assert got.status == "WARN"
+    assert evidence(got) == ("c10: --max-running-requests 10 (2 on each of 4 attention-DP ranks) < concurrency 10: "
+                             "sessions beyond 8 wait in the server's queue")

@@ -128,7 +128,7 @@ def test_sglang_post_init_rejections_fail_the_plan(change: dict[str, Any], messa
             raw[key] = value
     with pytest.raises(UserError) as exc:
         plans(raw)
-    assert "rejects this at startup: " in str(exc.value)
+    assert "rejects this at startup (arg_groups/" in str(exc.value)
     assert message in str(exc.value)
 
 

@@ -93,7 +93,9 @@ def test_choices_are_enforced_on_every_choice_flag(capsys: pytest.CaptureFixture
     (["--prefill-decode-interval", "-1"], "--prefill-decode-interval must be non-negative."),
     (["--disable-radix-cache"], "enable-hierarchical-cache and disable-radix-cache are mutually exclusive"),
     (["--pp-size", "2"], "Currently DFLASH speculative decoding only supports pp_size == 1."),
-    (["--enable-dp-attention", "--dp-size", "3"], "DP attention needs tp_size divisible by dp_size"),
+    (["--enable-dp-attention", "--dp-size", "3", "--enable-dp-lm-head"], "DP attention needs tp_size divisible by dp_size"),
+    (["--attn-dp-size", "2"], "DFLASH with dp attention requires --enable-dp-lm-head."),
+    (["--dcp-size", "2"], "HiCache with --dcp-size > 1 only supports DSPARK speculative decoding"),
     (["--dcp-size", "0"], "Decode context parallel size (--dcp-size / --decode-context-parallel-size) must be >= 1"),
     (["--tp-size", "4", "--dcp-size", "3"], r"tensor_model_parallel_size (4) must be divisible by decode_context"),
     (["--tp-size", "2", "--dcp-size", "2", "--enable-prefill-cp"], "--dcp-size > 1 does not support --enable-prefill-cp."),
@@ -127,10 +129,29 @@ def test_server_info_version_follows_the_table_in_use() -> None:
 def test_dp_attention_and_dcp_are_accepted_as_sglangs_argparse_does() -> None:
     from harness.sim.app import pool_line, resolve
 
-    args = build_parser().parse_args([*RECIPE_ARGV, "--enable-dp-attention", "--dp-size", "2", "--dcp-size", "2"])
+    plain = [a for a in RECIPE_ARGV if a not in ("--enable-hierarchical-cache",)]
+    plain = plain[: plain.index("--hicache-size")] + plain[plain.index("--hicache-write-policy") + 2:]
+    args = build_parser().parse_args([*plain, "--enable-dp-attention", "--dp-size", "2", "--dcp-size", "2",
+                                      "--enable-dp-lm-head"])
     assert (args.enable_dp_attention, args.dp_size, args.dcp_size) == (True, 2, 2)
     line = pool_line(resolve(args, {}), args, "2026-01-01 00:00:00")
     assert line.startswith("[2026-01-01 00:00:00 DP0 TP0 EP0] max_total_num_tokens=")   # SGLang's scheduler prefix
-    assert ", chunked_prefill_size=8192, max_prefill_tokens=" in line and line.endswith(" GB")
+    assert ", chunked_prefill_size=4096, max_prefill_tokens=" in line and line.endswith(" GB")  # 8192 / 2 ranks
     with pytest.raises(SystemExit):
         build_parser().parse_args([*RECIPE_ARGV, "--pcp-size", "2"])   # not a flag of the pinned SGLang
+
+
+@pytest.mark.parametrize(("dp", "rank_running", "rank_chunk"), [(None, 24, 8192), ("2", 12, 4096), ("4", 6, 2048)])
+def test_max_running_and_chunked_prefill_are_divided_per_attention_dp_rank(dp: str | None, rank_running: int,
+                                                                           rank_chunk: int) -> None:
+    # SGLang gives each attention-DP rank max(1, max_running // ranks) requests and chunk // ranks prefill tokens
+    from harness.sim.app import resolve, server_info
+
+    argv = ["--model-path", "m", "--tp-size", "4", "--max-running-requests", "24", "--chunked-prefill-size", "8192"]
+    res = resolve(build_parser().parse_args([*argv, *(["--attn-dp-size", dp] if dp else [])]), {})
+    info = server_info(res, argv, {})
+    assert info["internal_states"][0]["effective_max_running_requests_per_dp"] == rank_running
+    assert info["chunked_prefill_size"] == rank_chunk
+    assert info["max_running_requests"] == 24
+    assert res.engine.max_running == rank_running * (int(dp) if dp else 1)
+    assert res.engine.chunked_prefill_size == rank_chunk * (int(dp) if dp else 1)

@@ -1,0 +1,163 @@
+"""The harness driving REAL SGLang 0.5.23 (plain-torch CPU path, tiny random-weight Llama): a two-point sweep with
+readiness, launch token, fingerprint, server metrics and the report; teardown on SIGINT/SIGTERM leaving no scheduler
+or detokenizer; a killed scheduler ending the point; `harness eval --limit 5`. Verdicts, files and process trees are
+asserted, never throughput (other jobs on the machine move it ~10x)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import group_gone
+from tests.sglang.conftest import RECIPE, ROOT, Tier, harness
+
+SGLANG_TITLES = ("sglang::scheduler", "sglang::detokenizer")
+FAST = ["--set", "client.duration_s=20", "--set", "client.grace_s=10"]   # a shorter window: a variant
+VARIANT = "duration_s=20,grace_s=10"
+# the sweep's points must complete: a long grace lets requests in flight at the window's end finish even when other
+# jobs slow the 2-core machine ~10x (a request of 400 tokens can then take a minute)
+SWEEP = ["--set", "client.duration_s=20", "--set", "client.grace_s=120"]
+SWEEP_VARIANT = "duration_s=20,grace_s=120"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def sglang_processes() -> list[tuple[int, str]]:
+    """(pid, title) of every SGLang scheduler or detokenizer process on this machine."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        if title.startswith(SGLANG_TITLES):
+            found.append((int(entry.name), title))
+    return found
+
+
+def no_sglang_left(within_s: float = 20.0) -> list[tuple[int, str]]:
+    deadline = time.monotonic() + within_s
+    while (left := sglang_processes()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left
+
+
+def wait_for_phase(proc: subprocess.Popen[str], status_path: Path, phases: tuple[str, ...],
+                   within_s: float) -> dict[str, Any]:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if status_path.exists():
+            status = _read(status_path)
+            if status.get("phase") in phases:
+                return status
+        if proc.poll() is not None:
+            break
+        time.sleep(0.5)
+    proc.kill()
+    out = proc.stdout.read() if proc.stdout else ""
+    pytest.fail(f"the point never reached {phases}: {out[-2000:]}")
+
+
+def start_point(tier: Tier, out: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "harness", "run", str(RECIPE), "--point", "c2", "--out", str(out),
+                             *extra], cwd=ROOT, env=tier.env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+
+
+def test_sweep_of_two_points_against_real_sglang(sglang_tier: Tier, tmp_path: Path) -> None:
+    assert sglang_processes() == []
+    r = harness(sglang_tier.env(), "sweep", str(RECIPE), "--out", str(tmp_path), *SWEEP, timeout=1200)
+    assert r.returncode in (0, 3), r.stdout[-3000:] + r.stderr[-3000:]   # 3: a point judged INVALID
+    curve = tmp_path / "tiny-llama-cpu-sglang" / "variants" / SWEEP_VARIANT
+    for conc in (2, 4):
+        pdir = curve / f"conc{conc}"
+        status = _read(pdir / "status.json")
+        assert status["state"] == "completed", status
+        assert {"loading", "ready", "profiling"} <= set(status["phases"])
+        log = (pdir / "server.log").read_text()
+        assert "The server is fired up and ready to roll!" in log
+        assert "sgl_kernel stand-in: SGLang called the CPU kernel" not in log, re.findall(r"kernel '(\w+)'", log)
+        # readiness: the launch token passed as --weight-version and echoed by the real /server_info
+        token = re.search(r"--weight-version (harness-launch-[0-9a-f]{16})",
+                          (pdir / "server_command.txt").read_text())
+        fp = _read(pdir / "fingerprint_agg_w0.json")
+        assert token is not None and fp["server"]["server_info"]["weight_version"] == token.group(1)
+        # the worker fingerprint was captured in the server's own interpreter (the SGLang venv)
+        assert str(sglang_tier.venv) in json.dumps(fp), "fingerprint not captured in the SGLang venv"
+        assert fp["server"]["server_info"]["version"] == "0.5.23"
+        record = _read(pdir / "point_result.json")
+        assert (record["engine"], record["hw"], record["engine_label"]) == (
+            "sglang", "cpu", "real SGLang, plain-torch CPU path")
+        row = _read(pdir / f"bmk_agentic_tiny-llama-cpu-sglang_conc{conc}.json")
+        assert row["hw"] == "cpu"
+        server = row["server_metrics"]   # from real /metrics, through AIPerf's scrape
+        assert (server["adapter"], server["present"]) == ("sglang", True)
+        assert server["tokens"]["prompt_total"] > 0
+        assert f"max_total_num_tokens={row['kv_cache_pool_tokens']}," in log
+    reports = list(tmp_path.rglob("report.md"))
+    assert reports, "no report built"
+    text = reports[0].read_text()
+    assert "real SGLang, plain-torch CPU path; not GPU numbers" in text and "SIMULATED" not in text
+    assert no_sglang_left() == []
+
+
+@pytest.mark.parametrize(("sig", "code", "phases"), [
+    (signal.SIGINT, 130, ("profiling",)),          # during the run
+    (signal.SIGTERM, 143, ("loading", "launching")),   # while SGLang loads
+])
+def test_a_signal_tears_real_sglang_down_completely(sglang_tier: Tier, tmp_path: Path, sig: signal.Signals,
+                                                    code: int, phases: tuple[str, ...]) -> None:
+    proc = start_point(sglang_tier, tmp_path, *FAST)
+    status_path = tmp_path / "tiny-llama-cpu-sglang" / "variants" / VARIANT / "conc2" / "status.json"
+    wait_for_phase(proc, status_path, phases, within_s=600)
+    if sig == signal.SIGTERM:
+        deadline = time.monotonic() + 120   # SGLang's scheduler and detokenizer exist before we stop it
+        while not sglang_processes() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert sglang_processes(), "SGLang started no scheduler"
+    os.kill(proc.pid, sig)
+    assert proc.wait(timeout=120) == code
+    status = _read(status_path)
+    assert (status["state"], status["reason"]) == ("cancelled", f"interrupted: {sig.name}")
+    assert group_gone(status["server_pid"], within_s=20)
+    assert no_sglang_left() == []
+
+
+def test_a_killed_scheduler_ends_the_point_as_a_server_crash(sglang_tier: Tier, tmp_path: Path) -> None:
+    proc = start_point(sglang_tier, tmp_path, *FAST)
+    status_path = tmp_path / "tiny-llama-cpu-sglang" / "variants" / VARIANT / "conc2" / "status.json"
+    status = wait_for_phase(proc, status_path, ("profiling",), within_s=600)
+    schedulers = [pid for pid, title in sglang_processes() if title.startswith("sglang::scheduler")
+                  and os.getpgid(pid) == status["server_pid"]]
+    assert len(schedulers) == 1
+    os.kill(schedulers[0], signal.SIGKILL)
+    assert proc.wait(timeout=300) == 1
+    status = _read(status_path)
+    assert status["state"] == "failed" and status["reason"].startswith("server_exited"), status
+    assert group_gone(status["server_pid"], within_s=20)
+    assert no_sglang_left() == []
+
+
+def test_eval_against_real_sglang_scores_near_zero_and_exits_3(sglang_tier: Tier, tmp_path: Path) -> None:
+    # a random-weight model cannot solve GSM8K: the eval completes, scores below the threshold, exits 3
+    r = harness(sglang_tier.env(), "eval", str(RECIPE), "--limit", "5", "--out", str(tmp_path), timeout=900)
+    assert r.returncode == 3, r.stdout[-3000:] + r.stderr[-3000:]
+    (result_path,) = tmp_path.rglob("eval_result.json")
+    result = _read(result_path)
+    assert result["state"] == "completed" and result["passed"] is False and result["score"] <= 0.2
+    assert "[partial: --limit 5]" in r.stdout and "FAIL" in r.stdout
+    assert no_sglang_left() == []
