@@ -41,7 +41,7 @@ def dir_views(root: Path) -> list[dict[str, Any]]:
         views.append({"point_dir": str(d), "kind": status.get("kind", "point"), "conc": status.get("conc"),
                       "state": status.get("state"), "phase": status.get("phase"),
                       "exit_status": status.get("exit_status"), "reason": status.get("reason"),
-                      "attempt": status.get("attempt")})
+                      "attempt": status.get("attempt"), "publishable": status.get("publishable")})
     return views
 
 
@@ -49,8 +49,11 @@ def render_dir_table(root: Path, views: list[dict[str, Any]]) -> str:
     rows = [("point", "state", "phase", "exit", "reason")]
     for v in views:
         where = os.path.relpath(v["point_dir"], root)
+        tail = v["reason"] or ""
+        if isinstance(v.get("publishable"), str):
+            tail = f"{tail}  [{v['publishable']}]".lstrip()
         rows.append((where, str(v["state"]), v["phase"] or "-",
-                     "-" if v["exit_status"] is None else str(v["exit_status"]), v["reason"] or ""))
+                     "-" if v["exit_status"] is None else str(v["exit_status"]), tail))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join(("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1]).rstrip()
                      for r in rows)

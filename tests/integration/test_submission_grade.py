@@ -110,6 +110,8 @@ def test_a_quickstart_point_is_unofficial_from_its_record_to_the_export(tmp_path
     assert record["aiperf_submission"]["submission_invalid_reasons"] == ["unsafe_override"]
     assert record["client"]["aiperf_unsafe_override"] is True
     assert json.loads((pdir / "status.json").read_text())["publishable"] == "unofficial (AIPerf: unsafe_override)"
+    status = harness("status", str(out))
+    assert "[unofficial (AIPerf: unsafe_override)]" in status.stdout, status.stdout + status.stderr
 
     report = harness("report", str(out), "--out", str(tmp_path / "report"))
     assert report.returncode == 0, report.stderr
