@@ -133,9 +133,9 @@ def main(args: argparse.Namespace) -> int:
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
     options = options_from_args(args, recipe)
     pdir = point_dir(args.out, plans[0], options.variant)
-    check_out_dir(args.out)
     check_free(pdir)   # another writer of this point: refused at once, naming it
     plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
+    check_out_dir(args.out)
     prior = read_status(pdir)
     print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
           flush=True)

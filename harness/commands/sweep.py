@@ -46,10 +46,10 @@ def main(args: argparse.Namespace) -> int:
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
     options = options_from_args(args, recipe)
-    check_out_dir(args.out)
     for plan in plans:   # another writer of any of these points: refused at once, naming it
         check_free(point_dir(args.out, plan, options.variant))
     plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
+    check_out_dir(args.out)
     evaluation = _eval_task(args)
     worst = EXIT_VALID
     if options.variant:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,9 +80,7 @@ def _read_object(path: Path, what: str) -> dict[str, Any]:
 def _copy_from(src: Path) -> Callable[[Path], None]:
     def write(dst: Path) -> None:
         dst.parent.mkdir(parents=True, exist_ok=True)
-        with open(src, "rb") as fin, open(dst, "wb") as fout:
-            while chunk := fin.read(1 << 20):
-                fout.write(chunk)
+        shutil.copyfile(src, dst)   # the run's own file as written (redacted when it was written)
     return write
 
 
