@@ -27,7 +27,7 @@ RAW: dict[str, Any] = {
     "hardware": {"gpu": "gb300", "gpus_per_node": 4}, "parallelism": {"tp": 4},
     "server": {"args": {"max-running-requests": 8}},
     "speculative": {"algorithm": "DFLASH", "draft_model": "org/d", "num_draft_tokens": 8, "mode": "eval"},
-    "client": {"traces": "traces/x"}, "points": {"c4": {}},
+    "client": {"traces": "traces/x", "unofficial": True}, "points": {"c4": {}},
 }
 
 DFLASH_DP_0523 = "DFLASH with dp attention requires --enable-dp-lm-head."
