@@ -10,14 +10,12 @@ curve's results, so it can be reviewed.
 
 from __future__ import annotations
 
-import getpass
-import time
 from pathlib import Path
 from typing import ClassVar
 
-from harness.artifacts import write_json
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint
 from harness.check.rule import Rule
+from harness.check.waiver import record_waiver
 from harness.report.evals import eval_line, newest_evals
 
 WAIVER_FILE = "eval_waiver.json"
@@ -53,6 +51,5 @@ class AccuracyEval(Rule):
             base = eval_path.parent.parent
         if base is None:
             return
-        write_json(base / WAIVER_FILE, {"config_key": key, "rule": self.id, "reason": self.waiver,
-                                        "waived": line, "eval_result": None if eval_path is None else str(eval_path),
-                                        "by": getpass.getuser(), "at_ns": time.time_ns()})
+        record_waiver(base / WAIVER_FILE, config_key=key, rule=self.id, reason=self.waiver, waived=line,
+                      eval_result=None if eval_path is None else str(eval_path))

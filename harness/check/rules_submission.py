@@ -10,14 +10,12 @@
 
 from __future__ import annotations
 
-import getpass
-import time
 from pathlib import Path
 from typing import ClassVar
 
-from harness.artifacts import write_json
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status
 from harness.check.rule import Rule
+from harness.check.waiver import record_waiver
 from harness.errors import UserError
 from harness.json_input import read_json_object
 
@@ -75,6 +73,5 @@ class Publishable(Rule):
         if not self.waiver:
             return [Finding("FAIL", text)]
         base = next(r / key for r in self.results if (r / key).is_dir())
-        write_json(base / WAIVER_FILE, {"config_key": key, "rule": self.id, "reason": self.waiver, "waived": text,
-                                        "by": getpass.getuser(), "at_ns": time.time_ns()})
+        record_waiver(base / WAIVER_FILE, config_key=key, rule=self.id, reason=self.waiver, waived=text)
         return [Finding("WARN", f"waived (--waive-unofficial: {self.waiver}): {text}")]
