@@ -17,4 +17,5 @@ InferenceX row), `status.json`, commands, logs, power and the client's raw outpu
     inferencex_row  the published InferenceX row            inferencex_server_metrics  the row's server_metrics
     fingerprint     what actually ran                       fingerprint_capture  srt-slurm's probes, in the server's env
     fingerprint_diff     `harness fingerprint diff`
+    server_crash    a ready server's crash (SGLang's processes)   server_auth  the server's API key, sent by the harness
 """

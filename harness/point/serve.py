@@ -30,6 +30,7 @@ from harness.point.fingerprint import (
     server_info,
 )
 from harness.point.readiness import NotReady, wait_until_ready
+from harness.point.server_crash import CrashWatch, crash_reason
 from harness.point.server_auth import server_api_key
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
@@ -179,6 +180,7 @@ class FreshServer:
         self.running: RunningServer | None = None
         self.capture: BackgroundCapture | None = None
         self.ready: dict[str, Any] | None = None   # what the fingerprint needs, once the server is ready
+        self.crash_watch: CrashWatch | None = None   # SGLang's own processes, once the server is ready
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
@@ -219,6 +221,7 @@ class FreshServer:
         finally:
             loading.close()
         status.phase("ready")
+        self.crash_watch = CrashWatch.of_group(self.running.process.pid)
         self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image,
                       "engine": plan.server.engine, "env": dict(plan.server.env)}
 
@@ -243,9 +246,7 @@ class FreshServer:
         the walltime do), or the server gone."""
         if sigs.reason():
             return sigs.reason()
-        if self.exit_code() is not None:
-            return f"server_exited: status {self.exit_code()} during the run"
-        return None
+        return crash_reason(self.exit_code(), self.crash_watch)
 
     def stop(self, grace_s: float, status: PointStatus) -> None:
         """Write the fingerprint (a ready server) or abandon its capture, then stop the server's whole process

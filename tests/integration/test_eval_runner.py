@@ -88,13 +88,13 @@ def test_server_dying_mid_eval_exits_1_keeps_artifacts_and_leaves_no_process(tmp
     assert r.returncode == 1, r.stdout + r.stderr
     edir = tmp_path / "quickstart-sim" / "eval-conc8"
     status = _read(edir / "status.json")
-    assert status["state"] == "failed" and status["reason"].startswith("server_exited"), status
+    assert status["state"] == "failed" and status["reason"].startswith("server_crashed"), status
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
     for name in ("server.log", "lm_eval.log", "meta_env.json", "fingerprint_agg_w0.json", "eval_result.json"):
         assert (edir / name).exists(), name
     row = _read(edir / "eval_row_gsm8k.json")
     EvalRow.model_validate(row)
-    assert row["infrastructure_success"] is False and row["integration_error"]["type"] == "server_exited"
+    assert row["infrastructure_success"] is False and row["integration_error"]["type"] == "server_crashed"
     assert row["score"] is None and "simulated crash" in (edir / "server.log").read_text()
 
 

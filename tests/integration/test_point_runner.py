@@ -151,9 +151,9 @@ def test_server_crash_mid_run_fails_the_point_and_keeps_artifacts(tmp_path):
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
     assert time.monotonic() - t0 < 60
     assert outcome.state == "failed" and outcome.exit_status == EXIT_FAILED
-    assert outcome.reason.startswith("server_exited")
+    assert outcome.reason.startswith("server_crashed: the server exited with status 1")
     status = json.loads((outcome.point_dir / "status.json").read_text())
-    assert status["state"] == "failed" and status["reason"].startswith("server_exited")
+    assert status["state"] == "failed" and status["reason"].startswith("server_crashed")
     assert {"server.log", "client.log", "server_command.txt", "fingerprint_agg_w0.json"} <= _files(outcome.point_dir)
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
 

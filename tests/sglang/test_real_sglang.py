@@ -147,7 +147,7 @@ def test_a_killed_scheduler_ends_the_point_as_a_server_crash(sglang_tier: Tier, 
     os.kill(schedulers[0], signal.SIGKILL)
     assert proc.wait(timeout=300) == 1
     status = _read(status_path)
-    assert status["state"] == "failed" and status["reason"].startswith("server_exited"), status
+    assert status["state"] == "failed" and status["reason"].startswith("server_crashed: sglang::scheduler"), status
     assert group_gone(status["server_pid"], within_s=20)
     assert no_sglang_left() == []
 
