@@ -21,6 +21,7 @@ from typing import Any
 from harness.artifacts import scrub_log, write_json, write_text
 from harness.point import aiperf
 from harness.point.aiperf_check import check_aiperf
+from harness.point.aiperf_keyed import KEY_ENV, keyed_argv
 from harness.point.attempt import start_attempt
 from harness.point.corpus_input import aiperf_corpus
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
@@ -29,7 +30,7 @@ from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
 from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
-from harness.point.server_auth import aiperf_key_args, server_api_key
+from harness.point.server_auth import server_api_key
 from harness.point.server_metrics import scrape
 from harness.point.stall import StallWatch, default_stall_timeout_s
 from harness.point.status import PointStatus
@@ -97,10 +98,12 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": replayed})
-    api_key = server_api_key(plan.server.argv)
-    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer) + aiperf_key_args(api_key)
+    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
+    api_key = server_api_key(plan.server.argv)
+    if api_key is not None:   # AIPerf takes the key from its environment, never from its command line
+        client_argv, client_env = keyed_argv(client_argv), {**client_env, KEY_ENV: api_key}
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"
                + "".join(f"{k}={v}\n" for k, v in sorted(client_env.items())))
     write_json(pdir / "plan.json", plan.model_dump())

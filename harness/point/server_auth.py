@@ -4,8 +4,8 @@ A recipe may start SGLang with `--api-key` (`args.api-key`). SGLang then answers
 `/metrics` without a key and 401s everything else (`/server_info`, `/model_info`, chat). The harness takes the
 key from the plan's server command (the value the server itself got; every file and log holds `<redacted>`)
 and sends it as `Authorization: Bearer <key>` from the readiness probe, the launch-token check and the
-fingerprint's `/server_info` read; lm-eval gets it in its environment (`OPENAI_API_KEY`) and AIPerf as its
-`--api-key` (every file the harness writes holds `<redacted>`). A 401 is reported as its own reason,
+fingerprint's `/server_info` read; lm-eval and AIPerf get it in their environment (`OPENAI_API_KEY`;
+`HARNESS_AIPERF_API_KEY` through `harness.point.aiperf_keyed`), never on a command line. A 401 is reported as its own reason,
 `unauthorized`.
 """
 
@@ -42,12 +42,3 @@ def unauthorized_message(what: str, api_key: str | None) -> str:
     sent = "sent the key of the plan's --api-key" if api_key is not None else "sent no key"
     return (f"{what} returned HTTP 401 Unauthorized: the server checks an API key (--api-key) and the harness "
             f"{sent}; another server with its own key may hold the port")
-
-
-
-
-def aiperf_key_args(api_key: str | None) -> list[str]:
-    """AIPerf's `--api-key` (it sends `Authorization: Bearer <key>` and writes `<redacted>` in its exports); empty
-    without a key. AIPerf 0.13's `profile` reads the key only from its command line or a complete YAML config,
-    so it is on AIPerf's command line as it is on SGLang's own; `client_command.txt` holds `<redacted>`."""
-    return [] if api_key is None else [API_KEY_FLAG, api_key]

@@ -6,7 +6,11 @@ and the key is in no file the point writes."""
 from __future__ import annotations
 
 import json
+import os
+import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -65,13 +69,40 @@ def test_readiness_without_the_key_fails_unauthorized_not_port_in_use(keyed_sim:
     assert served_launch_token(keyed_sim.base, api_key=KEY) == "default"   # SGLang's default weight_version
 
 
+def _client_cmdlines(out: Path, within_s: float = 60) -> list[bytes]:
+    """The command lines of the AIPerf client's processes, once it runs (/proc)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        statuses = list(out.rglob("status.json"))
+        pid = json.loads(statuses[0].read_text()).get("client_pid") if statuses else None
+        if pid:
+            time.sleep(3)   # AIPerf has started its own processes
+            lines = []
+            for entry in Path("/proc").iterdir():
+                try:
+                    if entry.name.isdigit() and os.getpgid(int(entry.name)) == pid:
+                        lines.append((entry / "cmdline").read_bytes())
+                except OSError:
+                    continue
+            return lines
+        time.sleep(0.2)
+    raise AssertionError("AIPerf never started")
+
+
 def test_a_point_with_an_api_key_completes_and_writes_no_key(tmp_path) -> None:
     plan = sim_plan([], ["client.duration_s=8", f"args.api-key={KEY}"])
     assert plan.server.argv[plan.server.argv.index("--api-key") + 1] == KEY
-    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
+    with ThreadPoolExecutor(1) as pool:   # the point runs in this thread (it handles signals)
+        watching = pool.submit(_client_cmdlines, tmp_path)
+        outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
+        cmdlines = watching.result()
     assert outcome.state == "completed", outcome.reason
+    # AIPerf got the key from its environment: no command line of its processes shows it
+    assert cmdlines and b"harness.point.aiperf_keyed" in cmdlines[0]
+    assert [c for c in cmdlines if KEY.encode() in c or b"--api-key" in c] == []
     fp = json.loads((outcome.point_dir / "fingerprint_agg_w0.json").read_text())
     assert "weight_version" in fp["server"]["server_info"]   # read with the key
-    assert "--api-key <redacted>" in (outcome.point_dir / "client_command.txt").read_text()
+    client_command = (outcome.point_dir / "client_command.txt").read_text()
+    assert "HARNESS_AIPERF_API_KEY=<redacted>" in client_command and "--api-key" not in client_command
     leaked = [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
     assert leaked == []
