@@ -30,8 +30,8 @@ from harness.point.fingerprint import (
     server_info,
 )
 from harness.point.readiness import NotReady, wait_until_ready
-from harness.point.server_crash import CrashWatch, crash_reason
 from harness.point.server_auth import server_api_key
+from harness.point.server_crash import CrashWatch, crash_reason
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan

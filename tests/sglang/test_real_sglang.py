@@ -1,5 +1,5 @@
 """The harness driving REAL SGLang 0.5.23 (plain-torch CPU path, tiny random-weight Llama): a two-point sweep with
-readiness, launch token, fingerprint, server metrics and the report; teardown on SIGINT/SIGTERM leaving no scheduler
+readiness, launch token, fingerprint, server metrics and the report, with `--api-key` checked by SGLang; teardown on SIGINT/SIGTERM leaving no scheduler
 or detokenizer; a killed scheduler ending the point; `harness eval --limit 5`. Verdicts, files and process trees are
 asserted, never throughput (other jobs on the machine move it ~10x)."""
 
@@ -27,6 +27,7 @@ VARIANT = "duration_s=20,grace_s=10"
 # jobs slow the 2-core machine ~10x (a request of 400 tokens can then take a minute)
 SWEEP = ["--set", "client.duration_s=20", "--set", "client.grace_s=120"]
 SWEEP_VARIANT = "duration_s=20,grace_s=120"
+API_KEY = "sk-real-sglang-0123456789"
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -79,10 +80,13 @@ def start_point(tier: Tier, out: Path, *extra: str) -> subprocess.Popen[str]:
 
 
 def test_sweep_of_two_points_against_real_sglang(sglang_tier: Tier, tmp_path: Path) -> None:
+    # the server checks an API key: readiness, the launch-token check, the fingerprint and AIPerf must send it
     assert sglang_processes() == []
-    r = harness(sglang_tier.env(), "sweep", str(RECIPE), "--out", str(tmp_path), *SWEEP, timeout=1200)
+    r = harness(sglang_tier.env(), "sweep", str(RECIPE), "--out", str(tmp_path), *SWEEP,
+                "--set", f"args.api-key={API_KEY}", timeout=1200)
     assert r.returncode in (0, 3), r.stdout[-3000:] + r.stderr[-3000:]   # 3: a point judged INVALID
-    curve = tmp_path / "tiny-llama-cpu-sglang" / "variants" / SWEEP_VARIANT
+    (curve,) = (tmp_path / "tiny-llama-cpu-sglang" / "variants").iterdir()
+    assert curve.name == f"{SWEEP_VARIANT},api-key=_redacted_", curve.name
     for conc in (2, 4):
         pdir = curve / f"conc{conc}"
         status = _read(pdir / "status.json")
@@ -108,6 +112,8 @@ def test_sweep_of_two_points_against_real_sglang(sglang_tier: Tier, tmp_path: Pa
         assert (server["adapter"], server["present"]) == ("sglang", True)
         assert server["tokens"]["prompt_total"] > 0
         assert f"max_total_num_tokens={row['kv_cache_pool_tokens']}," in log
+    leaked = [str(p) for p in tmp_path.rglob("*") if p.is_file() and API_KEY.encode() in p.read_bytes()]
+    assert leaked == []
     reports = list(tmp_path.rglob("report.md"))
     assert reports, "no report built"
     text = reports[0].read_text()
