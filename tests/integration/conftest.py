@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,20 +23,32 @@ def sim_plan(extra_sim_flags: list[str] | None = None, overrides: list[str] | No
     return plan.model_copy(update={"server": plan.server.model_copy(update={"argv": argv})})
 
 
-def wait_until_evaluating(proc: subprocess.Popen[str] | subprocess.Popen[bytes], status_path: Path,
-                          within_s: float) -> None:
-    """Wait until a `harness eval` subprocess has started lm-eval (phase `evaluating` in its status.json);
-    kill it and fail the test if that does not happen within `within_s`."""
-    import json
-    import time
-
+def wait_for_phase(proc: subprocess.Popen[str] | subprocess.Popen[bytes], status_path: Path,
+                   phases: str | tuple[str, ...], within_s: float) -> dict[str, Any]:
+    """Wait until a harness subprocess's status.json shows one of `phases`; its status then. Kill the process
+    and fail the test (with the end of its output) when it ends first or `within_s` passes."""
+    wanted = (phases,) if isinstance(phases, str) else phases
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
-        if status_path.exists() and json.loads(status_path.read_text()).get("phase") == "evaluating":
-            return
+        if status_path.exists():
+            try:
+                status: dict[str, Any] = json.loads(status_path.read_text())
+            except ValueError:   # caught mid-write
+                status = {}
+            if status.get("phase") in wanted:
+                return status
+        if proc.poll() is not None:
+            break
         time.sleep(0.2)
     proc.kill()
-    pytest.fail("the eval never started lm-eval")
+    out = proc.stdout.read() if proc.stdout else ""
+    pytest.fail(f"the run never reached {' or '.join(wanted)}: {str(out)[-2000:]}")
+
+
+def wait_until_evaluating(proc: subprocess.Popen[str] | subprocess.Popen[bytes], status_path: Path,
+                          within_s: float) -> None:
+    """Wait until a `harness eval` subprocess has started lm-eval (phase `evaluating` in its status.json)."""
+    wait_for_phase(proc, status_path, "evaluating", within_s)
 
 
 def group_gone(pid: int | None, within_s: float = 5.0) -> bool:

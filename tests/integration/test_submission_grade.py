@@ -15,7 +15,7 @@ import pytest
 
 from tests.pinned_corpus import PINNED, staged_corpus
 
-from .conftest import group_gone
+from .conftest import group_gone, wait_for_phase
 
 pytestmark = pytest.mark.slow
 
@@ -26,19 +26,6 @@ GPU_RECIPES = sorted((ROOT / "recipes").glob("musespark-*.yaml"))
 def harness(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=600)
-
-
-def wait_for_phase(proc: subprocess.Popen[str], status_path: Path, phase: str, within_s: float) -> None:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if status_path.exists() and json.loads(status_path.read_text()).get("phase") == phase:
-            return
-        if proc.poll() is not None:
-            break
-        time.sleep(0.5)
-    proc.kill()
-    out = proc.stdout.read() if proc.stdout else ""
-    pytest.fail(f"the point never reached {phase}: {out[-2000:]}")
 
 
 def wait_for_profiled_request(proc: subprocess.Popen[str], records: Path, within_s: float) -> None:

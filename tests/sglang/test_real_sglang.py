@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import group_gone
+from tests.integration.conftest import group_gone, wait_for_phase
 from tests.sglang.conftest import RECIPE, ROOT, Tier, harness
 
 SGLANG_TITLES = ("sglang::scheduler", "sglang::detokenizer")
@@ -55,22 +55,6 @@ def no_sglang_left(within_s: float = 20.0) -> list[tuple[int, str]]:
     while (left := sglang_processes()) and time.monotonic() < deadline:
         time.sleep(0.5)
     return left
-
-
-def wait_for_phase(proc: subprocess.Popen[str], status_path: Path, phases: tuple[str, ...],
-                   within_s: float) -> dict[str, Any]:
-    deadline = time.monotonic() + within_s
-    while time.monotonic() < deadline:
-        if status_path.exists():
-            status = _read(status_path)
-            if status.get("phase") in phases:
-                return status
-        if proc.poll() is not None:
-            break
-        time.sleep(0.5)
-    proc.kill()
-    out = proc.stdout.read() if proc.stdout else ""
-    pytest.fail(f"the point never reached {phases}: {out[-2000:]}")
 
 
 def start_point(tier: Tier, out: Path, *extra: str) -> subprocess.Popen[str]:
