@@ -58,6 +58,13 @@ def test_without_the_wheel_it_is_not_applicable_and_says_how_to_enable_it(tmp_pa
     assert point is None and "no unpacked SGLang 0.5.23 wheel" in text and "bash tools/sglang-cpu-setup.sh" in text
 
 
+def test_without_the_tool_it_is_not_applicable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_wheel(tmp_path, monkeypatch)
+    monkeypatch.setattr(rs, "TOOL", tmp_path / "absent" / "sglang_judge.py")
+    status, ((_, text),) = hooks_result(GOOD, SglangHooks(FakeJudge()))
+    assert status == "N/A" and "a harness installed without its repository" in text
+
+
 def test_the_wheels_are_found_under_the_tier_home_unless_pointed_elsewhere(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HARNESS_SGLANG_WHEELS")
