@@ -17,6 +17,14 @@ Hooks, in the order of SGLang's resolution pipeline (`arg_groups/pipeline.py`), 
 a value that a model-bound hook resolves first stops there and the next hook runs; a point that SGLang then accepts
 while the harness refuses it is left unjudged (counted), not a disagreement. Exit status 1 when any point's verdict differs:
 SGLang rejects and the harness plans it, or the harness rejects what SGLang accepts.
+
+    python tools/sglang_judge.py 0.5.23 --wheel-dir DIR --argv-json FILE
+
+judges the given server argvs instead (FILE, or `-` for stdin: a JSON list of {"label", "argv"}, argv without
+`python3 -m sglang.launch_server`) and prints one JSON object per argv, in order: {"label", "sglang" (SGLang's
+rejection or null), "sglang_rule" (the hook that raised, or `argparse` when SGLang's parser refuses the argv),
+"needs_model" (the first hook that stopped on the model's config)}. Exit status 0 whatever the verdicts; `harness
+check` runs this (rule `sglang-hooks`) in a process of its own, so SGLang's stand-ins never enter the harness.
 """
 
 from __future__ import annotations
@@ -103,8 +111,14 @@ def _hook(module: str, function: str) -> Any:
 def judge_argv(parser: argparse.ArgumentParser, argv: list[str]) -> tuple[str | None, str | None, str | None]:
     """(SGLang's first rejection, the hook, the hook that needed the model) for one server argv."""
     server_args_mod = importlib.import_module("sglang.srt.server_args")
-    with contextlib.redirect_stderr(io.StringIO()):
-        ns = parser.parse_args(argv)
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            ns = parser.parse_args(argv)
+    except (argparse.ArgumentError, SystemExit) as exc:   # SGLang's parser refuses the argv itself
+        said = [line for line in err.getvalue().splitlines() if line.strip()]
+        message = str(exc) if isinstance(exc, argparse.ArgumentError) else (said[-1] if said else "bad arguments")
+        return message.split("error: ", 1)[-1], "argparse", None
     ns.device = ns.device or "cuda"
     args = server_args_mod.ServerArgs.from_cli_args(ns)
     args._resolved_overrides = []
@@ -150,12 +164,11 @@ def plans_of(version: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def judge(version: str, package_root: Path) -> list[Verdict]:
+def load_sglang(package_root: Path) -> argparse.ArgumentParser:
+    """SGLang's parser, with `ServerArgs` and the hooks imported and their model readers patched."""
     import logging
 
     logging.disable(logging.WARNING)   # SGLang logs every adjustment its hooks make
-    from harness.recipe.postinit import post_init_errors
-
     parser = real_parser(package_root, exit_on_error=False)
     importlib.import_module("sglang.srt.server_args")
     for module, _ in HOOKS:
@@ -164,6 +177,23 @@ def judge(version: str, package_root: Path) -> list[Verdict]:
     with contextlib.suppress(ImportError):
         importlib.import_module("sglang.srt.arg_groups.speculative_hook")
     _patch_model_readers()
+    return parser
+
+
+def judge_given(package_root: Path, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """SGLang's verdict on each {"label", "argv"}: {"label", "sglang", "sglang_rule", "needs_model"}."""
+    parser = load_sglang(package_root)
+    out = []
+    for item in items:
+        theirs, rule, needs = judge_argv(parser, [str(a) for a in item["argv"]])
+        out.append({"label": item["label"], "sglang": theirs, "sglang_rule": rule, "needs_model": needs})
+    return out
+
+
+def judge(version: str, package_root: Path) -> list[Verdict]:
+    from harness.recipe.postinit import post_init_errors
+
+    parser = load_sglang(package_root)
     verdicts = []
     for label, argv in plans_of(version):
         theirs, rule, needs = judge_argv(parser, argv)
@@ -178,7 +208,16 @@ def main() -> int:
     ap.add_argument("version")
     ap.add_argument("--wheel-dir", type=Path, default=None)
     ap.add_argument("--json", action="store_true", help="one JSON object per point on stdout")
+    ap.add_argument("--argv-json", default=None, metavar="FILE",
+                    help="judge these argvs (a JSON list of {label, argv}; - for stdin) instead of the recipes")
     args = ap.parse_args()
+    if args.argv_json is not None:
+        text = sys.stdin.read() if args.argv_json == "-" else Path(args.argv_json).read_text()
+        with tempfile.TemporaryDirectory(prefix="sglang-judge-") as tmp:
+            given = judge_given(unpack_wheel(args.version, args.wheel_dir, Path(tmp)), json.loads(text))
+        for row in given:
+            print(json.dumps(row))
+        return 0
     with tempfile.TemporaryDirectory(prefix="sglang-judge-") as tmp:
         verdicts = judge(args.version, unpack_wheel(args.version, args.wheel_dir, Path(tmp)))
     bad = [v for v in verdicts if not v.agrees]

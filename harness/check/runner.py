@@ -17,6 +17,7 @@ from harness.check.rules_settings import (
     Plannable,
     UpstreamImage,
 )
+from harness.check.rules_sglang import SglangHooks
 from harness.check.rules_spec import (
     ChatTemplate,
     CudaGraphBatch,
@@ -33,7 +34,8 @@ from harness.recipe.schema import Recipe
 
 RULES: tuple[Rule, ...] = (
     UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), DraftAsShipped(), GoldenAcceptance(), ChatTemplate(),
-    MaxRunningRequests(), CudaGraphBatch(), KnownFlags(), Plannable(), AiperfScenario(), MinPoints(),
+    MaxRunningRequests(), CudaGraphBatch(), KnownFlags(), Plannable(), SglangHooks(), AiperfScenario(),
+    MinPoints(),
 )
 
 

@@ -35,7 +35,9 @@ def evidence(result: RuleResult) -> str:
 def test_every_rule_passes_on_the_good_fixture() -> None:
     got = results(GOOD)
     assert list(got) == [rule.id for rule in RULES]
-    assert {rid: r.status for rid, r in got.items()} == {rule.id: "PASS" for rule in RULES}
+    # SGLang's own hooks are not here in the unit tier (tests/unit/conftest.py): tests/sglang/ runs them
+    assert {rid: r.status for rid, r in got.items()} == {rule.id: "N/A" if rule.id == "sglang-hooks" else "PASS"
+                                                         for rule in RULES}
 
 
 def test_rules_have_ids_and_one_line_rationales() -> None:
