@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -235,7 +236,13 @@ def test_status_and_follow_reader(case: tuple[str, str, Any], data: st.DataObjec
     _runs(status_views, case, data)
 
 
+@pytest.fixture(scope="module")
+def check_imports_loaded() -> None:
+    """`check` imports AIPerf's resolver once per process (seconds): loaded before the timed examples."""
+    cli("check", str(RECIPE), "--json")
+
+
 @FUZZ
 @given(damage(), st.data())
-def test_check_results_reader(case: tuple[str, str, Any], data: st.DataObject) -> None:
+def test_check_results_reader(check_imports_loaded: None, case: tuple[str, str, Any], data: st.DataObject) -> None:
     _runs(check_results, case, data)
