@@ -1,12 +1,15 @@
-"""Benchmark of `harness report`: 100 points whose per-request files hold 1M records in total (10M: ~16 GB).
+"""Benchmark of `harness report`: 100 points whose per-request files hold 1M records in total (10M: ~26 GB).
 
-Generates the points (10 curves x 10 concurrencies, result JSON plus an AIPerf-0.13-shaped
-`aiperf/profile_export.jsonl` per point; one generating process per CPU), then times `build_report` in a
-fresh process and prints its wall time, CPU time and peak resident memory (the report process and its
-workers together, sampled from /proc). Target on a 2-core machine, up to 10M records: at most 30 s and
-1 GB; it prints OK or OVER TARGET.
+Generates the points (10 curves x 10 concurrencies; one generating process per CPU) as a harness run leaves
+them: a result JSON, `aiperf/profile_export.jsonl` in the layout AIPerf 0.13 writes (`PROFILING`,
+`WARMUP`, `FAILED`: key order and metric set taken from real lines among the test fixtures, numbers
+varied) and `aiperf/request_samples.bin` written by the point runner's own writer from the parsed records.
+Then it times `build_report` in a fresh process and prints its wall time, CPU time and peak resident memory
+(the report process and its workers together, sampled from /proc); target on a 2-core machine, up to 10M
+records: at most 30 s and 1 GB, judged OK or OVER TARGET. Then it times the report again with the samples
+files moved aside (the records parsed, as for another tool's run), printed but not judged.
 
-    .venv/bin/python benchmarks/report_bench.py [--dir DIR] [--points 100] [--records 1000000] [--keep] [--reuse]
+    .venv/bin/python benchmarks/report_bench.py [--dir DIR] [--points 100] [--records 1000000] [--keep] [--reuse] [--no-raw]
 
 `--reuse` (with `--dir`) times the report again on data generated earlier with the same counts.
 """
