@@ -1,12 +1,15 @@
-"""Benchmark of `harness report`: 100 points whose per-request files hold 1M records in total (10M: ~16 GB).
+"""Benchmark of `harness report`: 100 points whose per-request files hold 1M records in total (10M: ~26 GB).
 
-Generates the points (10 curves x 10 concurrencies, result JSON plus an AIPerf-0.13-shaped
-`aiperf/profile_export.jsonl` per point; one generating process per CPU), then times `build_report` in a
-fresh process and prints its wall time, CPU time and peak resident memory (the report process and its
-workers together, sampled from /proc). Target on a 2-core machine, up to 10M records: at most 30 s and
-1 GB; it prints OK or OVER TARGET.
+Generates the points (10 curves x 10 concurrencies; one generating process per CPU) as a harness run leaves
+them: a result JSON, `aiperf/profile_export.jsonl` in the layout AIPerf 0.13 writes (`PROFILING`,
+`WARMUP`, `FAILED`: key order and metric set taken from real lines among the test fixtures, numbers
+varied) and `aiperf/request_samples.bin` written by the point runner's own writer from the parsed records.
+Then it times `build_report` in a fresh process and prints its wall time, CPU time and peak resident memory
+(the report process and its workers together, sampled from /proc); target on a 2-core machine, up to 10M
+records: at most 30 s and 1 GB, judged OK or OVER TARGET. Then it times the report again with the samples
+files moved aside (the records parsed, as for another tool's run), printed but not judged.
 
-    .venv/bin/python benchmarks/report_bench.py [--dir DIR] [--points 100] [--records 1000000] [--keep] [--reuse]
+    .venv/bin/python benchmarks/report_bench.py [--dir DIR] [--points 100] [--records 1000000] [--keep] [--reuse] [--no-raw]
 
 `--reuse` (with `--dir`) times the report again on data generated earlier with the same counts.
 """
@@ -26,26 +29,101 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from harness.report.samples_file import SAMPLES_FILE, stamp, write_samples_file
+
 CONCS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 
-# One record as AIPerf 0.13 writes it (compact JSON, metadata then ~20 metrics with units).
-RECORD = (
-    '{"metadata":{"session_num":%(s)d,"x_request_id":"%(rid)s","x_correlation_id":"agentic-session_%(s)06d",'
-    '"conversation_id":"session_%(s)06d","turn_index":%(t)d,"credit_issued_ns":%(c)d,"request_start_ns":%(st)d,'
-    '"request_ack_ns":%(ack)d,"request_end_ns":%(end)d,"worker_id":"worker_f27eecaa",'
-    '"record_processor_id":"record_processor_75e73667","benchmark_phase":"%(phase)s","phase_index":1,'
-    '"phase_name":"%(phase)s","was_cancelled":false,"context_overflow_skip":false,"agent_depth":0,'
-    '"root_correlation_id":"agentic-session_%(s)06d"},"metrics":{"request_latency":{"value":%(e2el).3f,"unit":"ms"},'
-    '"time_to_first_token":{"value":%(ttft).3f,"unit":"ms"},"time_to_second_token":{"value":%(tt2).3f,"unit":"ms"},'
-    '"inter_token_latency":{"value":%(itl).4f,"unit":"ms"},"inter_chunk_latency":{"value":[%(icl)s],"unit":"ms"},'
-    '"decode_duration":{"value":%(dec).3f,"unit":"ms"},"input_sequence_length":{"value":%(isl)d,"unit":"tokens"},'
-    '"output_sequence_length":{"value":%(osl)d,"unit":"tokens"},"usage_prompt_tokens":{"value":%(isl)d,"unit":"tokens"},'
-    '"usage_completion_tokens":{"value":%(osl)d,"unit":"tokens"},"usage_total_tokens":{"value":%(tot)d,"unit":"tokens"},'
-    '"output_token_throughput_per_user":{"value":%(tpu).3f,"unit":"tokens/sec/user"},'
-    '"http_req_waiting":{"value":%(ttft).3f,"unit":"ms"},"http_req_receiving":{"value":%(dec).3f,"unit":"ms"},'
-    '"http_req_duration":{"value":%(e2el).3f,"unit":"ms"},"http_req_connecting":{"value":0.0,"unit":"ms"},'
-    '"credit_to_start_latency":{"value":0.412,"unit":"ms"},"good_request_count":{"value":1,"unit":"requests"}}}\n'
+# One profiling record as AIPerf 0.13 writes it: the key order and metric set of a real profiling line
+# (tests/fixtures/inferencex-server-metrics/profile_export.jsonl, line 3), numbers varied, the
+# inter_chunk_latency list cut to 4 values (a real one holds one value per output chunk).
+PROFILING = (
+    '{"metadata":{"session_num":%(s)d,"x_request_id":"%(rid)s","x_correlation_id":"%(cid)s",'
+    '"conversation_id":"synth-s0-%(s)04d","turn_index":%(t)d,"source_trace_id":"synth-s0-%(s)04d",'
+    '"source_outer_idx":%(t)d,"source_kind":"weka_main","credit_issued_ns":%(c)d,"request_start_ns":%(st)d,'
+    '"request_ack_ns":%(ack)d,"request_end_ns":%(end)d,"worker_id":"worker_e8b5a385",'
+    '"record_processor_id":"record_processor_b37119fc","benchmark_phase":"profiling","phase_index":0,'
+    '"profiling_index":0,"phase_name":"profiling","phase_kind":"profiling","was_cancelled":%(cancelled)s,'
+    '"context_overflow_skip":false,"agent_depth":0,"root_correlation_id":"%(cid)s"},"metrics":{'
+    '"http_req_chunks_sent":{"value":1,"unit":"count"},"output_sequence_length":{"value":%(osl)d,"unit":"tokens"},'
+    '"usage_total_tokens":{"value":%(tot)d,"unit":"tokens"},"http_req_connection_reused":{"value":1,"unit":"ratio"},'
+    '"usage_prompt_cache_read_tokens":{"value":%(cached)d,"unit":"tokens"},"http_req_blocked":{"value":0.0,"unit":"ms"},'
+    '"http_req_connecting":{"value":0.0,"unit":"ms"},"http_req_dns_lookup":{"value":0.0,"unit":"ms"},'
+    '"http_req_receiving":{"value":%(dec).6f,"unit":"ms"},"http_req_sending":{"value":0.293703,"unit":"ms"},'
+    '"http_req_waiting":{"value":%(ttft).6f,"unit":"ms"},"usage_prompt_tokens":{"value":%(isl)d,"unit":"tokens"},'
+    '"request_latency":{"value":%(e2el).6f,"unit":"ms"},"time_to_first_token":{"value":%(ttft).6f,"unit":"ms"},'
+    '"http_req_duration":{"value":%(e2el).6f,"unit":"ms"},"output_token_count":{"value":%(osl)d,"unit":"tokens"},'
+    '"usage_completion_tokens":{"value":%(osl)d,"unit":"tokens"},"http_req_data_received":{"value":%(kb).7f,"unit":"KB"},'
+    '"time_to_first_output_token":{"value":%(ttft).6f,"unit":"ms"},"http_req_data_sent":{"value":7.0537109375,"unit":"KB"},'
+    '"http_req_chunks_received":{"value":%(chunks)d,"unit":"count"},"time_to_second_token":{"value":%(tt2).6f,"unit":"ms"},'
+    '"inter_chunk_latency":{"value":[%(icl)s],"unit":"ms"},"input_sequence_length":{"value":%(isl)d,"unit":"tokens"},'
+    '"http_req_connection_overhead":{"value":0.0,"unit":"ms"},"http_req_total":{"value":%(e2el).6f,"unit":"ms"},'
+    '"e2e_output_token_throughput":{"value":%(e2etp)r,"unit":"tokens/sec/user"},'
+    '"osl_mismatch_diff_pct":{"value":0.0,"unit":"%%"},"decode_duration":{"value":%(dec).6f,"unit":"ms"},'
+    '"inter_token_latency":{"value":%(itl)r,"unit":"ms"},"prefill_throughput_per_user":{"value":%(pftp)r,'
+    '"unit":"tokens/sec/user"},"output_token_throughput_per_user":{"value":%(tpu)r,"unit":"tokens/sec/user"}}}\n'
 )
+
+# A warmup record and a failed one (HTTP 500), each in the layout of a real line
+# (tests/fixtures/aiperf-5xx-warmup/aiperf/profile_export.jsonl): AIPerf's metric order differs between lines.
+WARMUP = (
+    '{"metadata":{"session_num":%(s)d,"x_request_id":"%(rid)s","x_correlation_id":"%(cid)s",'
+    '"conversation_id":"synth-s0-%(s)04d","turn_index":%(t)d,"source_trace_id":"synth-s0-%(s)04d",'
+    '"source_outer_idx":%(t)d,"source_kind":"weka_main","credit_issued_ns":%(c)d,"request_start_ns":%(st)d,'
+    '"request_ack_ns":%(ack)d,"request_end_ns":%(end)d,"worker_id":"worker_91a877e1",'
+    '"record_processor_id":"record_processor_1c91691b","benchmark_phase":"warmup","phase_name":"agentic.warmup",'
+    '"phase_kind":"warmup","was_cancelled":false,"context_overflow_skip":false,"agent_depth":0,'
+    '"root_correlation_id":"%(cid)s"},"metrics":{"http_req_data_received":{"value":1.009765625,"unit":"KB"},'
+    '"output_sequence_length":{"value":1,"unit":"tokens"},"request_latency":{"value":%(e2el).6f,"unit":"ms"},'
+    '"usage_prompt_tokens":{"value":%(isl)d,"unit":"tokens"},"http_req_connecting":{"value":22.038096,"unit":"ms"},'
+    '"time_to_first_token":{"value":%(e2el).6f,"unit":"ms"},"http_req_waiting":{"value":%(ttft).6f,"unit":"ms"},'
+    '"http_req_connection_reused":{"value":0,"unit":"ratio"},"http_req_chunks_sent":{"value":1,"unit":"count"},'
+    '"http_req_chunks_received":{"value":1,"unit":"count"},"time_to_first_output_token":{"value":%(e2el).6f,'
+    '"unit":"ms"},"http_req_dns_lookup":{"value":0.0,"unit":"ms"},"http_req_blocked":{"value":0.0,"unit":"ms"},'
+    '"http_req_receiving":{"value":0.0,"unit":"ms"},"http_req_sending":{"value":22.946521,"unit":"ms"},'
+    '"usage_completion_tokens":{"value":1,"unit":"tokens"},"input_sequence_length":{"value":%(isl)d,"unit":"tokens"},'
+    '"usage_total_tokens":{"value":%(isl1)d,"unit":"tokens"},"http_req_duration":{"value":%(e2el).6f,"unit":"ms"},'
+    '"output_token_count":{"value":1,"unit":"tokens"},"http_req_data_sent":{"value":6.1318359375,"unit":"KB"},'
+    '"usage_prompt_cache_read_tokens":{"value":0,"unit":"tokens"},"osl_mismatch_diff_pct":{"value":0.0,"unit":"%%"},'
+    '"e2e_output_token_throughput":{"value":%(e2etp)r,"unit":"tokens/sec/user"},'
+    '"decode_duration":{"value":0.0,"unit":"ms"},"http_req_connection_overhead":{"value":22.038096,"unit":"ms"},'
+    '"http_req_total":{"value":%(e2el).6f,"unit":"ms"},"prefill_throughput_per_user":{"value":%(pftp)r,'
+    '"unit":"tokens/sec/user"}}}\n'
+)
+FAILED = (
+    '{"metadata":{"session_num":%(s)d,"x_request_id":"%(rid)s","x_correlation_id":"%(cid)s",'
+    '"conversation_id":"synth-s0-%(s)04d","turn_index":%(t)d,"source_trace_id":"synth-s0-%(s)04d",'
+    '"source_outer_idx":%(t)d,"source_kind":"weka_main","credit_issued_ns":%(c)d,"request_start_ns":%(st)d,'
+    '"request_end_ns":%(st)d,"worker_id":"worker_91a877e1","record_processor_id":"record_processor_1c91691b",'
+    '"benchmark_phase":"profiling","phase_index":0,"profiling_index":0,"phase_name":"profiling",'
+    '"phase_kind":"profiling","was_cancelled":false,"context_overflow_skip":false,"agent_depth":0,'
+    '"root_correlation_id":"%(cid)s"},"metrics":{},"error":{"code":500,"type":"Internal Server Error",'
+    '"message":"{\\"object\\": \\"error\\", \\"message\\": \\"injected server error\\", '
+    '\\"type\\": \\"InternalServerError\\", \\"param\\": null, \\"code\\": 500}"}}\n'
+)
+WARMUP_RECORDS = 20
+LAYOUT = "aiperf-0.13"   # the marker of data generated in this layout (older data is generated again)
+FAILED_EVERY = 997   # one profiled request in ~1000 fails
+
+
+def record_line(rng: random.Random, r: int, conc: int, per_point: int) -> str:
+    """Record `r` of a point of `per_point` records: the first few warmup, the last `conc` cancelled at the
+    cutoff, one in ~1000 failed, the rest successful profiled requests."""
+    e2el = rng.lognormvariate(8.0, 0.6)
+    ttft = e2el * rng.uniform(0.03, 0.2)
+    osl = 300 + r % 700
+    st = 1_796_095_325_475_917_901 + r * 10_000_000
+    isl = 20000 + r % 5000
+    values = {
+        "s": r % conc, "rid": f"{r:08x}-349c-46b8-9799-{r:012x}", "cid": f"{r % conc:08x}-4553-48e7-b16a-0913c9136451",
+        "t": r // conc, "c": st - 1_171_506, "st": st, "ack": st + 1_581_071, "end": st + int(e2el * 1e6),
+        "cancelled": "true" if r >= per_point - conc else "false", "e2el": e2el, "ttft": ttft,
+        "tt2": 0.17862699999999998 + r % 3, "dec": e2el - ttft, "osl": osl, "isl": isl, "isl1": isl + 1,
+        "tot": isl + osl, "cached": isl - 222, "kb": osl * 0.2551, "chunks": osl - 29,
+        "icl": ICL[r % len(ICL)], "e2etp": osl / e2el * 1e3, "itl": (e2el - ttft) / (osl - 1),
+        "pftp": isl / ttft * 1e3, "tpu": (osl - 1) / (e2el - ttft) * 1e3,
+    }
+    template = WARMUP if r < WARMUP_RECORDS else FAILED if r % FAILED_EVERY == 0 else PROFILING
+    return template % values
 
 
 def result(key: str, conc: int, rng: random.Random) -> dict[str, object]:
@@ -63,7 +141,7 @@ def result(key: str, conc: int, rng: random.Random) -> dict[str, object]:
             "validity": {"valid": True, "reasons": []}}
 
 
-ICL = [",".join(f"{10 + (r + k) % 7 * 0.37:.2f}" for k in range(16)) for r in range(7)]
+ICL = [",".join(repr(3.5 + (r + k) % 7 * 0.37123456789) for k in range(4)) for r in range(7)]
 
 
 def generate_point(root: Path, i: int, per_point: int) -> int:
@@ -72,23 +150,18 @@ def generate_point(root: Path, i: int, per_point: int) -> int:
     d = root / key / f"conc{conc}"
     (d / "aiperf").mkdir(parents=True, exist_ok=True)
     (d / f"bmk_agentic_{key}_conc{conc}.json").write_text(json.dumps(result(key, conc, rng)))
-    base = 1_795_958_834_000_000_000
-    with open(d / "aiperf" / "profile_export.jsonl", "w") as fh:
+    records = d / "aiperf" / "profile_export.jsonl"
+    with open(records, "w") as fh:
         lines = []
         for r in range(per_point):
-            e2el = rng.lognormvariate(8.0, 0.6)
-            ttft = e2el * rng.uniform(0.03, 0.2)
-            st = base + r * 10_000_000
-            lines.append(RECORD % {
-                "s": r % conc, "rid": f"{r:032x}", "t": r // conc, "c": st - 1000, "st": st, "ack": st + 9000,
-                "end": st + int(e2el * 1e6), "phase": "warmup" if r < 20 else "profiling", "e2el": e2el,
-                "ttft": ttft, "tt2": ttft + 9.5, "itl": 10.5, "dec": e2el - ttft, "icl": ICL[r % 7],
-                "isl": 20000 + r % 5000, "osl": 300 + r % 700, "tot": 20300 + r % 5700, "tpu": 95.2,
-            })
+            lines.append(record_line(rng, r, conc, per_point))
             if len(lines) == 2000:
                 fh.write("".join(lines))
                 lines.clear()
         fh.write("".join(lines))
+    source = stamp(records)   # what the point runner does when it finishes a point
+    with open(records, "rb") as fh:
+        write_samples_file(records, (json.loads(line) for line in fh), source)
     return per_point
 
 
@@ -141,6 +214,24 @@ def time_report(root: Path) -> tuple[float, float, int, int]:
     return wall, cpu, max(peak, after.ru_maxrss * 1024), proc.returncode
 
 
+def hidden_samples_files(root: Path) -> list[tuple[Path, Path]]:
+    """Move every point's samples file aside (the report then parses the records); returns the moves to undo."""
+    moves = [(p, p.with_name(p.name + ".hidden")) for p in (root / "runs").rglob(SAMPLES_FILE)]
+    for src, dst in moves:
+        src.rename(dst)
+    return moves
+
+
+def report_line(what: str, root: Path, judged: bool) -> None:
+    shutil.rmtree(root / "report", ignore_errors=True)
+    wall, cpu, peak, code = time_report(root)
+    peak_mb = peak / 2 ** 20
+    ok = code == 0 and wall <= 30 and peak_mb <= 1024
+    verdict = f": {'OK' if ok else 'OVER TARGET'}" if judged else " (not judged)"
+    print(f"{what}: {wall:.1f} s wall (incl. interpreter start), {cpu:.1f} s CPU, peak RSS {peak_mb:.0f} MB "
+          f"(target <= 30 s, <= 1024 MB){verdict}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", type=Path, default=None, help="where to generate (default: a temporary directory)")
@@ -148,10 +239,11 @@ def main() -> int:
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--keep", action="store_true", help="keep the generated data")
     ap.add_argument("--reuse", action="store_true", help="reuse data generated earlier in --dir with the same counts")
+    ap.add_argument("--no-raw", action="store_true", help="skip the report over the records alone")
     args = ap.parse_args()
     root = args.dir or Path(tempfile.mkdtemp(prefix="report-bench-"))
     marker = root / "generated.json"
-    wanted = {"points": args.points, "records": args.records}
+    wanted = {"points": args.points, "records": args.records, "layout": LAYOUT}
     try:
         if args.reuse and marker.is_file() and json.loads(marker.read_text()) == wanted:
             print(f"reusing {args.points} points, {args.records} records in {root}")
@@ -162,13 +254,15 @@ def main() -> int:
             size = sum(p.stat().st_size for p in (root / "runs").rglob("*.jsonl"))
             marker.write_text(json.dumps(wanted))
             print(f"generated {args.points} points, {n} records, {size / 1e6:.0f} MB of jsonl "
-                  f"in {time.monotonic() - t0:.1f} s")
-        shutil.rmtree(root / "report", ignore_errors=True)
-        wall, cpu, peak, code = time_report(root)
-        peak_mb = peak / 2 ** 20
-        ok = code == 0 and wall <= 30 and peak_mb <= 1024
-        print(f"report process: {wall:.1f} s wall (incl. interpreter start), {cpu:.1f} s CPU, peak RSS {peak_mb:.0f} MB "
-              f"(target <= 30 s, <= 1024 MB): {'OK' if ok else 'OVER TARGET'}")
+                  f"in {time.monotonic() - t0:.1f} s", flush=True)
+        report_line("report, points as the harness leaves them", root, judged=True)
+        if not args.no_raw:
+            moves = hidden_samples_files(root)
+            try:
+                report_line(f"report, records parsed ({len(moves)} samples files moved aside)", root, judged=False)
+            finally:
+                for src, dst in moves:
+                    dst.rename(src)
     finally:
         if not args.keep and not args.reuse:
             shutil.rmtree(root, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""A point's result: what the client and the server left behind → two files in the point directory.
+"""A point's result: what the client and the server left behind → the files of the point directory.
 
 - `point_result.json`: our own record (state, validity verdict with its thresholds, p99, achieved
   concurrency, accept length, cancellations at the cutoff, overrides, engine, client settings, power over
@@ -6,6 +6,8 @@
 - `bmk_agentic_<config_key>_conc<N>.json`: the published row, exactly one InferenceX AgentX row
   (`harness.point.inferencex_row`). A simulated point records and publishes `hw: sim`, never a real GPU
   name (our record keeps the recipe's GPU type as `recipe_hw`).
+- `aiperf/request_samples.bin`: the E2EL and TTFT samples a report plots, beside the per-request records
+  they come from (`harness.report.samples_file`).
 
 Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
 its partial result, marked invalid).
@@ -22,6 +24,7 @@ from harness.point.engine_label import engine_label
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.plan import PointPlan, dp_attention_size
+from harness.report import samples_file
 
 
 def point_dir(out_dir: Path, plan: PointPlan, variant: str | None = None) -> Path:
@@ -56,7 +59,10 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points)."""
     summary = aiperf.read_summary(artifact_dir)
+    records_stamp = samples_file.stamp(artifact_dir / aiperf.RECORDS_FILE)
     raw_records = aiperf.read_records(artifact_dir)
+    if raw_records:   # the report's latency samples, so that it need not parse the records again
+        samples_file.write_samples_file(artifact_dir / aiperf.RECORDS_FILE, raw_records, records_stamp)
     if summary is None and not raw_records:
         return None, None
     records = [result_fields.parse_record(r) for r in raw_records]

@@ -16,7 +16,7 @@ from harness.report.curves import FRONTIER_AXES, Curve, group_curves, report_jso
 from harness.report.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
 from harness.report.load import load_results_noted
 from harness.report.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
-from harness.report.samples import read_request_samples, record_file
+from harness.report.samples import load_request_samples, record_file
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def reading_distributions(curves: list[Curve]) -> Iterator[Callable[[], Distribu
 
 
 def _point_quantiles(path: Path) -> tuple[Quantiles | None, Quantiles | None]:
-    return sample_quantiles(read_request_samples(path))
+    return sample_quantiles(load_request_samples(path))
 
 
 def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = True) -> ReportOutputs:

@@ -1,41 +1,36 @@
-"""Per-request records beside a result (AIPerf 0.13 `profile_export.jsonl`): latency samples for the plots."""
+"""Per-request records beside a result (AIPerf 0.13 `profile_export.jsonl`): latency samples for the plots.
+
+A point the harness ran leaves `request_samples.bin` beside its records (`harness.report.samples_file`);
+the report reads that when it matches the records file, and reads the records otherwise (another tool's
+run, an older one, a copy that changed the file).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Literal
 
-from harness.report.load import PointResult, finite_number
+from harness.report.load import PointResult
+from harness.report.samples_file import UNIT_TO_S, RequestSamples, kept_latencies, read_samples_file
+
+__all__ = ["RECORD_FILES", "RequestSamples", "iter_points_with_samples", "load_request_samples", "read_request_samples",
+           "record_file"]
 
 RECORD_FILES = ("aiperf/profile_export.jsonl", "aiperf_artifacts/profile_export.jsonl", "profile_export.jsonl")
-_UNIT_TO_S = {"ms": 1e-3, "ns": 1e-9, "us": 1e-6, "s": 1.0, "sec": 1.0}
-_FAST = {
-    name: re.compile(rb'"' + name.encode() + rb'":\{"value":([-+0-9.eE]+),"unit":"(\w+)"')
-    for name in ("request_latency", "time_to_first_token")
-}
-_PHASE = re.compile(rb'"benchmark_phase":"(\w+)"')
-_NUMBER = rb"([-+0-9.eE]+)"
-# One whole record of AIPerf 0.13's compact layout, from the end of the phase key to TTFT (both in ms). It
-# starts at `k_phase"` rather than at a quote: quotes are everywhere in JSON, `k` is not, so the scan is fast.
-_CHUNK_RECORD = re.compile(
-    rb'k_phase":"(\w+)","phase_index":\d+,"phase_name":"\w+","was_cancelled":(true|false),'
-    rb'"context_overflow_skip":\w+,"agent_depth":\d+,"root_correlation_id":"[^"\n]*"\},"metrics":\{'
-    rb'"request_latency":\{"value":' + _NUMBER + rb',"unit":"ms"\},"time_to_first_token":\{"value":' + _NUMBER
-    + rb',"unit":"ms"\}')
 _CHUNK_BYTES = 4 * 1024 * 1024
-_MS = 1e-3
-
-
-@dataclass(frozen=True)
-class RequestSamples:
-    """Per-request latencies (seconds) of one point's successful profiled requests."""
-
-    e2el: Sequence[float]
-    ttft: Sequence[float]
+# A metric's value (a JSON number) and unit, as AIPerf writes it after `"<name>":{"value":`.
+_VALUE_UNIT = re.compile(rb'(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?),"unit":"([a-z]+)"\}')
+_METRICS = b'},"metrics":{'
+_PHASE = b'"benchmark_phase":"'
+_CANCELLED = b'"was_cancelled":'
+_E2EL = b'"request_latency":'
+_TTFT = b'"time_to_first_token":'
+_VALUE = b'{"value":'
 
 
 def record_file(point_dir: Path) -> Path | None:
@@ -46,13 +41,18 @@ def record_file(point_dir: Path) -> Path | None:
     return None
 
 
-def read_request_samples(path: Path) -> RequestSamples:
-    """Stream a `profile_export.jsonl`, keeping E2EL and TTFT of successful, profiled, uncancelled requests.
+def load_request_samples(path: Path) -> RequestSamples:
+    """The samples of the records file `path`: from the samples file the point runner left beside it when
+    that matches the records file, else read from the records."""
+    return read_samples_file(path) or read_request_samples(path)
 
-    The file is read in blocks of whole lines. A block is read with one pattern matching AIPerf 0.13's
-    compact records when every line of it is a record that fits the pattern; otherwise each line of the
-    block is read on its own (a pattern per field, else the line parsed as JSON), so the result does not
-    depend on the fast path.
+
+def read_request_samples(path: Path) -> RequestSamples:
+    """Stream a `profile_export.jsonl`, keeping E2EL and TTFT of the requests `kept_latencies` keeps.
+
+    The file is read in blocks of whole lines. A line in AIPerf's compact layout (metadata, then metrics;
+    phase, cancellation, E2EL and TTFT each written once, in any order, no error) is read by locating those
+    keys; any other line is parsed as JSON, so the result does not depend on the fast reading.
     """
     e2el, ttft = array("d"), array("d")
     with open(path, "rb") as fh:
@@ -73,79 +73,92 @@ def read_request_samples(path: Path) -> RequestSamples:
 
 
 def _read_span(data: bytes, start: int, end: int, e2el: array[float], ttft: array[float]) -> None:
-    """The samples of the whole lines `data[start:end]`: one pattern for the span when every line of it is a
-    record that fits `_CHUNK_RECORD` (the common case, checked by counting lines), else line by line."""
-    import numpy as np
+    """The samples of the whole lines `data[start:end]`, each read in place when it fits the compact layout."""
+    pos = start
+    while pos < end:
+        stop = data.find(b"\n", pos, end)
+        if stop < 0:
+            stop = end
+        values = _compact_line(data, pos, stop)
+        if values is None:
+            _read_line(data[pos:stop], e2el, ttft)
+        elif isinstance(values, tuple):
+            e2el.append(values[0])
+            if values[1] is not None:
+                ttft.append(values[1])
+        pos = stop + 1
 
-    if start >= end:
-        return
-    found = _CHUNK_RECORD.findall(data, start, end)
-    lines = int(np.count_nonzero(np.frombuffer(data, np.uint8, end - start, start) == 10))
-    lines += data[end - 1] != 10   # an unterminated last line
-    if not found or len(found) != lines:
-        for line in data[start:end].splitlines():
-            _read_line(line, e2el, ttft)
-        return
-    phases, cancelled, e_ms, t_ms = zip(*found, strict=True)
-    if phases.count(b"profiling") != len(phases) or cancelled.count(b"false") != len(cancelled):
-        kept = [(e, t) for p, c, e, t in found if p == b"profiling" and c == b"false"]
-        e_ms, t_ms = tuple(e for e, _ in kept), tuple(t for _, t in kept)
-    for values, out in ((e_ms, e2el), (t_ms, ttft)):
-        seconds = np.frombuffer(array("d", map(float, values)), np.float64) * _MS   # as float(v) * 1e-3
-        out.frombytes(seconds.tobytes())
+
+def _compact_line(data: bytes, start: int, end: int) -> tuple[float, float | None] | Literal[False] | None:
+    """What `kept_latencies` gives for the line `data[start:end]`, read by key positions: (E2EL, TTFT) when
+    kept, False when not, None when the line is not in the compact layout (then it is parsed as JSON).
+
+    The compact layout: `{"metadata":{...},"metrics":{...}}` and nothing else, the metadata flat (no
+    braces), every metric an object without nested objects (the first `}}` after `"metrics":{` closes the
+    metrics), object keys unique as a JSON writer writes them. Keys cannot occur inside JSON strings (their
+    quotes would be escaped), so a key found in a region is that region's key.
+    """
+    if not data.startswith(b'{"metadata":{', start, end) or not data.endswith(b'"}}}', start, end):
+        return None
+    metrics = data.find(_METRICS, start, end)
+    if metrics < 0 or data.find(b"{", start + 13, metrics) >= 0 or data.find(b"}", start + 13, metrics) >= 0 \
+            or data.find(b"}}", metrics + len(_METRICS), end) != end - 3:
+        return None   # metadata not flat, or something beside metadata and metrics (an error)
+    phase = data.find(_PHASE, start, metrics)
+    cancelled = data.find(_CANCELLED, start, metrics)
+    if phase < 0 or cancelled < 0:
+        return None
+    phase += len(_PHASE)
+    if not data.startswith(b'profiling"', phase):
+        quote = data.find(b'"', phase, metrics)
+        return None if quote < 0 or data.find(b"\\", phase, quote) >= 0 else False
+    cancelled += len(_CANCELLED)
+    if data.startswith(b"true", cancelled):
+        return False
+    if not data.startswith(b"false", cancelled):
+        return None
+    e = _value(data, _E2EL, metrics, end)
+    if e is None or e is False:
+        return e
+    t = _value(data, _TTFT, metrics, end)
+    if t is None:
+        return None
+    return e, (None if t is False else t)
+
+
+def _value(data: bytes, key: bytes, metrics: int, end: int) -> float | Literal[False] | None:
+    """A metric of the metrics `data[metrics:end]` in seconds; False when it is absent or not finite; None
+    when it is not written the compact way."""
+    at = data.find(key, metrics, end)
+    if at < 0:
+        return False
+    at += len(key)
+    if not data.startswith(_VALUE, at):
+        return None
+    m = _VALUE_UNIT.match(data, at + len(_VALUE), end)
+    if m is None:
+        return None
+    unit = UNIT_TO_S.get(m.group(2).decode())
+    if unit is None:
+        return None
+    value = float(m.group(1))
+    return value * unit if math.isfinite(value) else False
 
 
 def _read_line(line: bytes, e2el: array[float], ttft: array[float]) -> None:
+    """One line parsed as JSON, kept by `kept_latencies`."""
     if b'"request_latency"' not in line:
         return  # failed requests carry no metrics
-    fast = _fast_record(line)
-    if fast is False:
+    try:
+        record = json.loads(line)
+    except ValueError:
         return
-    values = _slow_record(line) if fast is None or fast is True else fast
+    values = kept_latencies(record)
     if values is None:
         return
-    e, t = values
-    e2el.append(e)
-    if t is not None:
-        ttft.append(t)
-
-
-def _fast_record(line: bytes) -> tuple[float, float | None] | None | bool:
-    """(e2el, ttft) from a compact AIPerf line; False to skip the line; None when the pattern does not fit."""
-    phase = _PHASE.search(line)
-    if phase is None:
-        return None
-    if phase.group(1) != b"profiling" or b'"was_cancelled":true' in line:
-        return False
-    e = _FAST["request_latency"].search(line)
-    t = _FAST["time_to_first_token"].search(line)
-    if e is None or (t is None and b'"time_to_first_token"' in line):
-        return None
-    e_unit = _UNIT_TO_S.get(e.group(2).decode())
-    t_unit = _UNIT_TO_S.get(t.group(2).decode()) if t is not None else 1.0
-    if e_unit is None or t_unit is None:
-        return None
-    return float(e.group(1)) * e_unit, (float(t.group(1)) * t_unit if t is not None else None)
-
-
-def _slow_record(line: bytes) -> tuple[float, float | None] | None:
-    try:
-        rec = json.loads(line)
-    except ValueError:
-        return None
-    meta = rec.get("metadata") or {}
-    if rec.get("error") or meta.get("was_cancelled") or meta.get("benchmark_phase", "profiling") != "profiling":
-        return None
-    m = rec.get("metrics") or {}
-
-    def seconds(name: str) -> float | None:
-        v = m.get(name)
-        if not isinstance(v, Mapping) or finite_number(v.get("value")) is None:
-            return None
-        return float(v["value"]) * _UNIT_TO_S.get(str(v.get("unit", "ms")), 1e-3)
-
-    e = seconds("request_latency")
-    return None if e is None else (e, seconds("time_to_first_token"))
+    e2el.append(values[0])
+    if values[1] is not None:
+        ttft.append(values[1])
 
 
 def iter_points_with_samples(points: Iterable[PointResult]) -> Iterator[tuple[PointResult, RequestSamples]]:
@@ -153,4 +166,4 @@ def iter_points_with_samples(points: Iterable[PointResult]) -> Iterator[tuple[Po
     for p in points:
         path = record_file(p.point_dir)
         if path is not None:
-            yield p, read_request_samples(path)
+            yield p, load_request_samples(path)
