@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_eval_options(parser)
     parser.add_argument("--out", default="runs", type=Path, help="output directory (default: runs)")
     parser.add_argument("--launcher", default="local", choices=launcher_kinds(), help="how the server starts")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SETTING=VALUE",
                         help="override a setting, e.g. sim_args.sim-eval-accuracy=0.8 (recorded)")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
     parser.add_argument("--eval-timeout", type=positive_seconds, default=6 * 3600.0, metavar="S",

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", nargs="?", help="recipe YAML file")
     parser.add_argument("--point", dest="points", action="append", metavar="cN",
                         help="only this point (c28 or 28; repeatable; default: all)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SETTING=VALUE",
                         help="override a setting first, e.g. engine=sim or args.max-running-requests=64")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--unofficial", action="store_true",

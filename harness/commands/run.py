@@ -19,7 +19,7 @@ def add_point_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", help="recipe YAML file")
     parser.add_argument("--out", default="runs", type=Path, help="output directory (default: runs)")
     parser.add_argument("--launcher", default="local", choices=launcher_kinds(), help="how the server starts")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SETTING=VALUE",
                         help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
     parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
     parser.add_argument("--unofficial", action="store_true",

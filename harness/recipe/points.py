@@ -31,7 +31,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     """`KEY=VALUE` -> (key path, value)."""
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise UserError(f"--set {short(text)}: expected KEY=VALUE, e.g. args.max-running-requests=64")
+        raise UserError(f"--set {short(text)}: expected SETTING=VALUE, e.g. args.max-running-requests=64")
     if key.startswith(("args.", "env.", "server.args.", "server.env.")):
         head, _, name = _split_free(key)
         path = [*head.split("."), name]

@@ -179,7 +179,7 @@ def test_parse_override() -> None:
     assert parse_override("args.hicache-size=160") == (["args", "hicache-size"], 160)
     assert parse_override("env.X=007") == (["env", "X"], "007")
     assert parse_override("server.args.speculative-eagle-topk=1") == (["server", "args", "speculative-eagle-topk"], 1)
-    with pytest.raises(UserError, match="expected KEY=VALUE"):
+    with pytest.raises(UserError, match="expected SETTING=VALUE"):
         parse_override("engine")
 
 

@@ -1,4 +1,4 @@
-"""The README's recipe section stays in sync with the recipe models and the example fixture."""
+"""The recipe reference (docs/recipes.md) stays in sync with the recipe models and the example fixture."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ EXAMPLE = ROOT / "tests" / "fixtures" / "recipes" / "example.yaml"
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "recipes.md").read_text()
     return text[text.index("<!-- section:recipes -->"):text.index("<!-- /section:recipes -->")]
 
 
