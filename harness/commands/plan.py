@@ -1,6 +1,6 @@
 """`harness plan RECIPE [--point cN] [--json]`: the exact server command, env, client and resources of
 every point, validated, without launching anything. `harness plan --schema` prints the recipe field
-reference (the README's recipe section is generated from it)."""
+reference (the field table of docs/recipes.md is generated from it)."""
 
 from __future__ import annotations
 

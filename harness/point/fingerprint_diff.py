@@ -10,7 +10,7 @@ keys of `/server_info`'s `internal_states` (SGLang's `get_internal_state`: `last
 (`pip_packages`, `packages`: `name==version` strings, srt-slurm's `{source: [name==version, ...]}` or
 `{name: version}` mappings) are compared per package, so a changed package is one line
 `pip_packages./opt/venv/bin/python3.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
-no lines at all. (srt-slurm's own `diff_fingerprints` reads the same files; see the README.)
+no lines at all. (srt-slurm's own `diff_fingerprints` reads the same files; see docs/running.md.)
 """
 
 from __future__ import annotations
