@@ -246,7 +246,7 @@ class FreshServer:
         the walltime do), or the server gone."""
         if sigs.reason():
             return sigs.reason()
-        return crash_reason(self.exit_code(), self.crash_watch)
+        return crash_reason(self.exit_code(), self.crash_watch, Path(self.endpoint.ctx.point_dir) / "server.log")
 
     def stop(self, grace_s: float, status: PointStatus) -> None:
         """Write the fingerprint (a ready server) or abandon its capture, then stop the server's whole process

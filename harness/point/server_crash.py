@@ -2,19 +2,24 @@
 
 SGLang runs its scheduler(s) and detokenizer as child processes titled `sglang::scheduler...` and
 `sglang::detokenizer` in the server's process group. When one of them dies (an OOM kill, a segfault in a
-kernel), the main process may keep answering `/health` for a while; the point must end at once, as
-`server_crashed`, naming the process that died. The processes are the ones seen when the server became ready
-(read from `/proc`, so a process of a launcher that hides them, docker or enroot, is not watched: the
-main process's exit still ends the point).
+kernel), the point ends at once as `server_crashed`, naming the process that died: seen dead here (the
+processes are the ones found in `/proc` when the server became ready, so a launcher that hides them, docker
+or enroot, leaves only the main process watched), or named by SGLang's own subprocess watchdog in
+`server.log` ("Subprocess scheduler_0 (pid=N) crashed with exit code -9"), which takes the whole server down
+within a second of the death.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 SGLANG_TITLE = "sglang::"
 PROC = Path("/proc")
+# SGLang's SubprocessWatchdog (sglang/srt/utils/watchdog.py), logged before it takes the server down
+WATCHDOG_LINE = re.compile(r"Subprocess (\S+) \(pid=(\d+)\) crashed with exit code (-?\d+)")
+LOG_TAIL_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -79,12 +84,30 @@ class CrashWatch:
         return None
 
 
-def crash_reason(exit_code: int | None, watch: CrashWatch | None) -> str | None:
-    """`server_crashed: ...` when the ready server's main process ended or a watched process died; None while
-    the server runs whole."""
-    if exit_code is not None:
-        return f"server_crashed: the server exited with status {exit_code} during the run"
+def watchdog_crash(server_log: Path | None) -> str | None:
+    """`<name> (pid N) crashed with exit code X`, from the last crash SGLang's subprocess watchdog logged."""
+    if server_log is None:
+        return None
+    try:
+        with open(server_log, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - LOG_TAIL_BYTES))
+            tail = fh.read().decode(errors="replace")
+    except OSError:
+        return None
+    found = WATCHDOG_LINE.findall(tail)
+    if not found:
+        return None
+    name, pid, code = found[-1]
+    return f"SGLang's {name} (pid {pid}) crashed with exit code {code}"
+
+
+def crash_reason(exit_code: int | None, watch: CrashWatch | None, server_log: Path | None = None) -> str | None:
+    """`server_crashed: ...` when a watched process died or the ready server's main process ended (then with
+    what SGLang's watchdog logged, if it did); None while the server runs whole."""
     gone = watch.died() if watch is not None else None
-    if gone is not None:
-        return f"server_crashed: {gone} died during the run"
-    return None
+    if exit_code is None:
+        return None if gone is None else f"server_crashed: {gone} died during the run"
+    logged = watchdog_crash(server_log)
+    if logged is not None:
+        return f"server_crashed: {logged}; the server exited with status {exit_code} during the run"
+    return f"server_crashed: the server exited with status {exit_code} during the run"

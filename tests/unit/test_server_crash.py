@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 from harness.point.server_crash import CrashWatch, crash_reason, sglang_members
 
@@ -58,3 +59,17 @@ def test_a_process_outside_the_group_is_not_watched() -> None:
         for p in (proc, other):
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+
+
+def test_sglang_watchdog_names_the_process_when_the_server_went_down_whole(tmp_path: Path) -> None:
+    # SGLang's SubprocessWatchdog line (sglang/srt/utils/watchdog.py) as its logger writes it
+    log = tmp_path / "server.log"
+    log.write_text("[2026-12-01 16:10:02] Some earlier line\n"
+                   "[2026-12-01 16:10:03] Subprocess scheduler_0 (pid=4242) crashed with exit code -9. "
+                   "Triggering SIGQUIT for cleanup...\n")
+    assert crash_reason(-9, CrashWatch([]), log) == (
+        "server_crashed: SGLang's scheduler_0 (pid 4242) crashed with exit code -9; "
+        "the server exited with status -9 during the run")
+    assert crash_reason(None, CrashWatch([]), log) is None   # the log alone ends nothing
+    assert crash_reason(1, CrashWatch([]), tmp_path / "missing.log") == \
+        "server_crashed: the server exited with status 1 during the run"
