@@ -88,7 +88,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     json_path = write_json(out_dir / "report.json",
                            {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys},
                             "notes": notes})
-    md_path = write_text(out_dir / "report.md", render_markdown(curves) + "\n" + eval_markdown(keys, evals))
+    md_path = write_text(out_dir / "report.md", render_markdown(curves, [p.name for p in pngs])
+                         + "\n" + eval_markdown(keys, evals))
     page = render_html(curves, pngs)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
     html_path = write_text(out_dir / "report.html", page)

@@ -1,9 +1,12 @@
-"""One self-contained static HTML report: tables, verdicts, fingerprints, and the PNGs embedded as base64.
+"""One self-contained static HTML report, the PNGs embedded as base64, in reading order: the verdict table of
+each curve (`harness.report.verdicts`), the Pareto coverage, the plots at full width, then the details (every
+measured column, invalid points, warnings, fingerprints).
 
-Laid out to fit a 1400 px window without horizontal scrolling: the page is at most 1360 px wide, table
-cells wrap (long reasons, image names and hashes break anywhere; header words never break), the four
-frontier flags share one column, and a long fingerprint cell (why no GPU was found) is cut, whole in its
-tooltip. When any point is simulated the title and a banner say SIMULATED.
+Laid out to fit a 1400 px window without horizontal scrolling, the first verdict table within its first
+900 px: the page is at most 1360 px wide, table cells wrap (long reasons, image names and hashes break
+anywhere; header words never break), the four frontier flags share one column, and a long fingerprint cell
+(why no GPU was found) is cut, whole in its tooltip. When any point is simulated the title and a banner say
+SIMULATED.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
 from harness.report.table import SIMULATED, conc_cell, curve_notes, fmt, power_text, verdict
+from harness.report.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 
 _STYLE = """
 *{box-sizing:border-box}
@@ -25,7 +29,7 @@ th,td{border:1px solid #ccc;padding:3px 6px;overflow-wrap:anywhere;vertical-alig
 th{background:#f6f6f6;font-weight:600;font-size:13px;overflow-wrap:normal}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.invalid{background:#fbe9e9;color:#777}
-.on{font-weight:bold}img{max-width:100%;height:auto;border:1px solid #eee}
+.on{font-weight:bold}img{width:100%;height:auto;border:1px solid #eee}
 code{background:#f4f4f4;overflow-wrap:anywhere}
 .sim{background:#fff3cd;border:2px solid #c99a00;padding:0.6em 1em;font-weight:600}
 .tag{color:#555}
@@ -56,7 +60,44 @@ def _frontier_cell(c: Curve, conc: int, valid: bool) -> str:
     return ", ".join(on) if on else "dominated"
 
 
+def _heading(c: Curve) -> str:
+    """The curve's name, marked SIMULATED (or with its engine label where it is not a GPU run)."""
+    sim = f" <em>({SIMULATED})</em>" if c.simulated else \
+        f" <em>({_e(c.engine_label)}; not GPU numbers)</em>" if c.engine_label else ""
+    return _e(c.key) + sim
+
+
+def _verdict_section(c: Curve) -> str:
+    """The curve's name and identity, its verdict table and the footnotes its marks need."""
+    model = next((p.model for p in c.points if p.model), "unknown")   # a point without a record names none
+    head = "".join(f'<th>{_e(h)}</th>' for h in COLUMNS)
+    rows = "".join(
+        f'<tr class="{"valid" if row.valid else "invalid"}">'
+        + "".join(f'<td class="n">{_e(v)}</td>' if name in NUMERIC else f"<td>{_e(v)}</td>"
+                  for name, v in zip(COLUMNS, row.cells))
+        + "</tr>"
+        for row in verdict_rows(c.points, varying_fields(c.points))
+    )
+    variant = f" Variant <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>." if c.variant else ""
+    notes = "".join(f'<p class="tag">{_e(n)}</p>' for n in footnotes(c.points))
+    return (f"<h3>{_heading(c)}</h3><p>Image <code>{_e(c.image or 'unknown')}</code>, engine "
+            f"<code>{_e(c.engine)}</code>, model <code>{_e(model)}</code>.{variant}</p>"
+            f'<table class="verdict"><tr>{head}</tr>{rows}</table>{notes}')
+
+
+def _coverage_section(c: Curve) -> str:
+    """Per frontier axis: how many valid points are on the frontier, which are dominated."""
+    items = "".join(
+        f"<li><code>{a.name}</code>: {c.frontiers[a.name].coverage} on the frontier; dominated: "
+        f"{_e(', '.join(f'c{x}' for x in c.frontiers[a.name].dominated) or 'none')}</li>"
+        for a in FRONTIER_AXES
+    )
+    return f"<h3>{_heading(c)}</h3><ul>{items}</ul>"
+
+
 def _curve_section(c: Curve) -> str:
+    """The curve's details: variant and notes, every measured column with its frontier flags, invalid points,
+    warnings, fingerprints."""
     head = ["conc", "tok/s/GPU", "out tok/s/GPU", "E2EL p50 (s)", "E2EL p75 (s)", "E2EL p90 (s)",
             "TTFT p50 (s)", "requests ok/total", "errors", "cancelled at cutoff", "power", "verdict",
             "on frontier"]
@@ -75,11 +116,6 @@ def _curve_section(c: Curve) -> str:
             + f"<td>{_e(power_text(p))}</td><td title=\"{_e(reasons)}\">{_e(verdict(p))}</td>"
             + f'<td class="{"" if frontier in ("-", "dominated") else "on"}">{_e(frontier)}</td></tr>'
         )
-    coverage = "".join(
-        f"<li><code>{a.name}</code>: {c.frontiers[a.name].coverage} on the frontier; dominated: "
-        f"{_e(', '.join(f'c{x}' for x in c.frontiers[a.name].dominated) or 'none')}</li>"
-        for a in FRONTIER_AXES
-    )
     invalid = "".join(
         f"<li>c{p.conc}: {_e('; '.join(f'{r.code}: {r.message}' for r in p.invalid_reasons) or 'unspecified')}</li>"
         for p in c.invalid
@@ -93,22 +129,17 @@ def _curve_section(c: Curve) -> str:
         for p in c.points
     )
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
-    sim = f" <em>({SIMULATED})</em>" if c.simulated else \
-        f" <em>({_e(c.engine_label)}; not GPU numbers)</em>" if c.engine_label else ""
     variant = (f"<p class=\"tag\">Tuned variant <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>; "
                f"overrides: {_e(', '.join(c.overrides))}.</p>") if c.variant and c.overrides else \
         (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>: the recipe "
          "as written, no overrides.</p>") if c.variant else ""
     notes = "".join(f"<p class=\"tag\">{_e(n)}</p>" for n in curve_notes(c))
-    model = next((p.model for p in c.points if p.model), "unknown")   # a point without a record names none
     return (
-        f"<h2>{_e(c.key)}{sim}</h2>{variant}<p>Image <code>{_e(c.image or 'unknown')}</code>, engine "
-        f"<code>{_e(c.engine)}</code>, model <code>{_e(model)}</code>.</p>{notes}"
+        f"<h3>{_heading(c)}</h3>{variant}{notes}"
         f"<table><tr>{''.join(f'<th>{_e(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>"
-        f"<h3>Pareto coverage</h3><ul>{coverage}</ul>"
-        + (f"<h3>Invalid points</h3><ul>{invalid}</ul>" if invalid else "")
-        + (f"<h3>Warnings</h3><ul>{warnings}</ul>" if warnings else "")
-        + "<h3>Fingerprints</h3><table><tr><th>conc</th><th>host</th><th>GPUs</th><th>SGLang</th>"
+        + (f"<h4>Invalid points</h4><ul>{invalid}</ul>" if invalid else "")
+        + (f"<h4>Warnings</h4><ul>{warnings}</ul>" if warnings else "")
+        + "<h4>Fingerprints</h4><table><tr><th>conc</th><th>host</th><th>GPUs</th><th>SGLang</th>"
         f"<th>image</th><th>recipe fingerprint</th><th>harness commit</th></tr>{fp_rows}</table>"
     )
 
@@ -119,14 +150,21 @@ def report_title(curves: Sequence[Curve], title: str = "Agentic sweep report") -
 
 
 def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Agentic sweep report") -> str:
-    """The whole report as one HTML string; every image is inlined, nothing is fetched."""
+    """The whole report as one HTML string: verdicts, Pareto coverage, plots, details; every image is
+    inlined, nothing is fetched."""
     full = report_title(curves, title)
     banner = ""
     if any(c.simulated for c in curves):
         names = ", ".join(c.key for c in curves if c.simulated)
         banner = (f'<p class="sim">{SIMULATED}: {_e(names)} ran on the embedded simulator; its numbers are '
                   "not hardware measurements and power was not measured.</p>")
-    body = banner + "".join(_img(p) for p in pngs) + "".join(_curve_section(c) for c in curves)
+    body = (banner
+            + f'<h2 id="verdicts">Verdicts</h2><p class="tag">{_e(COLUMN_NOTE)}</p>'
+            + "".join(_verdict_section(c) for c in curves)
+            + '<h2 id="frontier">Pareto coverage</h2><p class="tag">x-axis vs total throughput per GPU; invalid '
+            "points are excluded.</p>" + "".join(_coverage_section(c) for c in curves)
+            + ('<h2 id="plots">Plots</h2>' + "".join(_img(p) for p in pngs) if pngs else "")
+            + '<h2 id="details">Details</h2>' + "".join(_curve_section(c) for c in curves))
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{_e(full)}</title>'

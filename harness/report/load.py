@@ -95,6 +95,8 @@ class PointResult:
     publishable: bool | None = None     # AIPerf's submission verdict and ours (None: a record without one)
     publish_label: str | None = None    # `publishable`, `unofficial (AIPerf: unsafe_override)`, ...
     state: str = "completed"            # our record's state: completed | failed | cancelled (| running: no record yet)
+    achieved_sessions: float | None = None   # our record's achieved concurrency (live session trees), if any
+    window_seconds: float | None = None      # the throughput window (first profiled start -> last ok end)
 
     @property
     def curve_arm(self) -> Arm:
@@ -316,6 +318,8 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         publishable=None if publish is None else bool(publish.get("publishable")),
         publish_label=None if publish is None else str(publish.get("label") or ""),
         state=d["state"] if d.get("state") in ("completed", "failed", "cancelled") else "completed",
+        achieved_sessions=finite_number(_dig(d, "achieved_concurrency", "sessions")),
+        window_seconds=finite_number(_dig(metrics, "throughput", "duration_seconds")),
     )
 
 

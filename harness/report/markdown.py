@@ -1,4 +1,5 @@
-"""A markdown summary for pull requests: per curve, its table and a "Pareto coverage" section."""
+"""A markdown summary for pull requests: the verdict table of each curve first, then its Pareto coverage,
+the plots and the details."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ import html
 from collections.abc import Sequence
 
 from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
-from harness.report.table import COLUMNS, SIMULATED, curve_notes, table_rows
+from harness.report.table import SIMULATED, curve_notes
+from harness.report.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 
 
 def _text(value: object) -> str:
     """A value as markdown text: HTML escaped (as in report.html), table pipes escaped, on one line."""
-    return " ".join(html.escape(str(value)).replace("|", "\\|").split())
+    return " ".join(html.escape(str(value), quote=False).replace("|", "\\|").split())
 
 
 def _code(value: object) -> str:
@@ -35,44 +37,68 @@ def coverage_lines(c: Curve) -> list[str]:
     return lines
 
 
-def render_markdown(curves: Sequence[Curve]) -> str:
+def _heading(c: Curve) -> str:
+    sim = f" ({SIMULATED})" if c.simulated else f" ({c.engine_label}; not GPU numbers)" if c.engine_label else ""
+    return f"### {_text(c.key)}{sim}"
+
+
+def _identity(c: Curve) -> list[str]:
+    """The curve's image and engine, and what a variant or tagged run changes."""
+    out = [f"Image {_code(c.image or 'unknown')}, engine {_code(c.engine)}.", ""]
+    if c.variant and c.overrides:
+        out += [f"Tuned variant {_code(c.variant)} of {_code(c.config_key)}; overrides: "
+                + ", ".join(_code(o) for o in c.overrides) + ".", ""]
+    elif c.variant:
+        out += [f"Tagged run {_code(c.variant)} of {_code(c.config_key)}: the recipe as written, no overrides.", ""]
+    return out
+
+
+def verdict_lines(c: Curve) -> list[str]:
+    """The curve's verdict table (`harness.report.verdicts`) and the footnotes its marks need."""
+    out = ["| " + " | ".join(COLUMNS) + " |",
+           "|" + "|".join("---:" if name in NUMERIC else "---" for name in COLUMNS) + "|"]
+    for row in verdict_rows(c.points, varying_fields(c.points)):
+        out.append("| " + " | ".join(_text(cell) for cell in row.cells) + " |")
+    notes = footnotes(c.points)
+    return [*out, *([""] + [_text(n) for n in notes] if notes else [])]
+
+
+def _details(c: Curve) -> list[str]:
+    """What the verdict table leaves out: notes, cancelled requests, power, warnings."""
+    out: list[str] = []
+    if curve_notes(c):
+        out += [*(f"- {_text(n)}" for n in curve_notes(c))]
+    cancelled = [p for p in c.points if p.cancelled_at_cutoff]
+    if cancelled:
+        out.append("- requests cancelled at the end-of-run cutoff: "
+                   + ", ".join(f"c{p.conc}: {p.cancelled_at_cutoff}" for p in cancelled))
+    power = [p for p in c.points if p.power_valid is False and not p.simulated]
+    if power:
+        out.append("- power invalid: " + ", ".join(
+            f"c{p.conc} ({_text(','.join(p.power_invalid_reasons) or 'unspecified')})" for p in power))
+    if c.simulated:
+        out.append("- power: not measured (simulator).")
+    out += [f"- warning: {_text(w)}" for w in c.warnings]
+    return out
+
+
+def render_markdown(curves: Sequence[Curve], plots: Sequence[str] = ()) -> str:
+    """The report in markdown: the verdict table of each curve first, then the Pareto coverage, then the
+    plots (`plots`: image paths relative to the markdown file), then the details."""
     title = "Agentic sweep report"
     out: list[str] = [f"# {SIMULATED}: {title}" if any(c.simulated for c in curves) else f"# {title}", ""]
+    out += ["## Verdicts", "", _text(COLUMN_NOTE), ""]
     for c in curves:
-        sim = f" ({SIMULATED})" if c.simulated else f" ({c.engine_label}; not GPU numbers)" if c.engine_label else ""
-        out += [f"## {_text(c.key)}{sim}", "", f"Image {_code(c.image or 'unknown')}, engine {_code(c.engine)}.", ""]
-        if c.variant and c.overrides:
-            out += [f"Tuned variant {_code(c.variant)} of {_code(c.config_key)}; overrides: "
-                    + ", ".join(_code(o) for o in c.overrides) + ".", ""]
-        elif c.variant:
-            out += [f"Tagged run {_code(c.variant)} of {_code(c.config_key)}: the recipe as written, no overrides.", ""]
-        if curve_notes(c):
-            out += [*(_text(n) for n in curve_notes(c)), ""]
-        out.append("| " + " | ".join(COLUMNS) + " |")
-        out.append("|" + "|".join("---:" if i < len(COLUMNS) - 1 else "---" for i in range(len(COLUMNS))) + "|")
-        for row in table_rows(c.points, varying_fields(c.points)):
-            out.append("| " + " | ".join(_text(cell) for cell in row) + " |")
-        out.append("")
-        out += ["### Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]
-        out += coverage_lines(c)
-        notes = [
-            f"- c{p.conc}: " + "; ".join(_text(f"{r.code}: {r.message}" if r.message else r.code)
-                                         for r in p.invalid_reasons)
-            for p in c.invalid
-        ]
-        if notes:
-            out += ["", "Invalid points:", "", *notes]
-        cancelled = [p for p in c.points if p.cancelled_at_cutoff]
-        if cancelled:
-            out += ["", "Requests cancelled at the end-of-run cutoff: "
-                    + ", ".join(f"c{p.conc}: {p.cancelled_at_cutoff}" for p in cancelled)]
-        power = [p for p in c.points if p.power_valid is False and not p.simulated]
-        if power:
-            out += ["", "Power invalid: " + ", ".join(
-                f"c{p.conc} ({_text(','.join(p.power_invalid_reasons) or 'unspecified')})" for p in power)]
-        if c.simulated:
-            out += ["", "Power: not measured (simulator)."]
-        if c.warnings:
-            out += ["", *(f"- warning: {_text(w)}" for w in c.warnings)]
-        out.append("")
+        out += [_heading(c), "", *_identity(c), *verdict_lines(c), ""]
+    out += ["## Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]
+    for c in curves:
+        out += [_heading(c), "", *coverage_lines(c), ""]
+    if plots:
+        out += ["## Plots", "", *(f"![{_text(name)}]({name})" for name in plots), ""]
+    details = [(c, _details(c)) for c in curves]
+    if any(lines for _, lines in details):
+        out += ["## Details", ""]
+        for c, lines in details:
+            if lines:
+                out += [_heading(c), "", *lines, ""]
     return "\n".join(out).rstrip() + "\n"

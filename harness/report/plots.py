@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.curves import FRONTIER_AXES, Y_LABEL, Axis, Curve, y_value
+from harness.report.load import PointResult
 from harness.report.samples import RequestSamples
+from harness.report.verdicts import few_requests
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,17 @@ def title(curves: Sequence[Curve], text: str) -> str:
     return f"{SIMULATED}{which}: {text}"
 
 
+def point_label(p: PointResult) -> str:
+    """`c8`, or `c8 (13 req)` where its p90 rests on too few requests (`harness.report.verdicts`)."""
+    return f"c{p.conc} ({p.num_requests_successful} req)" if few_requests(p, 90) else f"c{p.conc}"
+
+
 def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0]) -> Path:
-    """Throughput per GPU against one x metric; frontier drawn, points labelled by concurrency,
-    invalid points drawn as grey crosses."""
+    """Throughput per GPU against one x metric; frontier drawn, points labelled by concurrency (and their
+    request count where it is too small for a p90), invalid points drawn as grey crosses; the title says which
+    corner is better."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=110)
+    fig, ax = plt.subplots(figsize=(12, 5.5), dpi=110)   # the page's full width
     for i, c in enumerate(curves):
         color = f"C{i % 10}"
         frontier = set(c.frontiers[axis.name].frontier)
@@ -80,7 +88,7 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
             if p.conc in frontier:
                 fx.append(x)
                 fy.append(y)
-            ax.annotate(f"c{p.conc}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=color)
+            ax.annotate(point_label(p), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8, color=color)
         ax.scatter(xs, ys, color=color, alpha=0.45, zorder=2)
         if fx:
             order = sorted(range(len(fx)), key=lambda k: fx[k])
@@ -88,7 +96,8 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
                     label=f"{_label(c)}  frontier {c.frontiers[axis.name].coverage}")
     ax.set_xlabel(axis.label + ("  (lower is better)" if axis.direction == "min" else "  (higher is better)"))
     ax.set_ylabel(Y_LABEL)
-    ax.set_title(title(curves, f"Throughput per GPU vs {axis.label}"))
+    better = "up and to the left" if axis.direction == "min" else "up and to the right"
+    ax.set_title(title(curves, f"Throughput per GPU vs {axis.label}: {better} is better"))
     ax.grid(True, alpha=0.3)
     _log_if_wide(ax)
     if ax.get_legend_handles_labels()[0]:
@@ -122,7 +131,7 @@ def plot_latency_by_conc(
     distributions = distributions or {}
     concs = sorted({p.conc for c in curves for p in c.points})
     pos = {conc: i for i, conc in enumerate(concs)}
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), dpi=110)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=110)
     width = 0.8 / max(1, len(curves))
     for ax, metric, name, slot in ((axes[0], "ttft", "TTFT", 0), (axes[1], "e2el", "E2EL", 1)):
         for i, c in enumerate(curves):
@@ -150,7 +159,7 @@ def plot_latency_by_conc(
             ax.axvline(pos[p.conc], color="0.8", lw=0.8, ls=":", zorder=0)
         ax.set_xticks(range(len(concs)), [str(c) for c in concs])
         ax.set_xlabel("concurrency (sessions)")
-        ax.set_ylabel(f"{name} (s)")
+        ax.set_ylabel(f"{name} (s; lower is better)")
         ax.set_title(title(curves, f"{name} by concurrency"))
         ax.grid(True, axis="y", alpha=0.3)
     if axes[1].get_legend_handles_labels()[0]:

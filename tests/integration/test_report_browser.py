@@ -1,4 +1,5 @@
-"""The HTML report in a real headless Chromium: it renders, fits a 1400 px window, logs no errors.
+"""The HTML report in a real headless Chromium: it renders, fits a 1400 px window with its first verdict table
+in the first 900 px, logs no errors.
 
 Skipped where Chromium is absent, except when HARNESS_REQUIRE_BROWSER=1 (set by .ci/run, which installs
 Debian's chromium), where its absence fails the test.
@@ -28,6 +29,8 @@ MEASURE = r"""JSON.stringify({
   clientWidth: document.documentElement.clientWidth,
   widest: Math.max(...[...document.querySelectorAll('table, img, h1, h2, p')].map(e => e.getBoundingClientRect().right)),
   images: [...document.images].map(i => [i.complete, i.naturalWidth]),
+  verdictTop: document.querySelector('table.verdict').getBoundingClientRect().top,
+  firstImageTop: document.images[0].getBoundingClientRect().top,
   h1: document.querySelector('h1').textContent,
   rows: document.querySelectorAll('tr').length,
   brokenHeaderWords: [...document.querySelectorAll('th')].flatMap(th => {
@@ -63,6 +66,8 @@ def test_report_renders_fits_1400px_and_logs_no_errors(tmp_path):
     assert m["scrollWidth"] <= 1400 and m["clientWidth"] <= 1400 and m["widest"] <= 1400, m
     assert len(m["images"]) == 5 and all(ok and w > 0 for ok, w in m["images"]), m["images"]
     assert m["rows"] > 10
+    assert m["verdictTop"] < 900, m   # the first verdict table starts within the first viewport
+    assert m["verdictTop"] < m["firstImageTop"], m
     assert m["brokenHeaderWords"] == [], m["brokenHeaderWords"]   # "con c", "verdi ct" read as broken
     png = page.screenshot_png
     assert png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -32,8 +32,8 @@ def test_build_report_writes_every_output(tmp_path):
     out = build_report([FIX / "sim-run", FIX / "inferencex" / "artifacts"], tmp_path / "report")
     assert out.html_path.name == "report.html" and out.markdown_path.name == "report.md"
     names = [p.name for p in out.png_paths]
-    assert names == ["pareto.png", "pareto_e2el_p75.png", "pareto_intvty_p90.png",
-                     "pareto_e2e_norm_intvty_p90.png", "latency_by_conc.png"]
+    assert names == ["pareto.png", "pareto_intvty_p90.png", "pareto_e2e_norm_intvty_p90.png",
+                     "pareto_e2el_p75.png", "latency_by_conc.png"]
     for p in out.png_paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = out.html_path.read_text()
@@ -42,7 +42,10 @@ def test_build_report_writes_every_output(tmp_path):
     assert "INVALID (error_rate)" in html and "node-a" in html
     # simulated points: power is "not measured", never "invalid (clock_sync_failed)"
     assert "not measured (simulator)" in html and "clock_sync_failed" not in html
-    assert "<h2>agentic-coder-8b-bf16-sim-sglang-tp1-ep1 {kv dram, recipe 0bd6cc1a}" in html
+    assert "<h3>agentic-coder-8b-bf16-sim-sglang-tp1-ep1 {kv dram, recipe 0bd6cc1a}" in html
+    # verdicts first, then the Pareto coverage, the plots and the details
+    order = [html.index(s) for s in ('<table class="verdict">', 'id="frontier"', "data:image/png", 'id="details"')]
+    assert order == sorted(order), order
     assert html.startswith('<!DOCTYPE html>') and "<h1>SIMULATED: Agentic sweep report</h1>" in html
 
     data = json.loads(out.json_path.read_text())
@@ -68,13 +71,18 @@ def test_render_table_exact():
     assert render_table(as_dicts) == EXPECTED_TABLE
 
 
-def test_markdown_pareto_coverage_section(tmp_path):
+def test_markdown_opens_with_verdicts_then_pareto_coverage_then_plots(tmp_path):
     md = build_report([FIX / "sim-run"], tmp_path, with_records=False).markdown_path.read_text()
-    section = md[md.index("### Pareto coverage"):]
+    lines = md.splitlines()
+    first_row = next(i for i, ln in enumerate(lines) if ln.startswith("| conc |"))
+    first_image = next(i for i, ln in enumerate(lines) if ln.startswith("!["))
+    assert first_row < lines.index("## Pareto coverage") < first_image
+    assert lines[first_image] == "![pareto.png](pareto.png)"
+    assert "| 32 | INVALID | - | error_rate: error rate 8.3% exceeds 5.0% | 110 | 11.9 ‡ | 500.0 | 5.000 | " \
+           "8.000 | 1.200 | 2.400 | not measured (simulator) |" in md
+    section = md[md.index("## Pareto coverage"):]
     assert "- `e2el_p90`: 4/5 on the frontier (c1, c2, c4, c16); dominated: c8; excluded: c32" in section
     assert "- `e2e_norm_intvty_p90`: 3/5 on the frontier (c1, c4, c16); dominated: c2, c8; excluded: c32" in section
-    assert "- c32: error_rate: error rate 8.3% exceeds 5.0%" in section
-    assert "| 32 | 500.0 | 5.000 | 8.000 | 1.200 | 10 | INVALID (error_rate) |" in md
 
 
 def test_simulated_and_real_results_of_one_key_are_separate_curves(tmp_path):

@@ -38,9 +38,9 @@ def test_a_point_that_failed_before_any_request_is_in_every_report_format(tmp_pa
     assert len(out.curves) == 1 and [p.conc for p in out.curves[0].points] == [1, 2, 4, 8, 16, 32, 64]
 
     md = out.markdown_path.read_text()
-    assert "| 64 | - | - | - | - | - | INVALID (point_failed) |" in md
-    assert f"- c64: point_failed: {NEVER_READY}" in md
-    assert "c32: error_rate" in md   # an invalid point with a record keeps its reason too
+    assert f"| 64 | INVALID | - | point_failed: {NEVER_READY} | - | - | - | - | - | - | - | not measured (simulator) |" in md
+    assert "c64 (no record: nothing was measured)" in md   # why its achieved concurrency is absent
+    assert "| 32 | INVALID | - | error_rate: error rate 8.3% exceeds 5.0% |" in md   # a record's reason too
 
     page = out.html_path.read_text()
     assert f"<li>c64: point_failed: {NEVER_READY}</li>" in page
@@ -78,7 +78,7 @@ def test_a_recipe_with_a_per_point_setting_is_one_curve_annotated_on_its_points(
     assert curve.arm.kv_offloading == "none/dram"
     md = out.markdown_path.read_text()
     assert "per-point settings (one config): c1, c2, c4, c8: kv none; c16, c32: kv dram" in md
-    assert "| 16 (kv dram) | 450.0 |" in md and "| 8 (kv none) | 280.0 |" in md
+    assert "| 16 (kv dram) | valid |" in md and "| 8 (kv none) | valid |" in md
     assert "<td class=\"n\">16 (kv dram)</td>" in out.html_path.read_text()
     points = {p["conc"]: p for p in json.loads(out.json_path.read_text())["curves"][0]["points"]}
     assert points[16]["settings"] == "kv dram" and points[1]["settings"] == "kv none"

@@ -98,7 +98,7 @@ def test_report_draws_a_variant_as_its_own_labelled_series(tmp_path):
     assert "Tuned variant <code>mrr64</code>" in html and "note: more running requests" in html
     assert "abababababababab" in html
     md = out.markdown_path.read_text()
-    assert "## quickstart-sim [mrr64] (SIMULATED)" in md and "`args.max-running-requests=64`" in md
+    assert "### quickstart-sim [mrr64] (SIMULATED)" in md and "`args.max-running-requests=64`" in md
     data = json.loads(out.json_path.read_text())
     assert [(c["variant"], c["overrides"]) for c in data["curves"]] == [
         (None, []), ("mrr64", ["args.max-running-requests=64"])]
