@@ -6,7 +6,9 @@ Each subcommand lives in its own module under `harness/commands/` and exposes tw
     main(args: argparse.Namespace) -> int          # the process exit status
 
 Only the module of the subcommand being run is imported, so `harness --help` stays instant.
-User errors raise `harness.errors.UserError` and become one line on stderr with exit status 2;
+A misspelt subcommand or option is an argparse error that also names the closest valid ones
+(`harness swep` -> did you mean 'sweep'?). User errors raise `harness.errors.UserError` and become one line on
+stderr with exit status 2;
 `--debug` shows the traceback instead. Everything a command prints goes through `harness.redact` (stdout and
 stderr are wrapped, line by line), so no secret reaches the terminal or a captured log.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import typing
 from typing import Any, TextIO
 
 # name -> (module, one-line help). Keep sorted by workflow, not alphabetically.
@@ -53,11 +56,56 @@ def _version() -> str:
     return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors name the closest valid subcommand or option to a misspelt one."""
+
+    argv: list[str] = []       # the command line being parsed (set on the top-level parser's class)
+    root: argparse.ArgumentParser | None = None
+
+    def error(self, message: str) -> typing.NoReturn:
+        super().error(message + _hints(message, _Parser.argv, _Parser.root or self))
+
+
+def _hints(message: str, argv: list[str], root: argparse.ArgumentParser) -> str:
+    """`; did you mean …` for an invalid choice in `message`, and for each option on the command line that no
+    parser on its path knows (argparse may report a missing argument before an unknown one)."""
+    import re
+
+    from harness.errors import did_you_mean
+
+    hints = []
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        options = [c.strip().strip("'") for c in choice.group(2).split(",")]
+        hints.append(did_you_mean(choice.group(1), options).strip(" ()"))
+    known = _options_on_path(root, argv)
+    for token in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        name = token.split("=", 1)[0]
+        if (name.startswith("-") and name != "-" and not re.fullmatch(r"-\d[\d.]*", name) and name not in known
+                and not any(k.startswith(name) for k in known if k.startswith("--") and name.startswith("--"))):
+            hint = did_you_mean(name, known).strip(" ()")
+            if hint:
+                hints.append(f"{name}: {hint}")
+    return "".join(f"; {h}" for h in hints if h)
+
+
+def _options_on_path(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """The option strings of `parser` and of each subcommand parser `argv` names below it."""
+    out = list(parser._option_string_actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = next((a for a in argv if a in action.choices), None)
+            if chosen is not None:
+                out += _options_on_path(action.choices[chosen], argv)
+    return out
+
+
 def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | None]:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="harness",
         description="Agentic benchmark harness for LLM serving (SGLang + AIPerf).",
     )
+    _Parser.argv, _Parser.root = argv, parser
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class UserError(Exception):
     """A mistake in what the user gave us (a file, a flag, a value).
 
     The message is one line naming the file, the key path and what was expected.
     """
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` naming the closest candidates (at most three), or '' when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 def pydantic_error_line(source: str, exc: object) -> str:

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import UserError
+from harness.input_errors import first_error
 from harness.redact import add_secret_names
 from harness.yaml_input import Where, load_yaml_file, short
 
@@ -117,10 +118,7 @@ def parse_profile(data: object, source: str, lines: dict[tuple[str, ...], int] |
     try:
         profile = ClusterProfile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        msg = str(first.get("msg", "")).removeprefix("Value error, ")
-        raise Where(source, lines).error(tuple(first.get("loc", ())), msg + more) from None
+        raise Where(source, lines).error(*first_error(exc, ClusterProfile)) from None
     add_secret_names(profile.secret_names)  # before anything of the profile is written or printed
     return profile
 

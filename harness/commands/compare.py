@@ -1,4 +1,5 @@
-"""`harness compare A B [--json] [--allow-mixed]`: per point, old (A) -> new (B).
+"""`harness compare A B [--json] [--allow-mixed]`: per point, old (A) -> new (B), with a bootstrap interval
+of B - A for each latency percentile from the points' per-request records.
 
 `harness compare RUN --variant NAME`: the recipe's own points of RUN (A) against the tuned variant NAME (B),
 each variant point paired with its baseline point.
@@ -8,8 +9,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.artifacts import print_json
+
+if TYPE_CHECKING:
+    from harness.report.load import PointResult
+    from harness.report.samples import RequestSamples
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.errors import UserError
-    from harness.report.compare import compare_points, comparison_json, render_comparison, variant_sides
+    from harness.report.compare import compare_points, comparison_json, render_comparison, variant_sides, with_noise
     from harness.report.load import load_results_noted
 
     if (args.b is None) == (args.variant is None):
@@ -47,6 +53,7 @@ def main(args: argparse.Namespace) -> int:
     # A variant is compared with its own recipe on purpose: the arms it changes are named, not refused.
     comparisons, only_a, only_b = compare_points(sides[0], sides[1],
                                                  allow_mixed=args.allow_mixed or args.variant is not None)
+    comparisons = with_noise(comparisons, _samples_of)
     if args.json:
         print_json({"schema_version": 1, **comparison_json(comparisons, only_a, only_b), "notes": notes})
     else:
@@ -54,3 +61,11 @@ def main(args: argparse.Namespace) -> int:
             print(f"note: {n}")
         print(render_comparison(comparisons, only_a, only_b, variant=args.variant is not None), end="")
     return 0
+
+
+def _samples_of(point: PointResult) -> RequestSamples | None:
+    """The per-request samples beside a point's result, or None when it has no per-request records."""
+    from harness.report.samples import read_request_samples, record_file
+
+    path = record_file(point.point_dir)
+    return None if path is None else read_request_samples(path)

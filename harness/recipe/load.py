@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.errors import UserError
+from harness.input_errors import first_error
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     MAX_CONC,
@@ -61,10 +62,7 @@ def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None)
     try:
         recipe = Recipe.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        msg = str(first.get("msg", "")).removeprefix("Value error, ")
-        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise where.error(tuple(first.get("loc", ())), msg + more) from None
+        raise where.error(*first_error(exc, Recipe)) from None
     add_secret_names(recipe.secret_names)  # before anything of the recipe is written or printed
     recipe = _canonical_flags(recipe, where)
     _check_rules(recipe, where)

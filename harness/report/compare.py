@@ -5,17 +5,34 @@ speculative decoding, KV offloading, DP attention, disaggregation shape, and for
 fingerprint) are never compared as one curve unless the caller allows it explicitly (`allow_mixed`):
 neither within one side (a side whose curve key spans two engines or images) nor across the two sides.
 When allowed, every comparison that mixes them says so (`mixed`).
+
+Each latency percentile of a point pair carries a bootstrap interval of B − A from the two points'
+per-request records (`harness.report.noise`), or the reason it has none. Throughput per GPU has none: it is
+one figure of the whole run (tokens over the run's wall time at a fixed concurrency), and the requests of a
+closed loop share that time, so resampling requests would measure how output lengths vary, not the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.errors import UserError
 from harness.report.curves import Curve, frontiers_for, group_curves, latest_per_conc
 from harness.report.load import PointResult
+from harness.report.noise import (
+    LEVEL,
+    MIN_REQUESTS,
+    NO_RECORDS,
+    RESAMPLES,
+    SEED,
+    WHOLE_RUN,
+    NoiseInterval,
+    no_interval,
+    percentile_diff_interval,
+)
+from harness.report.samples import RequestSamples
 from harness.report.table import fmt
 
 # (json name, column title, value) of each compared metric; direction tells which change is better.
@@ -41,11 +58,20 @@ def pct_change(old: float | None, new: float | None) -> float | None:
     return (new - old) / abs(old) * 100.0
 
 
+def _percentile_of(name: str) -> tuple[str, float] | None:
+    """(per-request sample name, quantile) of a compared latency percentile (`e2el_p90` -> e2el, 0.9)."""
+    metric, stat = name.rsplit("_", 1)
+    if metric not in ("e2el", "ttft") or not stat.startswith("p") or not stat[1:].isdigit():
+        return None
+    return metric, int(stat[1:]) / 100.0
+
+
 @dataclass(frozen=True)
 class PointDelta:
     conc: int
     old: PointResult
     new: PointResult
+    noise: Mapping[str, NoiseInterval] = field(default_factory=dict)   # metric -> interval (`with_noise`)
 
     def metric(self, name: str) -> dict[str, float | None]:
         o, n = metric_value(self.old, name), metric_value(self.new, name)
@@ -65,6 +91,31 @@ class CurveComparison:
 
 
 MIXED_WITHIN = "mixed within "
+SamplesOf = Callable[[PointResult], RequestSamples | None]
+
+
+def point_noise(old: RequestSamples | None, new: RequestSamples | None) -> dict[str, NoiseInterval]:
+    """The interval of each compared metric for one point pair, from its two sides' per-request samples."""
+    out: dict[str, NoiseInterval] = {}
+    for name, _, _ in METRICS:
+        pq = _percentile_of(name)
+        if pq is None:
+            out[name] = no_interval(WHOLE_RUN)
+            continue
+        a = None if old is None else getattr(old, pq[0])
+        b = None if new is None else getattr(new, pq[0])
+        if a is None or b is None:
+            out[name] = no_interval(NO_RECORDS, None if a is None else len(a), None if b is None else len(b))
+        else:
+            out[name] = percentile_diff_interval(a, b, pq[1])
+    return out
+
+
+def with_noise(comparisons: list[CurveComparison], samples_of: SamplesOf) -> list[CurveComparison]:
+    """The comparisons with each point pair's intervals; `samples_of` gives a point's per-request samples
+    (None: the point has no per-request records)."""
+    return [replace(c, changed=[replace(d, noise=point_noise(samples_of(d.old), samples_of(d.new)))
+                                for d in c.changed]) for c in comparisons]
 
 
 def _identity(c: Curve) -> str:
@@ -191,7 +242,8 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
                 "mixed": list(c.mixed),
                 "points": [
                     {"conc": d.conc, "valid": {"old": d.old.valid, "new": d.new.valid},
-                     **{name: d.metric(name) for name, _, _ in METRICS}}
+                     **{name: d.metric(name) for name, _, _ in METRICS},
+                     "noise": {name: iv.as_json() for name, iv in d.noise.items()}}
                     for d in c.changed
                 ],
                 "added": c.added,
@@ -201,6 +253,8 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
         ],
         "only_in_a": only_old,
         "only_in_b": only_new,
+        "noise_method": {"interval": "bootstrap percentile interval of B - A", "level": LEVEL,
+                         "resamples": RESAMPLES, "seed": SEED, "min_requests": MIN_REQUESTS},
     }
 
 
@@ -209,6 +263,35 @@ def _cell(d: PointDelta, name: str) -> str:
     digits = 1 if name == "total_tput_per_gpu" else 3
     pct = "" if m["pct"] is None else f" ({m['pct']:+.1f}%)"
     return f"{fmt(m['old'], digits)} -> {fmt(m['new'], digits)}{pct}"
+
+
+def _span(lo: float, hi: float, unit: str, digits: int) -> str:
+    return f"{lo:+.{digits}f}{unit} .. {hi:+.{digits}f}{unit}"
+
+
+def _noise_lines(changed: list[PointDelta]) -> list[str]:
+    """The noise table under a comparison: per point and latency percentile, n of each side, the interval of
+    B - A in the metric's unit and in percent, and whether it contains zero."""
+    rows = []
+    for d in changed:
+        ivs = [(title, d.noise[name]) for name, title, _ in METRICS
+               if name in d.noise and d.noise[name].reason != WHOLE_RUN]
+        if ivs and len({(iv.n_a, iv.n_b, iv.reason) for _, iv in ivs}) == 1 and ivs[0][1].diff is None:
+            ivs = [("latency", ivs[0][1])]   # the same reason for every percentile: one row
+        for title, iv in ivs:
+            n_a, n_b = ("-" if n is None else str(n) for n in (iv.n_a, iv.n_b))
+            diff = "" if iv.diff is None else _span(*iv.diff, " s", 3)
+            pct = "" if iv.pct is None else _span(*iv.pct, "%", 1)
+            rows.append((str(d.conc), title, n_a, n_b, diff, pct, iv.verdict))
+    if not rows:
+        return []
+    header = ("conc", "metric", "n_A", "n_B", "B - A (95%)", "B - A % (95%)", "")
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    return [f"noise: bootstrap {LEVEL:.0%} interval of B - A from each point's per-request records "
+            f"({RESAMPLES} resamples); tok/s/GPU is a {WHOLE_RUN}"] + [
+        "  ".join([r[0].rjust(widths[0]), r[1].ljust(widths[1]), r[2].rjust(widths[2]), r[3].rjust(widths[3]),
+                   *(v.ljust(w) for v, w in zip(r[4:], widths[4:]))]).rstrip()
+        for r in (header, *rows)]
 
 
 def render_comparison(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str],
@@ -231,6 +314,7 @@ def render_comparison(comparisons: list[CurveComparison], only_old: list[str], o
             lines.append("no concurrency in common: nothing to compare point by point")
         for r in (header, *rows) if rows else ():
             lines.append("  ".join([r[0].rjust(widths[0]), *(v.ljust(w) for v, w in zip(r[1:], widths[1:]))]).rstrip())
+        lines += _noise_lines(c.changed)
         added, removed = (", ".join(f"c{x}" for x in xs) or "none" for xs in (c.added, c.removed))
         lines.append(f"only in the variant: {added}; not run in the variant: {removed}" if variant
                      else f"added: {added}; removed: {removed}")

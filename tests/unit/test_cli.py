@@ -29,3 +29,34 @@ def test_version_and_help_do_not_import_heavy_modules():
     assert out.strip().splitlines()[-1] == "[]"
     version = subprocess.run([sys.executable, "-m", "harness", "--version"], capture_output=True, text=True)
     assert version.returncode == 0 and version.stdout.startswith("harness ")
+
+
+def _usage_error(argv: list[str], capsys) -> str:
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    return capsys.readouterr().err
+
+
+def test_a_misspelt_subcommand_names_the_closest(capsys):
+    err = _usage_error(["swep"], capsys)
+    assert "usage: harness" in err and err.rstrip().endswith("; did you mean 'sweep'?")
+    assert "did you mean" not in _usage_error(["zzzzzz"], capsys)
+
+
+def test_a_misspelt_option_names_the_closest_even_when_an_argument_is_missing(capsys):
+    err = _usage_error(["run", "--duraton", "5"], capsys)
+    assert "the following arguments are required: --point; --duraton: did you mean '--duration'?" in err
+    err = _usage_error(["run", "r.yaml", "--point", "c1", "--duraton", "5"], capsys)
+    assert "unrecognized arguments: --duraton 5; --duraton: did you mean '--duration'?" in err
+    err = _usage_error(["compare", "a", "b", "--jsn"], capsys)
+    assert err.rstrip().endswith("--jsn: did you mean '--json'?")
+
+
+def test_a_misspelt_nested_choice_names_the_closest(capsys):
+    err = _usage_error(["traces", "synt"], capsys)
+    assert err.rstrip().endswith("did you mean 'synth'?")
+    err = _usage_error(["run", "r.yaml", "--point", "c1", "--launcher", "dockr"], capsys)
+    assert err.rstrip().endswith("did you mean 'docker'?")

@@ -64,7 +64,22 @@ def test_unknown_top_level_key_names_file_line_and_path() -> None:
     raw = recipe()
     raw["servr"] = {}
     msg = error(raw)
-    assert msg.startswith("r.yaml:") and "servr: Extra inputs are not permitted" in msg
+    assert msg.startswith("r.yaml:") and "servr: unknown key 'servr' (did you mean 'server'?)" in msg
+
+
+def test_a_misspelt_top_level_key_is_named_before_the_key_it_leaves_missing() -> None:
+    raw = recipe()
+    raw["clinet"] = raw.pop("client")
+    assert error(raw) == "r.yaml:17: clinet: unknown key 'clinet' (did you mean 'client'?) (and 1 more)"
+
+
+def test_a_misspelt_nested_key_names_the_closest_key_of_its_own_section() -> None:
+    raw = recipe()
+    raw["client"] = {**raw["client"], "duraton_s": 5}
+    assert "client.duraton_s: unknown key 'duraton_s' (did you mean 'duration_s'?)" in error(raw)
+    raw = recipe()
+    raw["client"] = {**raw["client"], "zzz": 5}
+    assert error(raw).endswith("client.zzz: unknown key 'zzz'")
 
 
 def test_nested_schema_error_has_line_and_key_path() -> None:

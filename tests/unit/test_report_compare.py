@@ -56,3 +56,31 @@ def test_refuses_a_side_mixing_images_unless_allowed():
 def test_pct_change():
     assert pct_change(200.0, 150.0) == -25.0
     assert pct_change(0.0, 1.0) is None and pct_change(None, 1.0) is None
+
+
+def test_compare_gives_n_and_a_bootstrap_interval_per_latency_percentile(capsys):
+    """conc4 has 21 per-request records on each side, conc1 five, conc2 none; throughput has no interval."""
+    run = str(FIX / "sim-run")
+    assert cli_main(["compare", run, run, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["noise_method"]["level"] == 0.95 and data["noise_method"]["resamples"] == 2000
+    by_conc = {p["conc"]: p["noise"] for p in data["comparisons"][0]["points"]}
+    four = by_conc[4]["e2el_p90"]
+    assert (four["n_a"], four["n_b"], four["within_noise"], four["reason"]) == (21, 21, True, None)
+    assert four["diff"][0] < 0 < four["diff"][1] and four["pct"][0] < 0 < four["pct"][1]
+    assert by_conc[1]["ttft_p50"]["reason"] == "fewer than 10 requests: no interval"
+    assert by_conc[2]["e2el_p75"] == {"n_a": None, "n_b": None, "diff": None, "pct": None, "within_noise": None,
+                                      "reason": "no per-request records: no interval"}
+    assert by_conc[4]["total_tput_per_gpu"]["reason"] == "whole-run figure: no per-request interval"
+
+    assert cli_main(["compare", run, run]) == 0
+    out = capsys.readouterr().out
+    assert "   4  E2EL p90 (s)   21   21  -0.400 s .. +0.400 s  -13.8% .. +16.7%  within noise" in out
+    assert "   2  latency         -    -" in out and "no per-request records: no interval" in out
+
+
+def test_compare_with_no_concurrency_in_common_says_so(capsys):
+    run = FIX / "sim-run" / "quickstart-sim"
+    assert cli_main(["compare", str(run / "conc1"), str(run / "conc2")]) == 0
+    out = capsys.readouterr().out
+    assert "no concurrency in common: nothing to compare point by point" in out and "added: c2; removed: c1" in out

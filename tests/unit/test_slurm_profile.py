@@ -35,7 +35,16 @@ def _write(tmp_path: Path, **changes: object) -> Path:
 
 def test_unknown_key_is_rejected(tmp_path: Path) -> None:
     path = _write(tmp_path, acount="x")
-    with pytest.raises(UserError, match=r"c\.yaml:2: acount: Extra inputs are not permitted"):
+    with pytest.raises(UserError, match=r"c\.yaml:2: acount: unknown key 'acount' \(did you mean 'account'\?\)$"):
+        load_profile(path)
+
+
+def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(tmp_path: Path) -> None:
+    data = yaml.safe_load((ROOT / "clusters" / "h200.yaml").read_text())
+    data["containr"] = data.pop("container")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(UserError, match=r"containr: unknown key 'containr' \(did you mean 'container'\?\)"):
         load_profile(path)
 
 

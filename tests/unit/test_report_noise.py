@@ -1,0 +1,82 @@
+"""The bootstrap interval of a percentile difference (harness.report.noise)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.report.noise import (
+    MIN_REQUESTS,
+    NO_RECORDS,
+    percentile_diff_interval,
+    resampled_percentiles,
+)
+
+
+@pytest.mark.parametrize("q", [0.5, 0.75, 0.9])
+def test_resampled_percentiles_match_a_literal_bootstrap(q: float) -> None:
+    """Drawing the order statistics directly gives the same distribution as resampling the requests."""
+    x = np.random.default_rng(1).lognormal(0, 0.5, size=37)
+    fast = resampled_percentiles(x, q, np.random.default_rng(2), 40_000)
+    idx = np.random.default_rng(3).integers(0, len(x), size=(40_000, len(x)))
+    literal = np.percentile(x[idx], 100 * q, axis=1)
+    for p in (2.5, 25, 50, 75, 97.5):
+        assert abs(np.percentile(fast, p) - np.percentile(literal, p)) <= 0.05 * np.std(literal) + 1e-12
+    assert np.std(fast) == pytest.approx(np.std(literal), rel=0.03)
+
+
+@pytest.mark.parametrize("q", [0.5, 0.75, 0.9])
+def test_interval_contains_the_true_difference_of_known_distributions(q: float) -> None:
+    """Exponential latencies with means 1.0 and 1.1: the true quantile difference is 0.1 * -ln(1 - q)."""
+    rng = np.random.default_rng(7)
+    a, b = rng.exponential(1.0, 3000), rng.exponential(1.1, 3000)
+    r = percentile_diff_interval(a, b, q)
+    true = 0.1 * -np.log(1 - q)
+    assert r.diff is not None and r.pct is not None
+    assert r.diff[0] <= true <= r.diff[1]
+    assert r.pct[0] <= 10.0 <= r.pct[1]   # the true relative change is +10 % at every quantile
+    assert (r.n_a, r.n_b) == (3000, 3000)
+
+
+def test_identical_samples_are_within_noise() -> None:
+    a = np.random.default_rng(3).normal(2.0, 0.3, 500)
+    r = percentile_diff_interval(a, a.copy(), 0.9)
+    assert r.within_noise is True and r.verdict == "within noise"
+    assert r.diff is not None and r.diff[0] < 0 < r.diff[1]
+
+
+def test_a_shifted_sample_is_outside_noise() -> None:
+    a = np.random.default_rng(4).normal(2.0, 0.1, 400)
+    r = percentile_diff_interval(a, a + 0.3, 0.5)
+    assert r.within_noise is False and r.verdict == "outside noise"
+    assert r.diff is not None and r.diff[0] == pytest.approx(0.3, abs=0.05) and r.diff[1] > 0.25
+    assert r.pct is not None and 10 < r.pct[0] <= r.pct[1] < 20
+
+
+def test_the_interval_is_reproducible() -> None:
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(1, 0.2, 100), rng.normal(1.05, 0.2, 100)
+    assert percentile_diff_interval(a, b, 0.9) == percentile_diff_interval(list(a), list(b), 0.9)
+
+
+def test_small_samples_give_no_interval_but_their_sizes() -> None:
+    few = [1.0] * (MIN_REQUESTS - 1)
+    r = percentile_diff_interval(few, [1.2] * 50, 0.5)
+    assert r.diff is None and r.within_noise is None
+    assert (r.n_a, r.n_b) == (MIN_REQUESTS - 1, 50)
+    assert r.verdict == f"fewer than {MIN_REQUESTS} requests: no interval"
+    enough = percentile_diff_interval([1.0] * MIN_REQUESTS, [1.2] * MIN_REQUESTS, 0.5)
+    assert enough.diff == pytest.approx((0.2, 0.2)) and enough.verdict == "outside noise"
+
+
+def test_an_empty_side_gives_no_interval() -> None:
+    r = percentile_diff_interval([], [1.0, 2.0] * 10, 0.9)
+    assert r.diff is None and r.verdict == NO_RECORDS
+    assert (r.n_a, r.n_b) == (None, 20)
+    assert r.as_json() == {"n_a": None, "n_b": 20, "diff": None, "pct": None, "within_noise": None,
+                           "reason": NO_RECORDS}
+
+
+def test_a_zero_baseline_gives_no_percent_interval() -> None:
+    r = percentile_diff_interval([0.0] * 20, [0.5] * 20, 0.5)
+    assert r.diff == pytest.approx((0.5, 0.5)) and r.pct is None
