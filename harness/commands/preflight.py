@@ -34,8 +34,12 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
     else:
+        failures = report.failures()
+        if failures:   # the first cause first: the line a terminal or a CI log shows at a glance
+            first = failures[0]
+            print(f"preflight: FAIL: {first.code} {first.where}: {first.message}")
         for finding in report.findings:
             print(finding.line())
-        fails = len(report.failures())
-        print(f"preflight: {'FAIL' if fails else 'PASS'} ({fails} failed of {len(report.findings)} checks)")
+        print(f"preflight: {'FAIL' if failures else 'PASS'} ({len(failures)} failed of {len(report.findings)} "
+              "checks)")
     return 0 if report.ok else 2

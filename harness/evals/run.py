@@ -39,7 +39,7 @@ from harness.point.readiness import NotReady
 from harness.point.result import spec_decoding_label
 from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, server_options, slurm_env
 from harness.point.server_auth import client_env, server_api_key
-from harness.point.stall import StallWatch, default_stall_timeout_s
+from harness.point.stall import StallWatch, armed_line, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan, dp_attention_size
@@ -251,8 +251,7 @@ def _wait_for_lm_eval(plan: PointPlan, options: EvalOptions, edir: Path, status:
     """Wait for lm-eval to exit; its exit code. Raises PointStopped on a signal, a server that died or
     stalled, or the eval's time budget spent (lm-eval stopped first), and ENOSPC on a disk nearly full."""
     stall_s = stall_timeout_s(options)
-    status.note(f"[watch] server_stalled after {stall_s:g} s without progress while requests are in flight, "
-                "or /health 503 twice")
+    status.note(armed_line(stall_s))
     start = time.monotonic()
     deadline, next_note = start + options.eval_timeout_s, start + options.progress_every_s
     disk_left = FreeSpaceCheck(edir)

@@ -32,7 +32,7 @@ from harness.point.result import build_point_result, point_dir
 from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
 from harness.point.server_auth import server_api_key
 from harness.point.server_metrics import scrape
-from harness.point.stall import StallWatch, default_stall_timeout_s
+from harness.point.stall import StallWatch, armed_line, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.validity import Thresholds
 from harness.point.watch import ClientProgress, StopSignals
@@ -130,8 +130,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             timeout = plan.client.warmup_s + plan.client.duration_s + plan.client.grace_s + CLIENT_OVERHEAD_S
 
             stall_s = options.stall_timeout_s or default_stall_timeout_s(plan.client.duration_s)
-            status.note(f"[watch] server_stalled after {stall_s:g} s without progress while requests are in "
-                        "flight, or /health 503 twice")
+            status.note(armed_line(stall_s))
 
             with StallWatch(base_url, stall_s, aiperf.RecordCounter(artifact_dir).update) as stall:
                 def should_stop() -> str | None:

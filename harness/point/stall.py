@@ -163,3 +163,9 @@ class StallWatch:
                 self.judge.saw_records(count, now)
                 self.reason = self.judge.verdict(now)
         return self.reason
+
+
+def armed_line(stall_s: float) -> str:
+    """The line that says the watch is on, worded as a condition (it is not a failure)."""
+    return (f"[watch] stall watch armed: stops the run as server_stalled only if requests in flight make no "
+            f"progress for {stall_s:g} s, or /health answers 503 twice in a row")

@@ -103,6 +103,15 @@ def test_shipped_profiles_with_placeholders_fail_one_line_each(capsys: pytest.Ca
                      f"{ROOT}/clusters/gb300.yaml:driver.python"}
 
 
+def test_a_failed_preflight_names_its_first_cause_on_its_first_line(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = cli(["preflight", str(GB300), "--cluster", str(ROOT / "clusters" / "gb300.yaml")])
+    lines = capsys.readouterr().out.splitlines()
+    first_fail = next(line for line in lines[1:] if line.startswith("FAIL"))
+    code, rest = first_fail.split(None, 2)[1:]
+    assert rc == 2 and lines[0] == f"preflight: FAIL: {code} {rest}"
+    assert lines[-1].startswith("preflight: FAIL (")
+
+
 def test_unset_partition_account_and_qos_are_warned_one_line_each(tmp_path: Path) -> None:
     path = profile(tmp_path, "gb300", {"account: bench-team": "account: null", "partition: gb300": "partition: null",
                                       "qos: normal": "qos: null"})
