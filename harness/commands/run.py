@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,15 @@ def add_label_options(parser: argparse.ArgumentParser) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_point_options(parser)
     parser.add_argument("--point", required=True, help="the point to run, e.g. c8")
+    parser.add_argument("--repeat", type=_repeat_count, default=1, metavar="N",
+                        help="run the point N times, each on a fresh server (earlier runs kept under "
+                             "attempts/), then print the spread of its metrics over the runs")
+
+
+def _repeat_count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number of runs from 1 to 100, got {text!r}")
+    return int(text)
 
 
 def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
@@ -139,14 +149,41 @@ def main(args: argparse.Namespace) -> int:
     prior = read_status(pdir)
     print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
           flush=True)
-    outcome = run_point(plans[0], options)
-    print(describe_outcome(outcome))
+    outcomes = []
+    for i in range(args.repeat):
+        if args.repeat > 1:
+            print(f"run {i + 1} of {args.repeat}", flush=True)
+        outcome = run_point(plans[0], options)
+        outcomes.append(outcome)
+        print(describe_outcome(outcome))
+        if outcome.exit_status not in (0, 1, 3):   # a signal or a user error: no further runs
+            break
     if outcome.result is not None:
         print()
         print(point_table(outcome.point_dir), end="")
-        if options.variant:
-            print(compare_hint(args.out / recipe.config_key, options.variant))
-    return outcome.exit_status
+    if args.repeat > 1:
+        print()
+        print(repeat_summary(outcomes), end="")
+    if outcome.result is not None and options.variant:
+        print(compare_hint(args.out / recipe.config_key, options.variant))
+    return outcome.exit_status if len(outcomes) == 1 else worst_exit(o.exit_status for o in outcomes)
+
+
+def repeat_summary(outcomes: list[PointOutcome]) -> str:
+    """Where the runs are, and the spread of their metrics (`harness.report.spread`)."""
+    from harness.report.spread import render, spreads
+
+    records = [o.result for o in outcomes if o.result is not None]
+    where = f"the runs: {outcomes[-1].point_dir} (the newest) and its attempts/ (the earlier ones)\n"
+    return where + render(spreads(records), len(records))
+
+
+def worst_exit(statuses: Iterable[int]) -> int:
+    """One exit status for several runs: a signal's, else failed (1), else invalid (3), else 0."""
+    seen = list(statuses)
+    for status in (s for s in seen if s not in (0, 1, 3)):
+        return status
+    return 1 if 1 in seen else 3 if 3 in seen else 0
 
 
 def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = False) -> str:
