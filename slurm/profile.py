@@ -174,6 +174,14 @@ def load_profile(path: str | Path) -> ClusterProfile:
     return parse_profile(data, str(path), lines)
 
 
+def driver_python(profile: ClusterProfile, python: str | None = None) -> str:
+    """The interpreter the compute nodes run the harness with: `python` (the command line's `--python`), else the
+    profile's `driver.python`, else the one running this process. Preflight checks the same one."""
+    import sys
+
+    return python or profile.driver.python or sys.executable
+
+
 def check_time_limit(text: str) -> None:
     """Raise ValueError unless `text` is one of Slurm's --time formats with minutes and seconds below 60
     (and hours below 24 after a day count): `99:99:99` is a typo, not a time."""
