@@ -45,6 +45,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "flags": ("harness.commands.flags", "SGLang server flag tables: dump (inside the image), show"),
     "check": ("harness.commands.check", "review rules a recipe must pass (PASS/FAIL/WARN/N/A with evidence)"),
     "preflight": ("harness.commands.preflight", "check a recipe against a cluster before any GPU hour is spent"),
+    "profile": ("harness.commands.profile", "check a cluster profile; --schema: its field reference and JSON Schema"),
     "changelog": ("harness.commands.changelog", "perf-changelog.yaml: validate (schema, append-only, bytes)"),
     "changed": ("harness.commands.changed", "config keys whose points differ from a base git revision"),
 }

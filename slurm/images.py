@@ -1,8 +1,10 @@
 """The image cache: one imported file per image reference, created under a lock by whichever array task
 gets there first, checked for validity before reuse.
 
-`python -m slurm.images ensure --runtime pyxis IMAGE DEST` is what a batch script runs on the compute node
-(the node's own architecture decides which variant of a multi-arch image is imported).
+`python -m slurm.images ensure --runtime pyxis --arch ARCH IMAGE DEST` is what a batch script runs on the
+compute node. The node's own architecture decides which variant of a multi-arch image is imported, so the cache
+keeps one subdirectory per architecture and the import refuses to run on a node of another one (an x86_64
+import must never land where aarch64 nodes look).
 """
 
 from __future__ import annotations
@@ -17,13 +19,16 @@ import sys
 import time
 from pathlib import Path
 
+from slurm.arch import local_arch
+
 LOCK_TIMEOUT_S = 3600.0
 
 
-def cache_path(cache_dir: Path, image: str, runtime: str) -> Path:
-    """`lmsysorg/sglang:v0.5.23` -> `<cache>/lmsysorg_sglang_v0.5.23.sqsh` (`.sif` for apptainer)."""
+def cache_path(cache_dir: Path, image: str, runtime: str, arch: str) -> Path:
+    """`lmsysorg/sglang:v0.5.23` on aarch64 -> `<cache>/aarch64/lmsysorg_sglang_v0.5.23.sqsh` (`.sif` for
+    apptainer)."""
     stem = re.sub(r"[/:@#]", "_", image.removeprefix("docker://"))
-    return Path(cache_dir) / f"{stem}.{'sif' if runtime == 'apptainer' else 'sqsh'}"
+    return Path(cache_dir) / arch / f"{stem}.{'sif' if runtime == 'apptainer' else 'sqsh'}"
 
 
 def import_argv(runtime: str, image: str, dest: Path) -> list[str]:
@@ -73,10 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("ensure", help="import IMAGE into DEST unless a valid copy is there")
     p.add_argument("--runtime", default="pyxis", choices=["pyxis", "enroot", "apptainer"])
+    p.add_argument("--arch", help="the architecture DEST is for (the profile's cpu_arch): refuse on another node")
     p.add_argument("image")
     p.add_argument("dest", type=Path)
     args = parser.parse_args(argv)
     t0 = time.monotonic()
+    if args.arch is not None and local_arch() != args.arch:
+        print(f"image cache: {args.image} -> {args.dest}: this node is {local_arch()}, the cache is for "
+              f"{args.arch} (the profile's cpu_arch): nothing imported", file=sys.stderr)
+        return 1
     try:
         imported = ensure(args.image, args.dest, args.runtime)
     except (subprocess.CalledProcessError, TimeoutError, FileNotFoundError) as exc:

@@ -29,51 +29,92 @@ class Strict(BaseModel):
 
 class Container(Strict):
     runtime: Literal["pyxis", "enroot", "apptainer", "docker", "none"] = Field(
-        description="how the server starts on the node; `none` runs it on the host (the simulator, or an "
-                    "engine installed there)")
+        description="how the server starts on the node: `pyxis` (srun --container-image), `enroot`, `apptainer`, "
+                    "`docker`, or `none` to run it on the host (the simulator, or an engine installed there)",
+        examples=["pyxis"])
     image_cache_dir: str | None = Field(
-        None, description="shared directory of imported images (.sqsh for pyxis/enroot, .sif for apptainer); "
-                          "each array task imports the recipe's image there under a lock if it is missing. "
-                          "Unset: the image reference is handed to the runtime as is")
+        None, description="shared directory of imported images (.sqsh for pyxis/enroot, .sif for apptainer), one "
+                          "subdirectory per CPU architecture (`<dir>/<cpu_arch>/`); each array task imports the "
+                          "recipe's image there under a lock if it is missing. Unset: the image reference is handed "
+                          "to the runtime as is",
+        examples=["/lustre/bench/harness/images"])
 
 
 class Driver(Strict):
     python: str | None = Field(
-        None, description="Python interpreter with the harness installed, as the compute nodes see it (a venv "
-                          "on shared storage, e.g. /shared/venvs/harness-aarch64/bin/python); default: the "
-                          "interpreter that runs `harness submit`")
+        None, description="Python interpreter with the harness installed, as the compute nodes see it: a venv on "
+                          "shared storage built on a host of `cpu_arch` (`harness submit --python` and `harness "
+                          "preflight --python` override it); default: the interpreter that runs `harness submit`",
+        examples=["/lustre/bench/harness/venv-aarch64/bin/python"])
 
 
 class ClusterProfile(Strict):
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$")
-    description: str = ""
-    gpu: str = Field(description="GPU type label recipes name in hardware.gpu (gb300, h200, sim)")
-    gpus_per_node: int = Field(ge=1)
-    cpu_arch: Literal["aarch64", "x86_64"] = Field(description="CPU architecture of the compute hosts")
-    account: str | None = None
-    partition: str | None = None
-    qos: str | None = None
-    time_limit: str = Field("02:00:00", description="per array task: minutes, HH:MM:SS or D-HH:MM:SS")
-    signal_margin_s: int = Field(300, ge=10, description="USR1 this many seconds before the time limit")
-    exclusive: bool = Field(True, description="one point per node (off where tasks share a node)")
-    gpus_per_task: int | None = Field(None, ge=1, description="GPUs per array task (default: gpus_per_node)")
-    gpu_directive: Literal["gres", "gpus-per-node"] = Field("gres", description="--gres=gpu:N or --gpus-per-node=N")
-    max_parallel: int | None = Field(None, ge=1, description="default array throttle (%N)")
-    container: Container
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$",
+                      description="short name of the cluster, recorded with every submitted job",
+                      examples=["gb300"])
+    description: str = Field("", description="one line for humans: what this cluster is",
+                             examples=["GB300 NVL72 partition, one point per node"])
+    gpu: str = Field(description="GPU type label recipes name in `hardware.gpu` (`gb300`, `h200`, `sim`); a recipe "
+                                 "for another GPU type is refused", examples=["gb300"])
+    gpus_per_node: int = Field(ge=1, description="GPUs of one compute node; a recipe's `hardware.gpus_per_node` must "
+                                                 "match", examples=[4])
+    cpu_arch: Literal["aarch64", "x86_64"] = Field(
+        description="CPU architecture of the compute hosts (`uname -m`): preflight checks the partition's nodes "
+                    "against it, and the image cache keeps one subdirectory per architecture",
+        examples=["aarch64"])
+    account: str | None = Field(None, description="Slurm account (`--account`); unset: the user's default",
+                                examples=["bench-team"])
+    partition: str | None = Field(None, description="Slurm partition (`--partition`); unset: the cluster's default",
+                                  examples=["gb300"])
+    qos: str | None = Field(None, description="Slurm quality of service (`--qos`); unset: the user's default",
+                            examples=["normal"])
+    time_limit: str = Field("02:00:00", description="wall time of one array task (one point), `--time`: minutes, "
+                                                    "MM:SS, HH:MM:SS or D-HH:MM:SS; preflight checks it covers the "
+                                                    "ready timeout, warmup, window, grace and teardown",
+                            examples=["02:30:00"])
+    signal_margin_s: int = Field(300, ge=10, description="seconds before the time limit at which Slurm sends the "
+                                                         "task SIGUSR1 (`--signal=B:USR1@N`): the point stops its "
+                                                         "server, writes its artifacts and marks itself cancelled "
+                                                         "before the walltime kill", examples=[300])
+    exclusive: bool = Field(True, description="`--exclusive`: one point per node; turn off where array tasks share "
+                                              "a node (`gpus_per_task` below `gpus_per_node`)", examples=[True])
+    gpus_per_task: int | None = Field(None, ge=1, description="GPUs given to one array task (one point); unset: "
+                                                              "`gpus_per_node`. A point's tp×pp must fit",
+                                      examples=[4])
+    gpu_directive: Literal["gres", "gpus-per-node"] = Field(
+        "gres", description="how the GPUs are requested: `gres` writes `--gres=gpu:N`, `gpus-per-node` writes "
+                            "`--gpus-per-node=N` (for sites that configure GPUs through the newer option)",
+        examples=["gres"])
+    max_parallel: int | None = Field(None, ge=1, description="default throttle of the job array (`--array=0-N%M`): "
+                                                             "at most this many points run at once; `harness submit "
+                                                             "--throttle` overrides it; unset: no throttle",
+                                     examples=[8])
+    container: Container = Field(description="the container runtime and its image cache")
     model_staging: dict[str, str] = Field(default_factory=dict,
-                                          description="model path or HF id -> staged path on the nodes")
+                                          description="checkpoint as a recipe names it (HF id or path) -> staged copy "
+                                                      "as the server sees it; the server's `--model-path` and draft "
+                                                      "path are rewritten to it",
+                                          examples=[{"RadixArk/Muse-Spark-Open-816B-A42B-NVFP4":
+                                                     "/scratch/models/Muse-Spark-Open-816B-A42B-NVFP4"}])
     hf_cache: str | None = Field(None, description="staged Hugging Face hub cache as the server sees it (mount it "
                                                    "with default_mounts); checkpoints not in model_staging are "
-                                                   "read from it offline (HF_HUB_CACHE, HF_HUB_OFFLINE=1)")
+                                                   "read from it offline (HF_HUB_CACHE, HF_HUB_OFFLINE=1)",
+                                 examples=["/hf-hub"])
     corpus_cache: str | None = Field(None, description="datasets cache on shared storage holding the staged pinned "
                                                        "AgentX corpus (`harness traces stage ... --to DIR`); AIPerf "
-                                                       "reads it offline (HF_DATASETS_CACHE)")
-    default_mounts: list[str] = Field(default_factory=list, description="container mounts HOST:CONTAINER[:FLAGS]")
-    sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, e.g. "
-                                                                           "--constraint=gb300")
-    driver: Driver = Field(default_factory=lambda: Driver(python=None))
+                                                       "reads it offline (HF_DATASETS_CACHE)",
+                                     examples=["/lustre/bench/corpora"])
+    default_mounts: list[str] = Field(default_factory=list, description="container mounts of every point, "
+                                                                        "HOST:CONTAINER[:FLAGS]",
+                                      examples=[["/scratch/models:/scratch/models"]])
+    sbatch_directives: list[str] = Field(default_factory=list, description="extra sbatch options, each one "
+                                                                           "`--option[=value]`",
+                                         examples=[["--segment=1"]])
+    driver: Driver = Field(default_factory=lambda: Driver(python=None),
+                           description="how the compute nodes run the harness itself")
     secret_names: list[str] = Field(default_factory=list, description=(
-        "more environment variables or server arguments whose values are secrets on this cluster (redacted)"))
+        "more environment variables or server arguments whose values are secrets on this cluster (redacted)"),
+        examples=[["LUSTRE_TICKET"]])
 
     @field_validator("time_limit")
     @classmethod
@@ -129,6 +170,14 @@ def load_profile(path: str | Path) -> ClusterProfile:
         raise UserError(f"{path}: no such cluster profile (see clusters/*.yaml)")
     data, lines = load_yaml_file(path, "cluster profile")
     return parse_profile(data, str(path), lines)
+
+
+def driver_python(profile: ClusterProfile, python: str | None = None) -> str:
+    """The interpreter the compute nodes run the harness with: `python` (the command line's `--python`), else the
+    profile's `driver.python`, else the one running this process. Preflight checks the same one."""
+    import sys
+
+    return python or profile.driver.python or sys.executable
 
 
 def check_time_limit(text: str) -> None:

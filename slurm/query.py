@@ -78,6 +78,14 @@ def scancel(job_id: str) -> None:
         raise SlurmError(f"scancel {job_id}: {_last_line(proc)}")
 
 
+def run_scontrol(args: list[str]) -> str:
+    """`scontrol ARGS`' output; a failure is a SlurmError with scontrol's own message."""
+    proc = _run(["scontrol", *args])
+    if proc.returncode != 0:
+        raise SlurmError(f"scontrol {' '.join(args)}: {_last_line(proc)}")
+    return proc.stdout
+
+
 def slurm_available() -> bool:
     """True when a controller answers (sinfo succeeds)."""
     if shutil.which("sinfo") is None:

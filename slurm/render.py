@@ -58,7 +58,7 @@ def image_file(profile: ClusterProfile, image: str) -> str | None:
     cache = profile.container.image_cache_dir
     if cache is None or profile.container.runtime not in ("pyxis", "enroot", "apptainer"):
         return None
-    return str(cache_path(Path(cache), image, profile.container.runtime))
+    return str(cache_path(Path(cache), image, profile.container.runtime, profile.cpu_arch))
 
 
 def sweep_plan(plans: list[PointPlan], profile: ClusterProfile, out_dir: Path, ready_timeout_s: float,
@@ -114,7 +114,8 @@ def batch_script(python: str, plan_file: Path, sbatch: list[str], profile: Clust
              "set -eu"]
     cached = image_file(profile, image)
     if cached is not None:
-        ensure = [python, "-m", "slurm.images", "ensure", "--runtime", profile.container.runtime, image, cached]
+        ensure = [python, "-m", "slurm.images", "ensure", "--runtime", profile.container.runtime,
+                  "--arch", profile.cpu_arch, image, cached]
         lines.append(shlex.join(ensure))
     lines.append("exec " + shlex.join([python, "-m", "harness", "run-point", str(plan_file)]))
     return "\n".join(lines) + "\n"

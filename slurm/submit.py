@@ -12,7 +12,6 @@ only, which exports the submitting environment to the tasks); `harness run-point
 from __future__ import annotations
 
 import os
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ from harness.point.validity import with_required_power
 from harness.redact import seal
 from harness.sweep_plan import SECRETS_ENV
 from slurm import jobs, query, render
-from slurm.profile import load_profile
+from slurm.profile import driver_python, load_profile
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,8 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
 
         report = preflight.cluster(recipe, plans, profile, load_yaml_file(req.cluster, "cluster profile")[0],
                                    recipe_src=str(req.recipe), cluster_src=str(req.cluster),
-                                   time_limit=req.time_limit, ready_timeout_s=req.ready_timeout_s)
+                                   time_limit=req.time_limit, ready_timeout_s=req.ready_timeout_s,
+                                   python=req.python)
         if not report.ok:
             raise PreflightFailed([f.line() for f in report.failures()])
         plans, staged = report.plans, report.staged
@@ -120,7 +120,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=sweep.n_tasks,
                                 out_dir=out_dir, script=script, throttle=req.throttle, time_limit=req.time_limit,
                                 signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}")
-    python = req.python or profile.driver.python or sys.executable
+    python = driver_python(profile, req.python)
     sealed, secrets = seal(sweep.model_dump())
     write_json(plan_file, sealed)
     write_text(script, render.batch_script(python, plan_file, sbatch, profile, plans[0].image))

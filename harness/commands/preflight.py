@@ -21,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unofficial", action="store_true",
                         help="a smoke run (local corpus, short window): AIPerf runs with --unsafe-override and the "
                              "results are marked unofficial, never publishable")
+    parser.add_argument("--python", help="interpreter the compute nodes run the harness with, as submit's --python "
+                                         "(default: the profile's driver.python)")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
     parser.add_argument("--json", action="store_true", help='print {"ok", "findings": [...]} as JSON')
 
@@ -30,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
 
     report = cluster_preflight(args.recipe, args.cluster, points=args.points, overrides=list(args.overrides),
                                time_limit=args.time_limit, ready_timeout_s=args.ready_timeout,
-                               unofficial=args.unofficial)
+                               unofficial=args.unofficial, python=args.python)
     if args.json:
         print_json(report.to_json())
     else:

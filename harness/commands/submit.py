@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.commands.run import add_stall_option
 
     add_stall_option(parser)
-    parser.add_argument("--python", help="interpreter the compute nodes run the harness with")
+    parser.add_argument("--python", help="interpreter the compute nodes run the harness with (default: the profile's "
+                                         "driver.python; preflight checks the same one)")
     from harness.commands.sweep import add_with_eval
 
     add_with_eval(parser)

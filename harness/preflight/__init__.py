@@ -1,9 +1,9 @@
 """Preflight: everything that can be checked before a GPU hour is spent, one finding per line.
 
 `cluster(...)` checks a recipe against a cluster profile (what `harness preflight` and `harness submit` run):
-placeholders and Slurm fields, GPUs per task against tp×pp, the walltime against each point's worst case, the
+placeholders and Slurm fields, GPUs per task against tp×pp, the compute nodes' CPU architecture, the walltime against each point's worst case, the
 SGLang version of the image and the model's minimum, the trace corpus, model and draft checkpoints in the staged
-paths or HF cache the job will see, the client's tokenizer and the imported image file. `local(...)` runs the
+paths or HF cache the job will see, the client's tokenizer, the imported image file and the driver interpreter (its architecture too). `local(...)` runs the
 part that applies to `harness run` on this machine (traces and the client's tokenizer). Both return the plans as
 the job will run them (staged paths, full revision hashes, the resolved tokenizer).
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.preflight import aiperf_scenario, checks, files
+from harness.preflight import aiperf_scenario, arch, checks, files
 from harness.preflight.checks import Finding
 from harness.preflight.paths import locate_checkpoint
 from harness.recipe.plan import PointPlan
@@ -40,14 +40,16 @@ class Report:
 
 def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: dict[str, Any], *,
             recipe_src: str, cluster_src: str, time_limit: str | None = None,
-            ready_timeout_s: float | None = None) -> Report:
-    """Every cluster-level check of `recipe`'s `plans` on `profile` (`raw_profile`: the file as read)."""
+            ready_timeout_s: float | None = None, python: str | None = None) -> Report:
+    """Every cluster-level check of `recipe`'s `plans` on `profile` (`raw_profile`: the file as read); `python`
+    is the driver interpreter given on the command line (`--python`), which overrides `driver.python`."""
     from slurm.profile import time_limit_seconds
     from slurm.render import stage_plans
 
     found: list[Finding] = []
     found += checks.cluster_fields(raw_profile, cluster_src)
     found += checks.gpus(recipe, plans, profile, recipe_src, cluster_src)
+    found += arch.nodes(profile.cpu_arch, arch.ask_slurm(profile.partition), cluster_src)
     found += checks.walltime(plans, time_limit_seconds(time_limit or profile.time_limit), profile.signal_margin_s,
                              ready_timeout_s or recipe.server.ready_timeout_s, recipe_src, cluster_src)
     found += checks.sglang_version(recipe, recipe_src)
@@ -63,7 +65,7 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     found += more
     if recipe.engine != "sim":
         found += files.image(profile, recipe.image, cluster_src)
-    found += files.driver(profile, cluster_src)
+    found += arch.driver(profile, python, cluster_src)
     return Report(found, ready, staged)
 
 

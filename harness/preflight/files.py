@@ -125,16 +125,6 @@ def image(profile: Any, image_ref: str, cluster_src: str) -> list[Finding]:
     if Path(cached).is_file() and Path(cached).stat().st_size > 0:
         return [Finding("pass", "image", f"{cluster_src}:container.image_cache_dir", cached)]
     return [Finding("fail", "image", f"{cluster_src}:container.image_cache_dir",
-                    f"{cached} missing: import it once on a node with registry access "
-                    f"(python -m slurm.images ensure --runtime {runtime} {image_ref} {cached})")]
-
-
-def driver(profile: Any, cluster_src: str) -> list[Finding]:
-    """The interpreter the batch script runs the point runner with exists (on shared storage)."""
-    python = profile.driver.python
-    if python is None:
-        return [Finding("warn", "driver", f"{cluster_src}:driver.python",
-                        "not set: the compute nodes run the interpreter that runs `harness submit`")]
-    if Path(python).is_file():
-        return [Finding("pass", "driver", f"{cluster_src}:driver.python", python)]
-    return [Finding("fail", "driver", f"{cluster_src}:driver.python", f"{python}: no such interpreter")]
+                    f"{cached} missing: import it once on an {profile.cpu_arch} node with registry access "
+                    f"(python -m slurm.images ensure --runtime {runtime} --arch {profile.cpu_arch} {image_ref} "
+                    f"{cached})")]

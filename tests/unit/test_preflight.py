@@ -2,7 +2,9 @@
 
 The seed recipes are checked against filled-in cluster profiles (`tests/fixtures/clusters/*-filled.yaml`)
 whose paths point into a fake site built here: a fake staged checkpoint, a fake staged HF hub cache holding
-the draft at a full commit hash, a fake imported image file and a fake driver interpreter.
+the draft at a full commit hash, a fake imported image file per CPU architecture and a fake driver interpreter
+per architecture. Slurm's answer about the partition's nodes is faked here (a partition named after its
+cluster holds nodes of that cluster's architecture); tests/slurm asks the real local Slurm.
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ def fake_site(root: Path) -> Path:
     (draft / "refs").mkdir()
     (draft / "refs" / "main").write_text(DRAFT_COMMIT)
     staged_corpus(root / "lustre" / "corpora")
-    images = root / "lustre" / "harness" / "images"
-    images.mkdir(parents=True)
-    (images / IMAGE_FILE).write_bytes(b"fake squashfs image")
+    for arch in ("aarch64", "x86_64"):
+        images = root / "lustre" / "harness" / "images" / arch
+        images.mkdir(parents=True)
+        (images / IMAGE_FILE).write_bytes(b"fake squashfs image")
     for arch in ("aarch64", "x86_64"):
         py = root / "lustre" / "harness" / f"venv-{arch}" / "bin" / "python"
         py.parent.mkdir(parents=True)
@@ -58,6 +61,24 @@ def profile(tmp_path: Path, name: str, edit: dict[str, str] | None = None) -> Pa
     path = tmp_path / f"{name}.yaml"
     path.write_text(text)
     return path
+
+
+NODE_ARCH = {"gb300": "aarch64", "h200": "x86_64"}
+
+
+@pytest.fixture(autouse=True)
+def fake_nodes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """What Slurm says about a partition's nodes: `gb300-001` is aarch64, `h200-001` x86_64; no partition set:
+    Slurm cannot be asked."""
+    arches = dict(NODE_ARCH)
+
+    def ask(partition: str | None) -> tuple[str, dict[str, str]] | str:
+        if partition is None:
+            return "sinfo: not found (is this a Slurm login node?)"
+        return partition, {f"{partition}-001": arches[partition]} if partition in arches else {}
+
+    monkeypatch.setattr("harness.preflight.arch.ask_slurm", ask)
+    return arches
 
 
 def codes(report: object, level: str = "fail") -> dict[str, str]:
@@ -168,13 +189,14 @@ def test_missing_corpus_checkpoint_draft_tokenizer_and_image(tmp_path: Path) -> 
     site = tmp_path / "fake-site"
     (site / "scratch" / "models" / "Muse-Spark-Open-816B-A42B-NVFP4" / "tokenizer.json").unlink()
     shutil.rmtree(site / "lustre" / "hf-hub" / "models--RadixArk--Muse-Spark-Open-DFlash2" / "snapshots")
-    (site / "lustre" / "harness" / "images" / IMAGE_FILE).unlink()
+    (site / "lustre" / "harness" / "images" / "aarch64" / IMAGE_FILE).unlink()
     shutil.rmtree(site / "lustre" / "corpora")
     fails = {f.where.split(":")[-1]: f.line() for f in cluster_preflight(GB300, path).failures()}
     assert "is not staged in" in fails["client.traces"] and "harness traces stage" in fails["client.traces"]
     assert "@46c90f41: a short commit hash; none of the cached snapshots" in fails["speculative.draft_model"]
     assert "the checkpoint has no tokenizer.json" in fails["client.tokenizer"]
-    assert f"{IMAGE_FILE} missing" in fails["container.image_cache_dir"]
+    assert f"aarch64/{IMAGE_FILE} missing" in fails["container.image_cache_dir"]
+    assert "--arch aarch64" in fails["container.image_cache_dir"]
 
 
 def test_a_short_draft_hash_must_name_one_cached_snapshot(tmp_path: Path) -> None:
@@ -245,3 +267,60 @@ def test_tokenizer_registration_is_safe_when_points_run_at_once(tmp_path: Path) 
     assert set(names) == {"harness/demo"}
     snaps = list((tmp_path / "hub" / "models--harness--demo" / "snapshots").iterdir())
     assert len(snaps) == 1 and (snaps[0] / "tokenizer.json").is_file()  # no leftover temporary directories
+
+
+def test_nodes_of_another_architecture_fail_naming_both(tmp_path: Path, fake_nodes: dict[str, str]) -> None:
+    fake_nodes["gb300"] = "x86_64"
+    fails = codes(cluster_preflight(GB300, profile(tmp_path, "gb300")))
+    assert fails["cpu_arch"].endswith(f"{tmp_path}/gb300.yaml:cpu_arch: aarch64, but the nodes of partition 'gb300' "
+                                      "are x86_64 (gb300-001): set cpu_arch to x86_64 or use a partition of aarch64 "
+                                      "nodes")
+    assert fails["cpu_arch"].startswith("FAIL")
+
+
+def test_the_architecture_is_a_warning_when_slurm_cannot_say(tmp_path: Path) -> None:
+    report = cluster_preflight(GB300, profile(tmp_path, "gb300", {"partition: gb300": "partition: other"}))
+    assert report.ok and "no node of partition 'other' reports its architecture" in codes(report, "warn")["cpu_arch"]
+    assert codes(cluster_preflight(GB300, profile(tmp_path, "gb300")), "pass")["cpu_arch"].endswith(
+        "cpu_arch: aarch64: the 1 node(s) of partition 'gb300' are aarch64")
+
+
+def _venv(root: Path, arch: str) -> Path:
+    """A venv whose compiled packages are built for `arch`."""
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "python").write_text("#!/bin/sh\n")
+    core = root / "lib" / "python3.12" / "site-packages" / "pydantic_core"
+    core.mkdir(parents=True)
+    (core / f"_pydantic_core.cpython-312-{arch}-linux-gnu.so").write_bytes(b"")
+    return root / "bin" / "python"
+
+
+def test_a_driver_venv_of_another_architecture_fails(tmp_path: Path) -> None:
+    x86 = _venv(tmp_path / "venv-x86", "x86_64")
+    arm = _venv(tmp_path / "venv-arm", "aarch64")
+    path = profile(tmp_path, "gb300")
+    fails = codes(cluster_preflight(GB300, path, python=str(x86)))
+    assert fails["driver"].endswith(f"--python: {x86}: its venv is built for x86_64, but cpu_arch is aarch64: build "
+                                    "it on an aarch64 host")
+    assert codes(cluster_preflight(GB300, path, python=str(arm)), "pass")["driver"].endswith(f"{arm} (aarch64)")
+
+
+def test_preflight_checks_the_python_submit_will_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = profile(tmp_path, "gb300")
+    rc = cli(["preflight", str(GB300), "--cluster", str(path), "--python", str(tmp_path / "nope" / "python")])
+    assert rc == 2 and f"FAIL driver                 --python: {tmp_path}/nope/python: no such interpreter" in \
+        capsys.readouterr().out
+    rc = cli(["submit", str(GB300), "--cluster", str(path), "--python", str(tmp_path / "nope" / "python"),
+              "--dry-run", "--out", str(tmp_path / "out")])
+    assert rc == 2 and "--python: " in capsys.readouterr().err
+
+
+def test_an_unset_driver_on_a_machine_of_another_architecture_fails(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    path = profile(tmp_path, "gb300", {"driver:\n  python: ": "driver:\n  python: null # "})
+    monkeypatch.setattr("slurm.arch.local_arch", lambda: "x86_64")
+    fails = codes(cluster_preflight(GB300, path))
+    assert "this x86_64 machine's interpreter, but cpu_arch is aarch64: set driver.python (or --python) to a venv " \
+           "built on an aarch64 host" in fails["driver"]
+    monkeypatch.setattr("slurm.arch.local_arch", lambda: "aarch64")
+    assert "driver" in codes(cluster_preflight(GB300, path), "warn")

@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_cache_names() -> None:
-    assert cache_path(Path("/c"), "lmsysorg/sglang:v0.5.23@sha256:ab", "pyxis") == \
-        Path("/c/lmsysorg_sglang_v0.5.23_sha256_ab.sqsh")
-    assert cache_path(Path("/c"), "docker://a/b:1", "apptainer") == Path("/c/a_b_1.sif")
+    assert cache_path(Path("/c"), "lmsysorg/sglang:v0.5.23@sha256:ab", "pyxis", "aarch64") == \
+        Path("/c/aarch64/lmsysorg_sglang_v0.5.23_sha256_ab.sqsh")
+    assert cache_path(Path("/c"), "docker://a/b:1", "apptainer", "x86_64") == Path("/c/x86_64/a_b_1.sif")
     assert import_argv("enroot", "a/b:1", Path("/c/x")) == ["enroot", "import", "--output", "/c/x", "docker://a/b:1"]
     assert import_argv("apptainer", "a/b:1", Path("/c/x")) == ["apptainer", "pull", "/c/x", "docker://a/b:1"]
 
@@ -58,3 +58,18 @@ def test_concurrent_tasks_import_once(tmp_path: Path, fake_enroot: Path) -> None
     assert all(p.returncode == 0 for p in procs)
     assert sorted("imported" in o for o in outs) == [False, False, True]
     assert len(fake_enroot.read_text().splitlines()) == 1
+
+
+def test_the_import_refuses_a_node_of_another_architecture(tmp_path: Path, fake_enroot: Path) -> None:
+    from slurm.arch import local_arch
+
+    other = "aarch64" if local_arch() == "x86_64" else "x86_64"
+    dest = tmp_path / "cache" / other / "img.sqsh"
+    cmd = [sys.executable, "-m", "slurm.images", "ensure", "--runtime", "enroot", "--arch", other, "a/b:1", str(dest)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 1 and f"this node is {local_arch()}, the cache is for {other}" in proc.stderr
+    assert not dest.exists() and not fake_enroot.exists()
+    here = tmp_path / "cache" / local_arch() / "img.sqsh"
+    ok = subprocess.run([*cmd[:7], local_arch(), "a/b:1", str(here)], cwd=ROOT, capture_output=True, text=True,
+                        timeout=30, check=False)
+    assert ok.returncode == 0 and here.exists()

@@ -10,7 +10,7 @@ import pytest
 from harness.errors import UserError
 from harness.recipe.points import load_plans
 from slurm.profile import load_profile, parse_profile
-from slurm.render import batch_script, check_fit, sbatch_argv, stage_plans, sweep_plan
+from slurm.render import batch_script, check_fit, image_file, sbatch_argv, stage_plans, sweep_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "recipes" / "quickstart-sim.yaml"
@@ -57,8 +57,8 @@ def test_batch_script_imports_the_image_into_the_cache_first() -> None:
     text = batch_script("/py", Path("/o/plan.json"), ["sbatch"], p, "lmsysorg/sglang:v0.5.23-cu130")
     lines = text.strip().splitlines()
     assert shlex.split(lines[-2]) == ["/py", "-m", "slurm.images", "ensure", "--runtime", "pyxis",
-                                      "lmsysorg/sglang:v0.5.23-cu130",
-                                      "/shared/SITE/harness/images/lmsysorg_sglang_v0.5.23-cu130.sqsh"]
+                                      "--arch", "x86_64", "lmsysorg/sglang:v0.5.23-cu130",
+                                      "/shared/SITE/harness/images/x86_64/lmsysorg_sglang_v0.5.23-cu130.sqsh"]
     assert lines[-1].startswith("exec ")
 
 
@@ -67,7 +67,7 @@ def test_sweep_plan_uses_the_cached_image_and_profile_mounts() -> None:
     _, plans = load_plans(QUICKSTART)
     sweep = sweep_plan(plans, p, Path("/o"), 600.0, ["client.duration_s=15"])
     assert sweep.launcher == "pyxis"
-    assert sweep.image_path == "/shared/SITE/harness/images/lmsysorg_sglang_v0.5.23-cu130.sqsh"
+    assert sweep.image_path == "/shared/SITE/harness/images/x86_64/lmsysorg_sglang_v0.5.23-cu130.sqsh"
     assert sweep.mounts == ["/raid/models:/raid/models"]
     assert [pp.conc for pp in sweep.points] == [2, 4, 8]
 
@@ -96,3 +96,11 @@ def test_fit_checks() -> None:
     big = [plans[0].model_copy(update={"resources": plans[0].resources.model_copy(update={"num_gpus": 8})})]
     with pytest.raises(UserError, match="points.c2: needs 8 GPUs, an array task on 'c' gets 4"):
         check_fit(recipe, big, _profile(gpus_per_task=4), "r.yaml")
+
+
+def test_profiles_of_two_architectures_sharing_one_cache_never_share_an_image() -> None:
+    gb300, h200 = (load_profile(ROOT / "clusters" / f"{n}.yaml") for n in ("gb300", "h200"))
+    shared = {"container": gb300.container.model_copy(update={"image_cache_dir": "/shared/images"})}
+    a, b = (image_file(p.model_copy(update=shared), "lmsysorg/sglang:v0.5.23") for p in (gb300, h200))
+    assert a == "/shared/images/aarch64/lmsysorg_sglang_v0.5.23.sqsh"
+    assert b == "/shared/images/x86_64/lmsysorg_sglang_v0.5.23.sqsh"

@@ -119,3 +119,29 @@ def test_workflow_passes_tag_and_note_to_submit() -> None:
     assert env["TAG"] == "${{ inputs.tag }}" and "github.run_id" in env["NOTE"]   # default note: the run's URL
     submit = {s.get("name"): s for s in wf["jobs"]["sweep"]["steps"]}["Submit the sweep (one job array)"]["run"]
     assert 'args+=(--tag "$TAG")' in submit and 'args+=(--note "$NOTE")' in submit
+
+
+def test_preflight_and_submit_use_one_python_and_the_same_overrides() -> None:
+    wf = yaml.safe_load(WORKFLOW.read_text())
+    inputs = wf[True]["workflow_dispatch"]["inputs"]
+    assert inputs["overrides"]["default"] == "" and wf["jobs"]["sweep"]["env"]["OVERRIDES"] == "${{ inputs.overrides }}"
+    runs = {s.get("name"): s["run"] for s in wf["jobs"]["sweep"]["steps"] if "run" in s}
+    setup = runs["Set up the harness on shared storage"]
+    assert 'echo "HARNESS_PYTHON=$driver_venv/bin/python"' in setup
+    assert 'driver_venv="$root/${GITHUB_SHA}-${cpu_arch}"' in setup and '--get cpu_arch' in setup
+    assert 'CLUSTER="${HARNESS_PROFILE_DIR:-clusters}/${CLUSTER_NAME}.yaml"' in setup
+    for step in ("Preflight (nothing is submitted when a check fails)", "Submit the sweep (one job array)"):
+        assert '--cluster "$CLUSTER" --python "$HARNESS_PYTHON"' in runs[step]
+        assert 'args+=(--set "$s")' in runs[step]
+    assert "driver.python" not in "".join(runs.values())
+
+
+def test_overrides_become_one_set_each(tmp_path: Path) -> None:
+    """The overrides line of the preflight step, run as bash: each KEY=VALUE is one --set."""
+    step = {s.get("name"): s for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["sweep"]["steps"]}[
+        "Preflight (nothing is submitted when a check fails)"]["run"]
+    line = next(ln for ln in step.splitlines() if "OVERRIDES" in ln).strip()
+    script = f'args=(); {line}; printf "%s\\n" "${{args[@]}}"'
+    proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=10, check=True,
+                          env={**os.environ, "OVERRIDES": "client.traces=/c/agentx  engine=sim"})
+    assert proc.stdout.splitlines() == ["--set", "client.traces=/c/agentx", "--set", "engine=sim"]
