@@ -259,4 +259,19 @@ class FreshServer:
                     self.capture.abandon()
         finally:   # the server is stopped even when the fingerprint cannot be written (a full disk)
             if self.running is not None:
-                status.data["server_exit_code"] = self.running.stop(grace_s)
+                ours = self.running.exit_code() is None
+                status.data["server_exit_code"] = code = self.running.stop(grace_s)
+                if ours:
+                    note_stop(Path(self.endpoint.ctx.point_dir) / "server.log", code)
+
+
+def note_stop(server_log: Path, exit_code: int | None) -> None:
+    """Say at the end of `server.log` that the harness stopped the server, so that the lines about it being
+    terminated (or its Slurm step CANCELLED) do not read as a failure."""
+    try:
+        with open(server_log, "a", encoding="utf-8") as fh:
+            fh.write(f"[harness] the harness stopped the server when the point ended (SIGTERM to its process group; "
+                     f"exit status {exit_code}): the lines above about it being terminated, or its Slurm step "
+                     "CANCELLED, are that stop, not a failure\n")
+    except OSError:
+        pass   # a full disk or a removed directory: the note is a courtesy

@@ -38,6 +38,9 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert {"bmk_agentic_it-sim_conc4.json", "status.json", "server.log", "server_command.txt",
             "client_command.txt", "fingerprint_agg_w0.json", "harness.log"} <= _files(pdir)
     assert {"profile_export_aiperf.json", "profile_export.jsonl"} <= _files(pdir / "aiperf")
+    # the server's last lines are the harness's own stop, said so
+    last = (pdir / "server.log").read_text().splitlines()[-1]
+    assert last.startswith("[harness] the harness stopped the server when the point ended") and "not a failure" in last
     assert "profile_export_raw.jsonl" not in _files(pdir / "aiperf")
     status = json.loads((pdir / "status.json").read_text())
     assert status["state"] == "completed" and status["schema_version"] == 1
@@ -156,6 +159,7 @@ def test_server_crash_mid_run_fails_the_point_and_keeps_artifacts(tmp_path):
     assert status["state"] == "failed" and status["reason"].startswith("server_crashed")
     assert {"server.log", "client.log", "server_command.txt", "fingerprint_agg_w0.json"} <= _files(outcome.point_dir)
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
+    assert "[harness] the harness stopped the server" not in (outcome.point_dir / "server.log").read_text()
 
 
 def test_server_that_never_becomes_ready_fails_within_the_budget(tmp_path):
