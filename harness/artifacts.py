@@ -39,13 +39,15 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json_text(data) + "\n")
 
 
-def _write(path: Path, body: dict[str, Any]) -> Path:
+def write_bytes(path: Path, data: bytes) -> Path:
+    """Write `data` atomically (a temp file beside `path`, renamed over it): a reader sees the old file or the
+    new one, never a part. No redaction: for bytes the harness made itself (`request_samples.bin`)."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json_text(body))
-            fh.write("\n")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
@@ -54,16 +56,13 @@ def _write(path: Path, body: dict[str, Any]) -> Path:
     return path
 
 
+def _write(path: Path, body: dict[str, Any]) -> Path:
+    return write_bytes(path, (json_text(body) + "\n").encode())
+
+
 def write_text(path: Path, text: str) -> Path:
     """Write text atomically, secrets redacted."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(redact_text(text))
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
-    return path
+    return write_bytes(path, redact_text(text).encode())
 
 
 def append_text(path: Path, text: str) -> None:

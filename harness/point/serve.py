@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import write_foreign_json, write_text
+from harness.artifacts import append_text, write_foreign_json, write_text
 from harness.point import port_owner
 from harness.point.fingerprint import (
     BackgroundCapture,
@@ -269,9 +269,8 @@ def note_stop(server_log: Path, exit_code: int | None) -> None:
     """Say at the end of `server.log` that the harness stopped the server, so that the lines about it being
     terminated (or its Slurm step CANCELLED) do not read as a failure."""
     try:
-        with open(server_log, "a", encoding="utf-8") as fh:
-            fh.write(f"[harness] the harness stopped the server when the point ended (SIGTERM to its process group; "
-                     f"exit status {exit_code}): the lines above about it being terminated, or its Slurm step "
-                     "CANCELLED, are that stop, not a failure\n")
+        append_text(server_log, f"[harness] the harness stopped the server when the point ended (SIGTERM to its "
+                                f"process group; exit status {exit_code}): the lines above about it being "
+                                "terminated, or its Slurm step CANCELLED, are that stop, not a failure\n")
     except OSError:
         pass   # a full disk or a removed directory: the note is a courtesy

@@ -18,13 +18,13 @@ import json
 import os
 import stat as stat_mode
 import sys
-import tempfile
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import write_bytes
 from harness.errors import UserError
 from harness.json_input import parse_json, read_file_bytes
 from harness.report.load import finite_number
@@ -113,17 +113,7 @@ def write_samples_file(records_path: Path, records: Iterable[Any], source: Stamp
         raise RuntimeError("float64 arrays expected")
     if sys.byteorder != "little":
         body.byteswap()
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(header)
-            fh.write(body.tobytes())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    return write_bytes(out, header + body.tobytes())
 
 
 def read_samples_file(records_path: Path) -> RequestSamples | None:
