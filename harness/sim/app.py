@@ -213,6 +213,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
                  answers: EvalAnswers | None) -> int:
     from aiohttp import web
 
+    from harness.sim.pdroles import PrefillRole, make_role
     from harness.sim.prompt import analyse
     from harness.sim.request import SimRequest
     from harness.sim.server import Faults, ServerState, build_app
@@ -221,6 +222,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     loop = asyncio.get_running_loop()
     engine = Engine(res.engine, res.timing)
     truth = TruthLog(args.sim_truth_log) if args.sim_truth_log else None
+    mode = str(getattr(args, "disaggregation_mode", None) or "null")
+    role = make_role(mode, engine, res.profile.kv_bytes_per_token, res.profile.transfer_gbps, env)
     st = ServerState(
         engine=engine,
         model_name=res.model_name,
@@ -237,11 +240,21 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         not in ("false", "0", "no", "n"),
         api_key=getattr(args, "api_key", None),
         admin_api_key=getattr(args, "admin_api_key", None),
+        role=role,
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()
     site = web.TCPSite(runner, args.host, int(args.port), reuse_address=True)
     await site.start()
+    bootstrap_runner = None
+    if isinstance(role, PrefillRole):
+        bootstrap_runner = web.AppRunner(role.server.app(), access_log=None, handler_cancellation=True)
+        await bootstrap_runner.setup()
+        port = int(args.disaggregation_bootstrap_port)
+        await web.TCPSite(bootstrap_runner, args.host, port, reuse_address=True).start()
+        print(f"[sim] prefill worker: bootstrap server on {args.host}:{port}", flush=True)
+    elif role is not None:
+        print(f"[sim] decode worker: KV handover at {res.profile.transfer_gbps:g} Gb/s", flush=True)
     print(pool_line(res, args, time.strftime("%Y-%m-%d %H:%M:%S")), flush=True)
     print(f"[sim] listening on http://{args.host}:{args.port} (profile {res.profile.name}, "
           f"engine sim, not calibrated)", flush=True)
@@ -294,6 +307,9 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     # Open streams may keep cleanup waiting; the process is exiting anyway.
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(runner.cleanup(), timeout=2.0)
+    if bootstrap_runner is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(bootstrap_runner.cleanup(), timeout=1.0)
     return exit_code
 
 

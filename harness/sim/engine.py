@@ -135,6 +135,7 @@ class Engine:
         self.rng = random.Random(cfg.seed)
         self.sampler = AcceptSampler(cfg.spec, cfg.sim_env, timing.p.natural_accept_fraction, self.rng)
         self.waiting: collections.deque[SimRequest] = collections.deque()
+        self.arrived: collections.deque[SimRequest] = collections.deque()  # KV transferred in (decode role)
         self.chunked: SimRequest | None = None
         self.running: list[SimRequest] = []
         self.stats = EngineStats()
@@ -152,6 +153,12 @@ class Engine:
         self.waiting.append(req)
         self._wake.set()
 
+    def submit_prefilled(self, req: SimRequest) -> None:
+        """A request whose prompt KV (and first token) came from a prefill worker: it joins the running batch
+        as soon as the batch and the GPU pool have room, without a prefill step."""
+        self.arrived.append(req)
+        self._wake.set()
+
     def abort(self, req: SimRequest) -> None:
         """Drop a request wherever it is (client went away); its resources are released now."""
         if req.finished or req.aborted:
@@ -161,6 +168,8 @@ class Engine:
         self._count_ended(req)
         if req in self.waiting:
             self.waiting.remove(req)
+        if req in self.arrived:
+            self.arrived.remove(req)
         if self.chunked is req:
             self.chunked = None
         if req in self.running:
@@ -170,7 +179,7 @@ class Engine:
 
     @property
     def busy(self) -> bool:
-        return bool(self.waiting or self.running or self.chunked)
+        return bool(self.waiting or self.running or self.chunked or self.arrived)
 
     @property
     def num_running(self) -> int:
@@ -209,6 +218,8 @@ class Engine:
 
     def _plan(self) -> Plan | None:
         cfg = self.cfg
+        if self.arrived:
+            self._admit_transferred()
         can_admit = bool(self.waiting) and self.num_running < cfg.max_running
         want_prefill = self.chunked is not None or can_admit
         # SGLang defers every prefill while the interval runs, the next chunk of a chunked prefill included
@@ -228,6 +239,27 @@ class Engine:
         if self.running:
             return self._plan_decode()
         return None
+
+    def _admit_transferred(self) -> None:
+        """Take transferred requests into the running batch (their KV occupies the pool; the first token,
+        made by the prefill worker, goes out at once)."""
+        while self.arrived and self.num_running < self.cfg.max_running:
+            r = self.arrived[0]
+            if not self.kv.ensure_free(r.prompt_tokens + 1):
+                if not self.running and self.chunked is None and self.kv.private_tokens == 0:
+                    self.arrived.popleft()
+                    self._reject(r)
+                    continue
+                return
+            self.arrived.popleft()
+            self.kv.alloc_private(r.prompt_tokens)
+            r.private_tokens += r.prompt_tokens
+            r.prefilled = r.prompt_tokens
+            r.admitted_ns = time.time_ns()
+            r.admitted_mono = time.monotonic_ns()
+            self._produce(r, 1)
+            if not r.finished:
+                self.running.append(r)
 
     # ---- prefill ------------------------------------------------------------------------------
     def _plan_prefill(self) -> Plan | None:

@@ -52,6 +52,7 @@ class SimRequest:
     counted: bool = False  # the exported request counters include it (once it ended)
     hold_until_finish: bool = False  # `fixed` token mode: nothing decodes to text until the end
     text_tokens: list[str] | None = None  # the output's words when it is a known answer (eval answering)
+    room: int | None = None  # bootstrap room of a disaggregated request (prefill/decode workers)
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 

@@ -20,8 +20,10 @@ from aiohttp import web
 
 from harness.sim import auth
 from harness.sim import metrics as metrics_mod
+from harness.sim.disagg import Bootstrap, bootstrap_of
 from harness.sim.engine import Engine
 from harness.sim.eval_answers import EvalAnswers, tokens_of
+from harness.sim.pdroles import Role
 from harness.sim.prompt import analyse, natural_length, render_chat
 from harness.sim.request import SimRequest
 from harness.sim.truth import TruthLog
@@ -50,6 +52,7 @@ class ServerState:
     health_generates: bool = True   # SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION: /health runs a generation
     api_key: str | None = None       # --api-key: SGLang's bearer-token check (`harness.sim.auth`)
     admin_api_key: str | None = None
+    role: Role | None = None          # --disaggregation-mode prefill|decode (`harness.sim.pdroles`)
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -153,6 +156,12 @@ class Handlers:
             return _error(400, "request body is not valid JSON")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list) or not body["messages"]:
             return _error(400, "messages: a non-empty list is required")
+        handover: Bootstrap | None = None
+        if st.role is not None:
+            found = bootstrap_of(body)
+            if isinstance(found, str):
+                return _error(400, found)
+            handover = found
         rid = request.headers.get("X-Request-ID") or uuid.uuid4().hex
         if st.faults.error_rate > 0 and st.faults.rng.random() < st.faults.error_rate:
             self._log_truth_error(rid, arrival_ns, "injected_error")
@@ -192,6 +201,8 @@ class Handlers:
         else:
             target = limit if body.get("ignore_eos") else min(limit, natural_length(prompt.digest))
             finish = "length" if target >= limit else "stop"
+        if st.role is not None:
+            target, finish = st.role.shape(target, finish)
         stream = bool(body.get("stream", False))
         opts = body.get("stream_options") or {}
         include_usage = bool(opts.get("include_usage")) if isinstance(opts, dict) else False
@@ -213,8 +224,14 @@ class Handlers:
         if st.faults.drop_rate > 0 and stream and st.faults.rng.random() < st.faults.drop_rate:
             drop_at = 1 + int(st.faults.rng.random() * max(1, target - 1))
         status = "ok"
-        eng.submit(req)
         try:
+            if st.role is None or handover is None:
+                eng.submit(req)
+            else:
+                failure = await st.role.admit(req, handover)
+                if failure is not None:
+                    status = "handover_failed"
+                    return _error(500, failure, "InternalServerError")
             if stream:
                 return await self._stream(request, req, include_usage, drop_at)
             return await self._complete(req)
@@ -228,6 +245,8 @@ class Handlers:
         finally:
             if not req.finished:
                 eng.abort(req)
+                if st.role is not None:
+                    st.role.ended(req)
                 if status == "ok":
                     status = "aborted"
             if not req.logged:

@@ -48,6 +48,8 @@ class Profile(BaseModel):
     hbm_bw: float = Field(gt=0, description="bytes/s")
     flops: float = Field(gt=0, description="dense FLOP/s at the serving precision")
     host_link_bw: float = Field(gt=0, description="bytes/s GPU<->host (HiCache transfers)")
+    transfer_gbps: float = Field(default=400.0, gt=0,
+                                 description="Gb/s between a prefill and a decode worker (KV handover)")
     bw_efficiency: float = Field(gt=0, le=1)
     flops_efficiency: float = Field(gt=0, le=1)
     # model

@@ -3,7 +3,8 @@
 Timestamps are server-side `time.time_ns()` (comparable with a client on the same host):
 `arrival_ns` (request received), `admitted_ns` (first scheduled into a prefill batch),
 `first_token_sent_ns` / `last_token_sent_ns` (the write of the first / last content chunk).
-`status` is `ok`, `client_disconnected`, `dropped` (--sim-drop-rate), `aborted` or
+`status` is `ok`, `client_disconnected`, `dropped` (--sim-drop-rate), `aborted`, `handover_failed`
+(a decode worker got no KV from its prefill worker) or
 `injected_error` (--sim-error-rate). Accept counts: `spec_verify_steps` and
 `spec_accepted_tokens` (sum of per-step accept lengths, bonus token included).
 """
