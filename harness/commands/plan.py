@@ -64,12 +64,38 @@ def render_point(plan: Any) -> str:
     r, c = plan.resources, plan.client
     lines = [f"== {plan.name} (concurrency {plan.conc}{chain})  fingerprint {plan.fingerprint[:16]}",
              f"resources: {r.num_gpus} x {r.gpu} on {r.nodes} node(s) of {r.gpus_per_node}"]
-    lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(plan.server.env).items()]
-    lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(plan.server.argv))))
+    if plan.deployment is not None:
+        lines += render_deployment(plan.deployment)
+    else:
+        lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(plan.server.env).items()]
+        lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(plan.server.argv))))
     lines.append(f"client: {c.concurrency} sessions of {c.traces}, {c.warmup_s:g} s warmup, "
                  f"{c.duration_s:g} s window, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}"
                  + ("; UNOFFICIAL (AIPerf --unsafe-override: submission_valid false)" if c.unofficial else ""))
     return "\n".join(lines)
+
+
+def render_deployment(dep: Any) -> list[str]:
+    """A deployment as a human reads it: per role its env, per worker and node the command; then the router."""
+    from harness.redact import redact_argv, redact_env
+
+    lines = [f"deployment: {dep.layout}, {dep.nodes} node(s), {dep.num_gpus} GPU(s)"]
+    for role in dep.roles:
+        par = role.parallelism
+        lines.append(f"{role.role}: {role.workers} worker(s) x {role.gpus_per_worker} GPU(s) on "
+                     f"{role.nodes_per_worker} node(s) each (tp {par.tp}, ep {par.ep}, pp {par.pp}"
+                     + (f", dp attention {par.dp_attention}" if par.dp_attention else "")
+                     + (f", dcp {par.dcp}" if par.dcp > 1 else "") + ")")
+        lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(role.env).items()]
+        for worker in role.worker_plans:
+            boot = f", bootstrap port {worker.bootstrap_port}" if worker.bootstrap_port is not None else ""
+            lines.append(f"  {role.role} worker {worker.index}: {worker.url}{boot}")
+            for node in worker.nodes:
+                lines.append(f"    node {node.node} (rank {node.node_rank}):")
+                lines.append("      " + " \\\n        ".join(_argv_lines(redact_argv(node.argv))))
+    lines.append(f"router ({dep.router.kind}) on {dep.router.node}: {dep.router.url}")
+    lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(dep.router.argv))))
+    return lines
 
 
 def _argv_lines(argv: list[str]) -> list[str]:

@@ -138,9 +138,10 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.result import point_dir
     from harness.point.run import run_point
     from harness.point.status import read_status
-    from harness.recipe.points import load_plans
+    from harness.recipe.points import load_plans, refuse_deployments
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
+    refuse_deployments(plans, args.recipe)
     options = options_from_args(args, recipe)
     pdir = point_dir(args.out, plans[0], options.variant)
     check_free(pdir)   # another writer of this point: refused at once, naming it

@@ -42,9 +42,10 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
     from harness.point.status import read_status
     from harness.point.variant import VARIANTS_DIR
-    from harness.recipe.points import load_plans
+    from harness.recipe.points import load_plans, refuse_deployments
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
+    refuse_deployments(plans, args.recipe)
     options = options_from_args(args, recipe)
     for plan in plans:   # another writer of any of these points: refused at once, naming it
         check_free(point_dir(args.out, plan, options.variant))

@@ -6,13 +6,15 @@ resolves `extends` chains and `zip:` into the effective args, env and KV offload
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from harness.errors import UserError
 from harness.input_errors import first_error
+from harness.recipe.deployment_schema import DEPLOYMENT_FLAGS, ROLES, Deployment, PointDeployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     MAX_CONC,
@@ -95,6 +97,8 @@ def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
             raise where.error((*path, key), str(exc).split(": ", 1)[1]) from None
         if name in OWNED_FLAGS:
             raise where.error((*path, key), f"--{name} comes from {OWNED_FLAGS[name]}; set it there")
+        if recipe.deployment is not None and name in DEPLOYMENT_FLAGS:
+            raise where.error((*path, key), f"--{name} comes from {DEPLOYMENT_FLAGS[name]}")
         return name, converted
 
     def canon_args(path: tuple[str, ...], args: dict[str, Any], listed: bool = False) -> dict[str, Any]:
@@ -108,6 +112,10 @@ def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
 
     envs: list[tuple[tuple[str, ...], dict[str, Any]]] = [(("server", "env"), dict(recipe.server.env))]
     envs += [(("points", n, "env"), dict(p.env)) for n, p in recipe.points.items()]
+    for path, section in [(("deployment",), recipe.deployment),
+                          *((("points", n, "deployment"), p.deployment) for n, p in recipe.points.items())]:
+        envs += [((*path, role, "env"), dict(getattr(section, role).env)) for role in ROLES
+                 if section is not None and getattr(section, role) is not None]
     for path, env in envs:
         for key in env:
             if key.startswith(ACC_ENV_PREFIX):
@@ -119,9 +127,27 @@ def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
                 raise where.error(("zip", "env", key), "synthetic acceptance comes only from the golden curve")
     server = recipe.server.model_copy(update={"args": canon_args(("server", "args"), recipe.server.args)})
     zip_ = recipe.zip and recipe.zip.model_copy(update={"args": canon_args(("zip", "args"), recipe.zip.args, True)})
-    points = {n: p.model_copy(update={"args": canon_args(("points", n, "args"), p.args)})
+    points = {n: p.model_copy(update={"args": canon_args(("points", n, "args"), p.args),
+                                      "deployment": _canon_roles(p.deployment, ("points", n, "deployment"), canon_args)})
               for n, p in recipe.points.items()}
-    return recipe.model_copy(update={"server": server, "zip": zip_, "points": points})
+    deployment = _canon_roles(recipe.deployment, ("deployment",), canon_args)
+    return recipe.model_copy(update={"server": server, "zip": zip_, "points": points, "deployment": deployment})
+
+
+_Section = TypeVar("_Section", Deployment, PointDeployment)
+
+
+def _canon_roles(section: _Section | None, path: tuple[str, ...],
+                 canon_args: Callable[[tuple[str, ...], dict[str, Any]], dict[str, Any]]) -> _Section | None:
+    """The section with every role's args in their canonical spelling."""
+    if section is None:
+        return None
+    update: dict[str, Any] = {}
+    for role in ROLES:
+        spec = getattr(section, role)
+        if spec is not None:
+            update[role] = spec.model_copy(update={"args": canon_args((*path, role, "args"), dict(spec.args))})
+    return section.model_copy(update=update)
 
 
 def _check_rules(recipe: Recipe, where: Where) -> None:
@@ -133,8 +159,9 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
                     raise where.error(("zip", kind, key), f"{len(values)} values for {len(z.conc)} concurrencies "
                                       "(zip lists are lined up index by index with zip.conc)")
     _check_context_parallel(recipe, where)
+    _check_deployment(recipe, where)
     par, gpus = recipe.parallelism, recipe.hardware.gpus_per_node
-    if par.tp * par.pp * par.pcp > gpus:
+    if recipe.deployment is None and par.tp * par.pp * par.pcp > gpus:
         pcp = f" x pcp {par.pcp}" if par.pcp > 1 else ""
         raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp}{pcp} = {par.tp * par.pp * par.pcp} GPUs, "
                           f"more than hardware.gpus_per_node {gpus} (a point's server runs on one node)")
@@ -150,6 +177,16 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
     spec = recipe.speculative
     if spec is not None and spec.golden is not None and spec.mode == "perf" and recipe.model.golden_key is None:
         raise where.error(("model", "golden_key"), "needed to look up speculative.golden.curve")
+
+
+def _check_deployment(recipe: Recipe, where: Where) -> None:
+    """The deployment section's rules (`deployment_rules`): the first problem is the error."""
+    from harness.recipe import flags
+    from harness.recipe.deployment_rules import deployment_problems
+
+    problems = deployment_problems(recipe, flags.load_table(recipe.server.sglang_version))
+    if problems:
+        raise where.error(*problems[0])
 
 
 def _check_context_parallel(recipe: Recipe, where: Where) -> None:
@@ -191,6 +228,8 @@ def _resolve(name: str, specs: dict[str, tuple[dict[str, Any], dict[str, Any], P
         args: dict[str, Any] = dict(recipe.server.args)
         env: dict[str, str] = dict(recipe.server.env)
         kv, chain = recipe.kv_offload, []
+        role_args: dict[str, dict[str, Any]] = {}
+        role_env: dict[str, dict[str, str | None]] = {}
     else:
         if spec.extends not in specs:
             raise where.error(("points", name, "extends"),
@@ -198,6 +237,13 @@ def _resolve(name: str, specs: dict[str, tuple[dict[str, Any], dict[str, Any], P
         parent = _resolve(spec.extends, specs, recipe, where, (*seen, name))
         args, env, kv = dict(parent.args), dict(parent.env), parent.kv_offload
         chain = [*parent.extends_chain, spec.extends]
+        role_args, role_env = dict(parent.role_args), dict(parent.role_env)
+    if spec.deployment is not None:
+        for role in ROLES:
+            change = getattr(spec.deployment, role)
+            if change is not None:
+                role_args[role] = {**role_args.get(role, {}), **change.args}
+                role_env[role] = {**role_env.get(role, {}), **change.env}
     for key, value in {**zargs, **spec.args}.items():
         if value is None:
             args.pop(key, None)
@@ -219,7 +265,8 @@ def _resolve(name: str, specs: dict[str, tuple[dict[str, Any], dict[str, Any], P
             msg = str(exc.errors()[0]["msg"]).removeprefix("Value error, ")
             raise where.error(("points", name, "kv_offload"), msg) from None
     conc = int(name[1:])
-    return Point(name=name, conc=conc, args=args, env=env, kv_offload=kv, extends_chain=chain)
+    return Point(name=name, conc=conc, args=args, env=env, kv_offload=kv, extends_chain=chain, role_args=role_args,
+                 role_env=role_env)
 
 
 def _order(specs: dict[str, Any]) -> list[str]:

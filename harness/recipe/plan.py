@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
 from harness.recipe import flags, postinit, scenario
+from harness.recipe.deployment import DeploymentPlan, deployment_settings, plan_deployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     ArgValue,
@@ -87,12 +88,17 @@ class PointPlan(Frozen):
     resources: Resources
     extends_chain: list[str] = Field(default_factory=list)
     secret_names: list[str] = Field(default_factory=list, description="the recipe's own secret names (redacted)")
+    deployment: DeploymentPlan | None = Field(default=None, description=(
+        "the workers and router of a recipe with a deployment section; `server` is then its router"))
 
     def public(self) -> dict[str, Any]:
         """The point as `harness plan --json` shows it."""
-        return {"conc": self.conc, "name": self.name, "fingerprint": self.fingerprint,
-                "server": {"argv": list(self.server.argv), "env": dict(self.server.env)},
-                "client": self.client.model_dump(), "resources": self.resources.model_dump()}
+        doc = {"conc": self.conc, "name": self.name, "fingerprint": self.fingerprint,
+               "server": {"argv": list(self.server.argv), "env": dict(self.server.env)},
+               "client": self.client.model_dump(), "resources": self.resources.model_dump()}
+        if self.deployment is not None:
+            doc["deployment"] = self.deployment.public()
+        return doc
 
     @property
     def model_prefix(self) -> str:
@@ -248,21 +254,63 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     args = {name[2:]: value for name, value in checked.items()}
     rejected = postinit.post_init_rejections({table.resolve(name).dest: value for name, value in checked.items()},
                                              table.version)
+    if recipe.deployment is not None:
+        return _with_deployment(recipe, point, table, where, args, source, recipe_dir)
     if rejected:
         rule, message = rejected[0]
         raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup ({rule}): {message}")
     acc_env = acceptance_env(recipe, args, where)
     settings = redact_data(point_settings(recipe, point, args, acc_env))  # a secret never moves the fingerprint
-    try:
-        fp = fingerprint(settings)
-    except ValueError:
-        raise UserError(f"{where}.args: a value is not a finite number") from None
+    fp = _fingerprint(settings, where)
     env = {**point.env, **acc_env}
     argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, args),
             "--host", host, "--port", str(port)]
     if recipe.engine == "sim":
         argv += ["--sim-profile", recipe.sim_profile, *render_sim_flags(recipe.sim_args)]
         env[SIM_VERSION_ENV] = recipe.server.sglang_version
+    client = client_plan(recipe, point, source, recipe_dir, where)
+    par, hw = recipe.parallelism, recipe.hardware
+    num_gpus = par.tp * par.pp * par.pcp  # dp attention and dcp run inside tp
+    return PointPlan(
+        config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
+        fingerprint=fp, settings=settings,
+        server=ServerPlan(argv=argv, env=env, host=host, port=port, engine=recipe.engine),
+        client=client,
+        resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
+                            nodes=math.ceil(num_gpus / hw.gpus_per_node)),
+        extends_chain=point.extends_chain, secret_names=list(recipe.secret_names),
+    )
+
+
+def _with_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where: str, args: dict[str, Any],
+                     source: str, recipe_dir: Path | None) -> PointPlan:
+    """The plan of a point of a recipe with a deployment section: every worker's per-node commands, and the
+    router as the server the client talks to. The base args were checked as flags; each role is checked whole."""
+    dep = plan_deployment(recipe, point, table, where)
+    settings = point_settings(recipe, point, args, {})
+    settings["deployment"] = deployment_settings(dep, recipe)
+    settings = redact_data(settings)
+    r = dep.router
+    return PointPlan(
+        config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
+        fingerprint=_fingerprint(settings, where), settings=settings,
+        server=ServerPlan(argv=r.argv, env={}, host=r.node, port=r.port, engine=recipe.engine),
+        client=client_plan(recipe, point, source, recipe_dir, where),
+        resources=Resources(gpu=recipe.hardware.gpu, gpus_per_node=dep.gpus_per_node, num_gpus=dep.num_gpus,
+                            nodes=dep.nodes),
+        extends_chain=point.extends_chain, secret_names=list(recipe.secret_names), deployment=dep,
+    )
+
+
+def _fingerprint(settings: dict[str, Any], where: str) -> str:
+    try:
+        return fingerprint(settings)
+    except ValueError:
+        raise UserError(f"{where}.args: a value is not a finite number") from None
+
+
+def client_plan(recipe: Recipe, point: Point, source: str, recipe_dir: Path | None, where: str) -> ClientPlan:
+    """What the client replays for this point, checked against AIPerf's scenario rules."""
     traces_spec = client_traces(recipe)
     if is_pinned_spec(traces_spec):
         try:
@@ -284,17 +332,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     breaks = scenario.fast_violations(client)
     if breaks and not client.unofficial:
         raise UserError(scenario.refusal(where, breaks))
-    par, hw = recipe.parallelism, recipe.hardware
-    num_gpus = par.tp * par.pp * par.pcp  # dp attention and dcp run inside tp
-    return PointPlan(
-        config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
-        fingerprint=fp, settings=settings,
-        server=ServerPlan(argv=argv, env=env, host=host, port=port, engine=recipe.engine),
-        client=client,
-        resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
-                            nodes=math.ceil(num_gpus / hw.gpus_per_node)),
-        extends_chain=point.extends_chain, secret_names=list(recipe.secret_names),
-    )
+    return client
 
 
 def _flag_table(recipe: Recipe, where: str) -> flags.FlagTable:

@@ -158,6 +158,13 @@ def apply_overrides(recipe: Recipe, names: list[str] | None, overrides: list[str
     return recipe, out
 
 
+def refuse_deployments(plans: list[PointPlan], source: str) -> None:
+    """Launching a recipe with a deployment section is not supported yet: refused before anything starts."""
+    if any(p.deployment is not None for p in plans):
+        raise UserError(f"{source}: deployment: multi-worker deployments are planned (`harness plan`) but not "
+                        "launched yet; remove the deployment section to run one server")
+
+
 def load_plans(recipe_path: str | Path, point_names: list[str] | None = None,
                overrides: list[str] | None = None, unofficial: bool = False) -> tuple[Recipe, list[PointPlan]]:
     """Load, override, expand and plan: every error is a one-line UserError before anything starts.

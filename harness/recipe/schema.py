@@ -15,29 +15,30 @@ through that block, so each fact has one place in the file.
 
 from __future__ import annotations
 
-import math
 import re
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import Field, field_validator
 
 from harness.point.validity import Thresholds
-from harness.yaml_input import short
+from harness.recipe.deployment_schema import Deployment, PointDeployment
+from harness.recipe.fields import ENV_NAME as ENV_NAME
+from harness.recipe.fields import ArgValue as ArgValue
+from harness.recipe.fields import EnvName as EnvName
+from harness.recipe.fields import EnvValue as EnvValue
+from harness.recipe.fields import KvOffload as KvOffload
+from harness.recipe.fields import OptEnvValue as OptEnvValue
+from harness.recipe.fields import Parallelism as Parallelism
+from harness.recipe.fields import PathText as PathText
+from harness.recipe.fields import SecretName as SecretName
+from harness.recipe.fields import Strict as Strict
+from harness.recipe.fields import Text as Text
+from harness.recipe.fields import check_env_name as check_env_name
+from harness.recipe.fields import check_env_value as check_env_value
 
-ArgValue = str | int | float | bool | list[str | int | float]
 WEEK_S = 7 * 86400.0  # longest time setting
 MAX_CONC = 100_000  # concurrent sessions of one point; beyond this is a typo, not a benchmark
 POINT_NAME = re.compile(r"^c([1-9]\d{0,5})$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 ACC_ENV_PREFIX = "SGLANG_SIMULATE_ACC_"
 
 # Flags rendered from the recipe's structured blocks (dashless canonical name -> the recipe key to use).
@@ -58,78 +59,6 @@ OWNED_FLAGS: dict[str, str] = {
 }
 
 
-def _env_value(value: Any) -> Any:
-    """Environment values are strings; YAML numbers are accepted and written as given."""
-    if isinstance(value, bool):
-        raise ValueError(f"environment values are strings: quote {str(value).lower()!r}")  # noqa: TRY004 (pydantic reports ValueError)
-    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
-        return str(value)
-    return value
-
-
-def check_env_value(value: str) -> str:
-    """An environment value the kernel accepts: no NUL byte."""
-    if "\x00" in value:
-        raise ValueError("an environment value cannot hold a NUL byte")
-    return value
-
-
-def check_env_name(name: str) -> str:
-    """A portable environment variable name: letters, digits and `_`, not starting with a digit."""
-    if not ENV_NAME.match(name):
-        raise ValueError(f"{short(name)} is not an environment variable name (letters, digits, _; "
-                         "not starting with a digit)")
-    return name
-
-
-EnvName = Annotated[str, AfterValidator(check_env_name)]
-EnvValue = Annotated[str, BeforeValidator(_env_value, json_schema_input_type=str | int | float),
-                     AfterValidator(check_env_value)]
-OptEnvValue = Annotated[str | None, BeforeValidator(lambda v: v if v is None else _env_value(v),
-                                                    json_schema_input_type=str | int | float | None),
-                        AfterValidator(lambda v: v if v is None else check_env_value(v))]
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _no_control(value: str) -> str:
-    """A name or path that is rendered into argv, files and one-line messages: no newline, tab or other
-    control character."""
-    found = _CONTROL.search(value)
-    if found:
-        raise ValueError(f"must not contain control characters (found {found.group()!r})")
-    return value
-
-
-def _non_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be empty")
-    return _no_control(value)
-
-
-Text = Annotated[str, AfterValidator(lambda v: _non_blank(v))]
-SecretName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")]
-PathText = Annotated[str, AfterValidator(_no_control)]
-
-
-def _takes_bool(annotation: Any) -> bool:
-    """Whether a field's type accepts a boolean anywhere in it (`ArgValue` does; `int`, `float` do not)."""
-    return annotation is bool or any(_takes_bool(a) for a in get_args(annotation))
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _bools_are_not_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        """YAML's `true` is not 1: a boolean (or a list holding one) for a field that takes none is refused."""
-        field = cls.model_fields.get(info.field_name or "")
-        has_bool = isinstance(value, bool) or (isinstance(value, list) and any(isinstance(v, bool) for v in value))
-        if field is not None and has_bool and not _takes_bool(field.annotation):
-            raise ValueError(f"expected a number or text, got a boolean ({short(value)})")
-        return value
-
-
 class ModelSpec(Strict):
     path: Text = Field(description="HF id or local path of the checkpoint (`--model-path`); clusters may map it to a staged copy")
     revision: PathText | None = Field(default=None, description="checkpoint revision (`--revision`)")
@@ -145,19 +74,6 @@ class ModelSpec(Strict):
 class Hardware(Strict):
     gpu: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", description="GPU type label: gb300, h200, sim")
     gpus_per_node: int = Field(ge=1, description="GPUs of one node")
-
-
-class Parallelism(Strict):
-    tp: int = Field(default=1, ge=1, description="tensor parallel size (`--tp-size`)")
-    ep: int = Field(default=1, ge=1, description="expert parallel size (`--ep-size`, rendered when > 1)")
-    pp: int = Field(default=1, ge=1, description="pipeline parallel size (`--pp-size`, rendered when > 1)")
-    dp_attention: int | None = Field(default=None, ge=2, description=(
-        "DP attention with this many attention data-parallel groups inside tp (`--attn-dp-size N` where the "
-        "pinned SGLang has it, else `--enable-dp-attention --dp-size N`; tp must be divisible by N)"))
-    dcp: int = Field(default=1, ge=1, description=(
-        "decode context parallel size (`--dcp-size`, rendered when > 1; runs inside tp)"))
-    pcp: int = Field(default=1, ge=1, description=(
-        "prefill context parallel size (`--pcp-size`, rendered when > 1, only where the pinned SGLang has it)"))
 
 
 class GoldenRef(Strict):
@@ -178,19 +94,6 @@ class Speculative(Strict):
     golden: GoldenRef | None = Field(default=None, description="golden curve giving the synthetic acceptance length")
     mode: Literal["perf", "eval"] = Field(default=
         "perf", description="perf injects synthetic acceptance from the golden curve; eval (accuracy) injects none")
-
-
-class KvOffload(Strict):
-    kind: Literal["none", "dram"] = Field(default="none", description="`dram` = HiCache in host memory (`--enable-hierarchical-cache`)")
-    hicache_size_gb: int | None = Field(default=None, ge=1, description="`--hicache-size` (GB of host pool per rank)")
-    write_policy: Literal["write_through", "write_back", "write_through_selective"] | None = Field(default=
-        None, description="`--hicache-write-policy`")
-
-    @model_validator(mode="after")
-    def _dram_only(self) -> KvOffload:
-        if self.kind == "none" and (self.hicache_size_gb is not None or self.write_policy is not None):
-            raise ValueError("hicache_size_gb and write_policy need kind: dram")
-        return self
 
 
 class KvOffloadChange(Strict):
@@ -242,6 +145,8 @@ class PointSpec(Strict):
     args: dict[str, ArgValue | None] = Field(default_factory=dict, description="flag changes; null removes an inherited flag")
     env: dict[EnvName, OptEnvValue] = Field(default_factory=dict, description="env changes; null removes an inherited variable")
     kv_offload: KvOffloadChange | None = Field(default=None, description="changes to the inherited KV offload")
+    deployment: PointDeployment | None = Field(default=None, description=(
+        "per-role changes (recipes with a deployment section)"))
 
     @field_validator("extends", mode="before")
     @classmethod
@@ -279,6 +184,8 @@ class Recipe(Strict):
     client: Client
     zip: Zip | None = Field(default=None, description="points from lined-up lists: conc, args and env value lists")
     points: dict[str, PointSpec] = Field(default_factory=dict, description="points keyed by concurrency (c28 or 28)")
+    deployment: Deployment | None = Field(default=None, description=(
+        "several workers and a router (aggregated or prefill/decode); absent: one server on one node"))
     secret_names: list[SecretName] = Field(default_factory=list, description=(
         "more environment variables or server arguments whose values are secrets, besides the built-in rule "
         "(redacted from every file and output)"))
@@ -293,6 +200,10 @@ class Point(Strict):
     env: dict[str, str]
     kv_offload: KvOffload = KvOffload()
     extends_chain: list[str] = Field(default_factory=list)
+    role_args: dict[str, dict[str, ArgValue | None]] = Field(default_factory=dict, description=(
+        "per role: the point's arg changes along its extends chain (None removes)"))
+    role_env: dict[str, dict[str, str | None]] = Field(default_factory=dict, description=(
+        "per role: the point's env changes along its extends chain (None removes)"))
 
 
 def normalize_point_name(name: Any) -> str:

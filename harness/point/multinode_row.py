@@ -1,0 +1,39 @@
+"""The multi-node fields of an InferenceX AgentX row, from a deployment plan.
+
+InferenceX's multi-node rows (`AgentXMultinodeRow`) describe the layout per role: `prefill_*` and `decode_*`
+worker counts, tp, pp, ep, dcp, pcp, DP attention and GPUs, with `num_gpus` summed over the roles
+(workers x tp x pp x pcp), `tp` the sum of the roles' tp, `ep` the larger one, `dp_attention` true if either
+role has it. An aggregated layout fills the prefill side and reports `decode_num_workers: 0`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.recipe.deployment import DeploymentPlan, RolePlan
+
+ROLE_FIELDS = ("num_workers", "tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention")
+
+
+def _role_fields(prefix: str, role: RolePlan | None) -> dict[str, Any]:
+    if role is None:
+        return {f"{prefix}_num_workers": 0, f"{prefix}_tp": 0, f"{prefix}_pp": 0, f"{prefix}_dcp_size": 0,
+                f"{prefix}_pcp_size": 0, f"{prefix}_ep": 0, f"{prefix}_dp_attention": False,
+                f"num_{prefix}_gpu": 0}
+    par = role.parallelism
+    return {f"{prefix}_num_workers": role.workers, f"{prefix}_tp": par.tp, f"{prefix}_pp": par.pp,
+            f"{prefix}_dcp_size": par.dcp, f"{prefix}_pcp_size": par.pcp, f"{prefix}_ep": par.ep,
+            f"{prefix}_dp_attention": par.dp_attention is not None, f"num_{prefix}_gpu": role.num_gpus}
+
+
+def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:
+    """`is_multinode`, `disagg`, the per-role fields and the summed ones, as an InferenceX multi-node row has them."""
+    first = plan.role("prefill") or plan.role("aggregated")
+    second = plan.role("decode")
+    fields: dict[str, Any] = {"is_multinode": True, "disagg": plan.layout == "disagg",
+                              **_role_fields("prefill", first), **_role_fields("decode", second)}
+    roles = [r for r in (first, second) if r is not None]
+    fields.update(num_gpus=sum(r.num_gpus for r in roles), tp=sum(r.parallelism.tp for r in roles),
+                  ep=max(r.parallelism.ep for r in roles),
+                  dp_attention=any(r.parallelism.dp_attention is not None for r in roles))
+    return fields

@@ -1,0 +1,65 @@
+"""The router in front of a deployment's workers: which kinds exist, their policies, and their command.
+
+`sglang-router` is PyPI `sglang-router` 0.3.2 (`python -m sglang_router.launch_router`); `smg` is the Shepherd
+Model Gateway 1.13 (`smg`), its successor, which adds `prefix_hash` and `consistent_hashing`. Both take the same
+flags for what the harness renders: `--worker-urls URL...` for aggregated workers; `--pd-disaggregation
+--prefill URL BOOTSTRAP_PORT ... --decode URL ...` for prefill/decode; `--policy`, `--host`, `--port`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ROUTER_COMMAND: dict[str, list[str]] = {
+    "sglang-router": ["python3", "-m", "sglang_router.launch_router"],
+    "smg": ["smg"],
+}
+ROUTER_VERSION = {"sglang-router": "0.3.2", "smg": "1.13"}
+# `--policy` choices of each router (sglang-router 0.3.2: router_args.py; smg 1.13: its configuration reference).
+POLICIES: dict[str, tuple[str, ...]] = {
+    "sglang-router": ("random", "round_robin", "cache_aware", "power_of_two", "manual"),
+    "smg": ("random", "round_robin", "cache_aware", "power_of_two", "prefix_hash", "consistent_hashing", "bucket",
+            "manual"),
+}
+OWNED_ROUTER_FLAGS = ("host", "port", "worker-urls", "pd-disaggregation", "prefill", "decode", "policy")
+
+
+def policy_problem(kind: str, policy: str | None) -> str | None:
+    """Why `policy` cannot be given to router `kind`, or None when it can."""
+    if policy is None or policy in POLICIES[kind]:
+        return None
+    elsewhere = [k for k, names in POLICIES.items() if policy in names and k != kind]
+    where = f"; it is a policy of {', '.join(elsewhere)}" if elsewhere else ""
+    return (f"{policy!r} is not a policy of {kind} {ROUTER_VERSION[kind]} (its policies: "
+            f"{', '.join(POLICIES[kind])}){where}")
+
+
+def render_flags(args: dict[str, Any]) -> list[str]:
+    """`{name: value}` -> `--name value` (true: a bare switch; false or null: omitted; a list: one token each)."""
+    argv: list[str] = []
+    for name, value in args.items():
+        if value is True:
+            argv.append(f"--{name}")
+        elif isinstance(value, list):
+            argv += [f"--{name}", *(str(v) for v in value)]
+        elif value is not False and value is not None:
+            argv += [f"--{name}", str(value)]
+    return argv
+
+
+def router_argv(kind: str, policy: str | None, extra: dict[str, Any], host: str, port: int,
+                prefill: list[tuple[str, int]], decode: list[str], aggregated: list[str]) -> list[str]:
+    """The router's command: PD mode when prefill/decode workers are given (each prefill URL with its bootstrap
+    port), else the aggregated workers' URLs."""
+    argv = [*ROUTER_COMMAND[kind]]
+    if prefill or decode:
+        argv.append("--pd-disaggregation")
+        for url, bootstrap in prefill:
+            argv += ["--prefill", url, str(bootstrap)]
+        for url in decode:
+            argv += ["--decode", url]
+    else:
+        argv += ["--worker-urls", *aggregated]
+    if policy is not None:
+        argv += ["--policy", policy]
+    return [*argv, "--host", host, "--port", str(port), *render_flags(extra)]
