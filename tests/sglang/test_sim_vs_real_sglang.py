@@ -2,8 +2,8 @@
 simulator and by real SGLang 0.5.23, and what a client or the harness can observe is compared: the lifecycle
 (`/health` from launch to ready: port closed, 503 while warming up, 200), endpoint status codes with and without the key, the `/server_info` and
 `/model_info` keys the harness reads, chat response and stream chunk shapes, `/metrics` names and labels, the 401
-body. Every difference is either fixed in the simulator or listed in `ALLOWED` with its reason (the README's
-simulator section carries the same list); an entry that no longer differs fails too, so the list stays true."""
+body. Every difference is either fixed in the simulator or listed in `ALLOWED` with its reason (docs/simulator.md's
+real-SGLang section carries the same list); an entry that no longer differs fails too, so the list stays true."""
 
 from __future__ import annotations
 
