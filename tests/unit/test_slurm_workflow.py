@@ -100,8 +100,8 @@ def test_report_step_writes_the_curve_table_and_verdicts_to_the_job_summary(tmp_
     assert proc.returncode == 0, proc.stderr
     text = summary.read_text()
     assert text.startswith("# SIMULATED: Agentic sweep report")
-    assert "## quickstart-sim (SIMULATED)" in text and "| conc | tok/s/GPU |" in text
-    assert "INVALID (error_rate)" in text
+    assert "## Verdicts" in text and "### quickstart-sim (SIMULATED)" in text
+    assert "| conc | valid | publishable | reasons |" in text and "| 32 | INVALID | - | error_rate: " in text
     assert (out / "report" / "report.html").exists() and (out / "report" / "report.csv").exists()
     empty = tmp_path / "empty"
     empty.mkdir()
