@@ -1,5 +1,5 @@
-"""`harness eval` and `sweep --with-eval` from any working directory with a relative `--out` (lm-eval runs in
-the task's directory), and Ctrl-C answered at once with `stopping...` and what the stop waits on."""
+"""`harness eval` from any working directory with a relative `--out` (lm-eval runs in the task's directory;
+`sweep --with-eval` with a relative `--out` is in test_eval_runner.py), and Ctrl-C answered at once with `stopping...` and what the stop waits on."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-import pytest
 
 from .conftest import group_gone, wait_until_evaluating
 
@@ -30,15 +28,6 @@ def test_eval_with_a_relative_out_from_another_directory(tmp_path: Path) -> None
     assert result["state"] == "completed" and result["passed"] is True
     assert (edir / result["lm_eval_results"]).is_file() and (edir / "eval_row_gsm8k.json").is_file()
     assert not list(Path(ROOT / "harness" / "evals").rglob("rel-runs"))   # nothing written beside the task
-
-
-@pytest.mark.slow
-def test_sweep_with_eval_with_a_relative_out(tmp_path: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "harness", "sweep", str(QUICKSTART), "--points", "c2", "--duration", "5",
-                        "--out", "rel-sweep", "--with-eval", "--limit", "4", "--no-report"],
-                       cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=600, start_new_session=True)
-    assert r.returncode in (0, 3), r.stdout + r.stderr
-    assert (tmp_path / "rel-sweep" / "quickstart-sim" / "eval-conc2" / "eval_row_gsm8k.json").is_file(), r.stdout
 
 
 def _line_within(stream: object, within_s: float) -> str:
