@@ -65,7 +65,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _samples_of(point: PointResult) -> RequestSamples | None:
     """The per-request samples beside a point's result, or None when it has no per-request records."""
-    from harness.report.samples import read_request_samples, record_file
+    from harness.report.samples import load_request_samples, record_file
 
     path = record_file(point.point_dir)
-    return None if path is None else read_request_samples(path)
+    return None if path is None else load_request_samples(path)
