@@ -15,15 +15,20 @@ from harness.recipe.deployment import DeploymentPlan, RolePlan
 ROLE_FIELDS = ("num_workers", "tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention")
 
 
+def _flag(value: bool) -> str:
+    """A workflow flag as InferenceX's row contract has it: the string "true" or "false", not a JSON boolean."""
+    return "true" if value else "false"
+
+
 def _role_fields(prefix: str, role: RolePlan | None) -> dict[str, Any]:
     if role is None:
         return {f"{prefix}_num_workers": 0, f"{prefix}_tp": 0, f"{prefix}_pp": 0, f"{prefix}_dcp_size": 0,
-                f"{prefix}_pcp_size": 0, f"{prefix}_ep": 0, f"{prefix}_dp_attention": False,
+                f"{prefix}_pcp_size": 0, f"{prefix}_ep": 0, f"{prefix}_dp_attention": "false",
                 f"num_{prefix}_gpu": 0}
     par = role.parallelism
     return {f"{prefix}_num_workers": role.workers, f"{prefix}_tp": par.tp, f"{prefix}_pp": par.pp,
             f"{prefix}_dcp_size": par.dcp, f"{prefix}_pcp_size": par.pcp, f"{prefix}_ep": par.ep,
-            f"{prefix}_dp_attention": par.dp_attention is not None, f"num_{prefix}_gpu": role.num_gpus}
+            f"{prefix}_dp_attention": _flag(par.dp_attention is not None), f"num_{prefix}_gpu": role.num_gpus}
 
 
 def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:
@@ -35,5 +40,5 @@ def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:
     roles = [r for r in (first, second) if r is not None]
     fields.update(num_gpus=sum(r.num_gpus for r in roles), tp=sum(r.parallelism.tp for r in roles),
                   ep=max(r.parallelism.ep for r in roles),
-                  dp_attention=any(r.parallelism.dp_attention is not None for r in roles))
+                  dp_attention=_flag(any(r.parallelism.dp_attention is not None for r in roles)))
     return fields

@@ -113,10 +113,10 @@ def test_multinode_row_fields() -> None:
     assert multinode_fields(dep) == {
         "is_multinode": True, "disagg": True,
         "prefill_num_workers": 6, "prefill_tp": 8, "prefill_pp": 1, "prefill_dcp_size": 1, "prefill_pcp_size": 1,
-        "prefill_ep": 8, "prefill_dp_attention": False, "num_prefill_gpu": 48,
+        "prefill_ep": 8, "prefill_dp_attention": "false", "num_prefill_gpu": 48,
         "decode_num_workers": 1, "decode_tp": 16, "decode_pp": 1, "decode_dcp_size": 1, "decode_pcp_size": 1,
-        "decode_ep": 16, "decode_dp_attention": True, "num_decode_gpu": 16,
-        "num_gpus": 64, "tp": 24, "ep": 16, "dp_attention": True}
+        "decode_ep": 16, "decode_dp_attention": "true", "num_decode_gpu": 16,
+        "num_gpus": 64, "tp": 24, "ep": 16, "dp_attention": "true"}
 
 
 def _raw() -> dict[str, Any]:
@@ -226,3 +226,18 @@ def test_plan_prints_and_json_includes_the_deployment(capsys: pytest.CaptureFixt
 def test_run_refuses_a_deployment_until_launching_exists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(["run", str(ONE_P_ONE_D), "--point", "4", "--out", str(tmp_path)]) == 2
     assert "not launched yet" in capsys.readouterr().err
+
+
+def test_the_multinode_fields_have_the_types_of_inferencex_s_row_contract() -> None:
+    """Checked against the JSON Schema InferenceX's own exporter wrote (tests/fixtures/inferencex-contract)."""
+    import json
+
+    schema = json.loads((ROOT / "tests" / "fixtures" / "inferencex-contract" / "upstream" /
+                         "agentx_row.schema.json").read_text())["$defs"]["AgentXMultinodeRow"]["properties"]
+    kinds = {"boolean": bool, "integer": int, "string": str}
+    for path in (ROOT / "recipes" / "examples" / "disagg-gb300-1p1d-tp4-tp4-sim.yaml",
+                 ROOT / "tests" / "fixtures" / "recipes" / "disagg-gb300-12p4d.yaml"):
+        _, plans = load_plans(path)
+        for name, value in multinode_fields(plans[0].deployment).items():
+            spec = schema[name]
+            assert isinstance(value, kinds[spec["type"]]) and value in spec.get("enum", [value]), (path.name, name)
