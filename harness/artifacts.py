@@ -71,6 +71,13 @@ def append_text(path: Path, text: str) -> None:
         fh.write(redact_text(text))
 
 
+def scrub_logs(directory: Path) -> None:
+    """`scrub_log` of every log a child process wrote in `directory` (servers, router, client)."""
+    for log in sorted(Path(directory).glob("*.log")):
+        if log.name != "harness.log":
+            scrub_log(log)
+
+
 def scrub_log(path: Path) -> None:
     """Rewrite a log a child process wrote (`server.log`) without the remembered secret values, if it holds any.
     Line by line into a temp file, then renamed: bounded memory whatever the log's size."""

@@ -29,6 +29,8 @@ class LaunchContext:
     gpus: tuple[str, ...] | None = None   # GPU indices or UUIDs visible to the server; None = all
     container_name: str = "harness-server"
     image_path: str | None = None         # a local .sqsh / .sif to use instead of pulling `image`
+    node: str | None = None               # the Slurm node of the allocation a pyxis step runs on (a deployment's)
+    log_name: str = "server.log"          # the file in point_dir the process's output goes to
 
 
 @dataclass
@@ -72,7 +74,7 @@ class Launcher:
 
     def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
         argv = self.render(server_argv, env, ctx)
-        process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / "server.log")
+        process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / ctx.log_name)
         return RunningServer(process=process, argv=argv, teardown_argv=self.teardown(ctx))
 
 
@@ -114,8 +116,8 @@ def _enroot(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> 
 
 def _pyxis(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
     server_argv = _local(server_argv, env, ctx)  # the simulator runs with the harness's own interpreter
-    argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", "--export=ALL",
-            f"--container-image={ctx.image_path or ctx.image}"]
+    argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", *([f"--nodelist={ctx.node}"] if ctx.node else []),
+            "--export=ALL", f"--container-image={ctx.image_path or ctx.image}"]
     if ctx.mounts:
         argv.append(f"--container-mounts={','.join(ctx.mounts)}")
     argv += ["--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint"]

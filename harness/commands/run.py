@@ -138,11 +138,11 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.result import point_dir
     from harness.point.run import run_point
     from harness.point.status import read_status
-    from harness.recipe.points import load_plans, refuse_deployments
+    from harness.recipe.points import check_placeable, load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
-    refuse_deployments(plans, args.recipe)
     options = options_from_args(args, recipe)
+    check_placeable(plans, options.launcher, args.recipe)
     pdir = point_dir(args.out, plans[0], options.variant)
     check_free(pdir)   # another writer of this point: refused at once, naming it
     plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)

@@ -244,9 +244,10 @@ def build_row(*, identity: Mapping[str, Any], raw_records: Sequence[Mapping[str,
               server_metrics_export: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The AgentX row. `identity` carries hw, conc, image, recipe_fingerprint, model, infmax_model_prefix,
     framework, precision, spec_decoding, tp, ep, pp, dcp_size, pcp_size, dp_attention (bool), kv_offloading,
-    kv_offload_backend, allocated_cpu_dram_gb."""
+    kv_offload_backend, allocated_cpu_dram_gb, and `num_gpus` where it is not tp x pp x pcp (a deployment's, summed
+    over its workers)."""
     records, accounting = split_records(raw_records)
-    num_gpus = int(identity["tp"]) * int(identity["pp"]) * int(identity["pcp_size"])
+    num_gpus = int(identity.get("num_gpus") or int(identity["tp"]) * int(identity["pp"]) * int(identity["pcp_size"]))
     server, warnings = inferencex_server_metrics.server_metrics(server_metrics_export, records, server_log, counters)
     pool = server["kv_cache"]["gpu_total_tokens"]
     if pool is None:

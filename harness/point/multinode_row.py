@@ -42,3 +42,20 @@ def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:
                   ep=max(r.parallelism.ep for r in roles),
                   dp_attention=_flag(any(r.parallelism.dp_attention is not None for r in roles)))
     return fields
+
+
+def _role_tag(fields: dict[str, Any], prefix: str) -> str:
+    """InferenceX's name of a role's parallelism: `dep8` (DP attention + EP), `tp4ep4`, `tp4`."""
+    tp, ep = fields[f"{prefix}_tp"], fields[f"{prefix}_ep"]
+    if str(fields[f"{prefix}_dp_attention"]).lower() == "true":
+        return f"dep{tp}"
+    return f"tp{tp}ep{ep}" if int(ep) > 1 else f"tp{tp}"
+
+
+def deployment_shape(fields: dict[str, Any]) -> str:
+    """A deployment's shape as InferenceX names its configurations: `1p1d tp4/tp4`, `12p4d dep8/dep16`; an
+    aggregated multi-worker layout `2x tp4`."""
+    if not fields.get("decode_num_workers"):
+        return f"{fields['prefill_num_workers']}x {_role_tag(fields, 'prefill')}"
+    return (f"{fields['prefill_num_workers']}p{fields['decode_num_workers']}d "
+            f"{_role_tag(fields, 'prefill')}/{_role_tag(fields, 'decode')}")

@@ -23,9 +23,11 @@ START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution
 
 
 def port_free(port: int) -> bool:
-    """True when the port can be bound on all interfaces (nothing listens on it)."""
+    """True when the port can be bound on all interfaces (nothing listens on it). SO_REUSEADDR, as servers bind:
+    connections of an earlier server still in TIME_WAIT on the port do not count."""
     for family, host in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET, "127.0.0.1")):
         with socket.socket(family, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind((host, port))
             except OSError:

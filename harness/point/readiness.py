@@ -92,23 +92,36 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
     wherever the socket's owner cannot be read (another user's process, a root-owned container). `on_poll` is
     called before every wait (progress reporting)."""
     deadline = time.monotonic() + budget_s
-    loading_seen = False
-
-    def check_owner() -> None:
-        other = foreign() if foreign else None
+    wait_until_healthy(base_url, exit_code, deadline, poll_s=poll_s, on_loading=on_loading, should_stop=should_stop,
+                       foreign=foreign, on_poll=on_poll, token=token, api_key=api_key)
+    wait_for_probe(base_url, model, exit_code, deadline, poll_s=poll_s, on_poll=on_poll, api_key=api_key)
+    if foreign is not None:
+        other = foreign()
         if other:
             raise NotReady("port_in_use", f"another process listens on the server's port: {other}")
 
+
+def wait_until_healthy(base_url: str, exit_code: Callable[[], int | None], deadline: float, *, poll_s: float = 0.5,
+                       on_loading: Callable[[], None] | None = None,
+                       should_stop: Callable[[], str | None] | None = None,
+                       foreign: Callable[[], str | None] | None = None,
+                       on_poll: Callable[[], None] | None = None, token: str | None = None,
+                       api_key: str | None = None, what: str = "server") -> None:
+    """Poll until `/health` answers 200 (and `/server_info` echoes `token`) before the monotonic `deadline`."""
+    budget_s = max(0.0, deadline - time.monotonic())
+    loading_seen = False
     while True:
         code = exit_code()
         if code is not None:
-            raise NotReady("server_exited", f"server exited with status {code} before it was ready")
+            raise NotReady("server_exited", f"{what} exited with status {code} before it was ready")
         stop = should_stop() if should_stop else None
         if stop:
             raise NotReady("stopped", stop)
         status = _get(f"{base_url}/health", timeout=5)
-        if status:
-            check_owner()
+        if status and foreign is not None:
+            other = foreign()
+            if other:
+                raise NotReady("port_in_use", f"another process listens on the server's port: {other}")
         if status and not loading_seen:
             loading_seen = True
             if on_loading:
@@ -116,17 +129,23 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
         if status == 200:
             seen = served_launch_token(base_url, api_key=api_key) if token is not None else token
             if seen == token:
-                break
+                return
             if seen is not None:
                 raise NotReady("port_in_use", f"the server answering at {base_url} is not the one launched: its "
                                               f"/server_info gives {seen[:80]!r} as weight_version, not this "
                                               f"launch's token {token!r}")
         if time.monotonic() >= deadline:
-            raise NotReady("ready_timeout", f"/health not 200 after {budget_s:.0f} s (last status {status})")
+            raise NotReady("ready_timeout", f"{what} /health not 200 after {budget_s:.0f} s (last status {status})")
         if on_poll:
             on_poll()
         time.sleep(poll_s)
-    while True:  # the probe is retried until it succeeds or the budget is spent
+
+
+def wait_for_probe(base_url: str, model: str, exit_code: Callable[[], int | None], deadline: float, *,
+                   poll_s: float = 0.5, on_poll: Callable[[], None] | None = None,
+                   api_key: str | None = None) -> None:
+    """Send the one-token chat completion until it succeeds or the monotonic `deadline` passes."""
+    while True:
         remaining = max(5.0, deadline - time.monotonic())
         try:
             one_token_chat(base_url, model, timeout=min(remaining, 600), api_key=api_key)
@@ -139,4 +158,3 @@ def wait_until_ready(base_url: str, model: str, exit_code: Callable[[], int | No
             time.sleep(poll_s)
     if exit_code() is not None:
         raise NotReady("server_exited", "server exited right after the readiness probe")
-    check_owner()

@@ -21,8 +21,10 @@ from typing import Any
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
 from harness.point.engine_label import engine_label
+from harness.point.multinode_row import deployment_shape, multinode_fields
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
+from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan, dp_attention_size
 from harness.report import samples_file
 
@@ -55,9 +57,12 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        thresholds: Thresholds, pdir: Path, artifact_dir: Path, client_run: Any,
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
-                       tokenizer: dict[str, str] | None = None,
+                       tokenizer: dict[str, str] | None = None, server_log: Path | None = None,
+                       deployment_run: dict[str, Any] | None = None,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
-    """Build and write the result from whatever the client left (also for failed/cancelled points)."""
+    """Build and write the result from whatever the client left (also for failed/cancelled points).
+    `server_log` holds the KV pool size (default `server.log`); `deployment_run` says which deployment a point
+    ran on when the sweep reused one."""
     summary = aiperf.read_summary(artifact_dir)
     records_stamp = samples_file.stamp(artifact_dir / aiperf.RECORDS_FILE)
     raw_records = aiperf.read_records(artifact_dir)
@@ -124,6 +129,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                    "tokenizer": tokenizer},
         "fingerprint": _fingerprint_summary(pdir),
     }
+    if plan.deployment is not None:
+        result.update(deployment_fields(plan.deployment, deployment_run))
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
     result.update(_power_fields(pdir, metrics, accounting, expected,
                                 result["client"]["aiperf_benchmark_duration_s"], summary))
@@ -140,7 +147,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["row"] = f"{result_name(plan)}.json"
     result["aiperf_submission"] = publishable.aiperf_submission(summary)
     result["publishable"] = publishable.verdict(result)
-    write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary, pdir, metrics_after,
+    write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary,
+                                                            server_log or pdir / "server.log", metrics_after,
                                                             aiperf.read_server_metrics(artifact_dir)))
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
@@ -151,7 +159,7 @@ def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
 
 
 def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[dict[str, Any]],
-                   summary: dict[str, Any] | None, pdir: Path,
+                   summary: dict[str, Any] | None, log: Path,
                    counters: dict[str, float] | None,
                    server_metrics_export: dict[str, Any] | None = None) -> dict[str, Any]:
 
@@ -179,12 +187,29 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
         "kv_offloading": "dram" if hicache else "none", "kv_offload_backend": backend,
         "allocated_cpu_dram_gb": dram_gb,
     }
-    log = pdir / "server.log"
+    if plan.deployment is not None:
+        identity["num_gpus"] = plan.resources.num_gpus
     server_log = log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None
-    return inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
-                                    server_log=server_log, counters=counters,
-                                    power=result.get("power_inferencex") or {"valid": False},
-                                    server_metrics_export=server_metrics_export)
+    row = inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
+                                   server_log=server_log, counters=counters,
+                                   power=result.get("power_inferencex") or {"valid": False},
+                                   server_metrics_export=server_metrics_export)
+    if plan.deployment is not None:
+        row.update(multinode_fields(plan.deployment))
+    return row
+
+
+def deployment_fields(dep: DeploymentPlan, run: dict[str, Any] | None) -> dict[str, Any]:
+    """Our record of a deployment's point: InferenceX's multi-node fields (DP attention as a boolean, as our
+    single-node records have it), and `deployment`: its shape, nodes, router and, when the sweep reused it, which
+    deployment the point ran on."""
+    fields = multinode_fields(dep)
+    fields["dp_attention"] = fields["dp_attention"] == "true"
+    fields["deployment"] = {"shape": deployment_shape(fields), "layout": dep.layout, "nodes": dep.nodes,
+                            "num_gpus": dep.num_gpus,
+                            "router": {"kind": dep.router.kind, "policy": dep.router.policy},
+                            "run": run or {"reused": False}}
+    return fields
 
 
 def _expected_accept_length(plan: PointPlan, target: float | None, output_lengths: list[int]) -> float | None:

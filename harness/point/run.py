@@ -18,20 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import scrub_log, write_json, write_text
+from harness.artifacts import scrub_logs, write_json, write_text
 from harness.point import aiperf
 from harness.point.aiperf_check import check_aiperf
 from harness.point.aiperf_keyed import KEY_ENV, keyed_argv
 from harness.point.attempt import start_attempt
 from harness.point.corpus_input import aiperf_corpus
+from harness.point.deployment_reuse import ReusedDeployment, SharedDeployment
+from harness.point.deployment_server import DeploymentServer
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
 from harness.point.ownership import PointLock
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
 from harness.point.result import build_point_result, point_dir
 from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
-from harness.point.server_auth import server_api_key
-from harness.point.server_metrics import scrape
+from harness.point.server_metrics import scrape_all
 from harness.point.stall import StallWatch, armed_line, default_stall_timeout_s
 from harness.point.status import PointStatus
 from harness.point.validity import Thresholds
@@ -62,24 +63,27 @@ class PointOutcome:
     result: dict[str, Any] | None
 
 
-def run_point(plan: PointPlan, options: PointOptions) -> PointOutcome:
-    """Run one point end to end; never leaves a process of the point running.
+def run_point(plan: PointPlan, options: PointOptions, shared: SharedDeployment | None = None) -> PointOutcome:
+    """Run one point end to end; never leaves a process of the point running (but for `shared`, a deployment
+    the sweep keeps up for its points and stops itself).
 
     A full disk (ENOSPC or EDQUOT, raised by any write of the run) ends the point here, after the run has
     stopped the server and AIPerf: `failed: disk_full` in `status.json` (written through the reserve kept
     for it) and one line on stderr naming the file and the filesystem."""
     add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
+    if plan.deployment is not None:
+        remember(secret_values(plan.deployment.public()))
     pdir = point_dir(options.out_dir, plan, options.variant)
     with PointLock(pdir):   # one writer per point: a second one is refused here, naming the holder
         status = PointStatus(pdir, plan.conc, plan.config_key)
         return run_guarded(pdir, status, EXIT_FAILED,
-                           lambda reserve: _run_point(plan, options, pdir, status, reserve),
+                           lambda reserve: _run_point(plan, options, pdir, status, reserve, shared),
                            lambda reason: PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None))
 
 
 def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: PointStatus,
-               reserve: StatusReserve) -> PointOutcome:
+               reserve: StatusReserve, shared: SharedDeployment | None) -> PointOutcome:
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     replayed, corpus = aiperf_corpus(plan.client, cache_dir)  # bad input fails before launch
     check_aiperf(aiperf.aiperf_executable())  # so does a missing or broken client
@@ -92,16 +96,15 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     slurm = slurm_env()
     if slurm:
         status.data["slurm"] = slurm
-    endpoint = prepare_server(plan, pdir, options.launcher, mounts=options.mounts, gpus=options.gpus,
-                              image_path=options.image_path)
-    base_url = endpoint.base_url
+    server = point_server(plan, pdir, options, shared)
+    base_url = server.base_url
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": replayed})
     client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
-    api_key = server_api_key(plan.server.argv)
+    api_key = server.api_key
     if api_key is not None:   # AIPerf takes the key from its environment, never from its command line
         client_argv, client_env = keyed_argv(client_argv), {**client_env, KEY_ENV: api_key}
     write_text(pdir / "client_command.txt", shlex.join(client_argv) + "\n"
@@ -110,7 +113,6 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     status.data["corpus"] = corpus
     status.data["tokenizer"] = tokenizer_used
 
-    server = FreshServer(endpoint)
     power = None
     client: aiperf.AiperfProcess | None = None
     client_run = None
@@ -120,7 +122,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
         try:
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(pdir))
-            metrics_before = scrape(base_url)
+            metrics_before = scrape_all(server.metrics_urls)
             power = PowerSampler(None, pdir / "power.csv")  # the GPUs this process may use
             power.start()
             status.phase("warmup", "(AIPerf starting; agentic warmup of every lane)")
@@ -132,7 +134,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             stall_s = options.stall_timeout_s or default_stall_timeout_s(plan.client.duration_s)
             status.note(armed_line(stall_s))
 
-            with StallWatch(base_url, stall_s, aiperf.RecordCounter(artifact_dir).update) as stall:
+            with StallWatch(server.watch_url, stall_s, aiperf.RecordCounter(artifact_dir).update) as stall:
                 def should_stop() -> str | None:
                     return server.stop_reason(sigs) or stall.check()
 
@@ -151,7 +153,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                 finally:
                     live.close()
             status.phase("draining")
-            metrics_after = scrape(base_url) if server.exit_code() is None else None
+            metrics_after = scrape_all(server.metrics_urls) if server.exit_code() is None else None
             power.stop()
             stop_reason = server.stop_reason(sigs) or stall.reason
             if stop_reason:
@@ -176,14 +178,16 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             if power is not None:
                 power.stop()   # idempotent; covers the paths that never reached "draining"
             server.stop(options.server_stop_grace_s, status)
-            scrub_log(pdir / "server.log")  # a server may echo its arguments (SGLang logs its api_key)
+            if not (isinstance(server, ReusedDeployment) and server.exit_code() is None):
+                scrub_logs(pdir)  # a server may echo its arguments (SGLang logs its api_key)
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
         result, result_path = build_point_result(
             plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
             artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
-            reason=reason, corpus=corpus, tokenizer=tokenizer_used)
+            reason=reason, corpus=corpus, tokenizer=tokenizer_used, server_log=pdir / server.log_name,
+            deployment_run=server.record() if isinstance(server, ReusedDeployment) else None)
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]
         exit_status = _exit_status(state, result, sigs.received)
@@ -192,6 +196,17 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                       publishable=None if result is None else result["publishable"]["label"],
                       result=None if result_path is None else result_path.name)
     return PointOutcome(state, reason, exit_status, pdir, result_path, result)
+
+
+def point_server(plan: PointPlan, pdir: Path, options: PointOptions,
+                 shared: SharedDeployment | None) -> FreshServer | DeploymentServer | ReusedDeployment:
+    """What the point runs against: one fresh server, a fresh deployment, or the sweep's shared deployment."""
+    if plan.deployment is None:
+        return FreshServer(prepare_server(plan, pdir, options.launcher, mounts=options.mounts, gpus=options.gpus,
+                                          image_path=options.image_path))
+    if shared is not None:
+        return shared.for_point(plan, pdir, options.launcher, options.mounts, options.image_path)
+    return DeploymentServer(plan, pdir, options.launcher, mounts=options.mounts, image_path=options.image_path)
 
 
 def run_labels(options: PointOptions) -> dict[str, Any]:

@@ -225,6 +225,24 @@ class FreshServer:
         self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image,
                       "engine": plan.server.engine, "env": dict(plan.server.env)}
 
+    @property
+    def base_url(self) -> str:
+        return self.endpoint.base_url
+
+    @property
+    def metrics_urls(self) -> list[str]:
+        return [self.endpoint.base_url]
+
+    @property
+    def watch_url(self) -> str:
+        return self.endpoint.base_url
+
+    @property
+    def api_key(self) -> str | None:
+        return server_api_key(self.endpoint.argv)
+
+    log_name = "server.log"
+
     def write_fingerprint(self) -> None:
         """`fingerprint_agg_w0.json` once the capture (started beside the server's start-up) has finished:
         it never holds up readiness or the workload. Only for a server that became ready."""

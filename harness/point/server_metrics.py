@@ -36,6 +36,18 @@ def scrape(base_url: str, timeout: float = 10.0) -> dict[str, float] | None:
         return None
 
 
+def scrape_all(urls: list[str], timeout: float = 10.0) -> dict[str, float] | None:
+    """The counters of several servers (a deployment's workers) summed; None when one does not answer."""
+    total: dict[str, float] = {}
+    for url in urls:
+        counters = scrape(url, timeout)
+        if counters is None:
+            return None
+        for name, value in counters.items():
+            total[name] = total.get(name, 0.0) + value
+    return total
+
+
 def achieved_accept_length(before: dict[str, float] | None, after: dict[str, float] | None,
                            ) -> tuple[float | None, str | None]:
     """(accept length, None) or (None, reason)."""

@@ -13,14 +13,13 @@ def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, poin
                       python: str | None = None) -> Report:
     """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
     from harness.errors import UserError
-    from harness.recipe.points import load_plans, refuse_deployments
+    from harness.recipe.points import load_plans
     from harness.yaml_input import load_yaml_file
     from slurm.profile import check_time_limit, load_profile
 
     profile = load_profile(cluster_path)
     raw, _ = load_yaml_file(cluster_path, "cluster profile")
     recipe, plans = load_plans(recipe_path, points, list(overrides or []), unofficial)
-    refuse_deployments(plans, str(recipe_path))
     if time_limit is not None:
         try:
             check_time_limit(time_limit)

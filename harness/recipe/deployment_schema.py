@@ -19,8 +19,8 @@ from harness.recipe.fields import ArgValue, EnvName, KvOffload, OptEnvValue, Par
 Role = Literal["prefill", "decode", "aggregated"]
 ROLES: tuple[Role, ...] = ("prefill", "decode", "aggregated")
 RouterKind = Literal["sglang-router", "smg"]
-RouterPolicy = Literal["random", "round_robin", "cache_aware", "power_of_two", "manual", "bucket", "prefix_hash",
-                       "consistent_hashing"]
+RouterPolicy = Literal["random", "round_robin", "passthrough", "cache_aware", "power_of_two", "least_load", "manual",
+                       "consistent_hashing", "prefix_hash"]
 MAX_WORKERS = 1024
 
 # SGLang flags the deployment renders per worker and node (dashless name -> what sets it).
@@ -76,7 +76,7 @@ class Ports(Strict):
 class RouterSpec(Strict):
     kind: RouterKind = Field(default="sglang-router", description=(
         "`sglang-router` (PyPI sglang-router 0.3.2, `python -m sglang_router.launch_router`) or `smg` "
-        "(Shepherd Model Gateway 1.13, `smg`)"))
+        "(Shepherd Model Gateway 1.13, `smg launch`)"))
     policy: RouterPolicy | None = Field(default=None, description=(
         "`--policy` (default: the router's own, cache_aware); consistent_hashing, prefix_hash exist in smg only"))
     args: dict[str, ArgValue] = Field(default_factory=dict, description=(

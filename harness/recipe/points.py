@@ -158,11 +158,15 @@ def apply_overrides(recipe: Recipe, names: list[str] | None, overrides: list[str
     return recipe, out
 
 
-def refuse_deployments(plans: list[PointPlan], source: str) -> None:
-    """Launching a recipe with a deployment section is not supported yet: refused before anything starts."""
-    if any(p.deployment is not None for p in plans):
-        raise UserError(f"{source}: deployment: multi-worker deployments are planned (`harness plan`) but not "
-                        "launched yet; remove the deployment section to run one server")
+PLACING_LAUNCHERS = ("local", "pyxis")
+
+
+def check_placeable(plans: list[PointPlan], launcher: str, source: str) -> None:
+    """A deployment runs where its nodes can be placed: launcher local (every node on this host) or pyxis (one
+    srun step per node of a Slurm allocation). Refused in one line before anything starts."""
+    if launcher not in PLACING_LAUNCHERS and any(p.deployment is not None for p in plans):
+        raise UserError(f"{source}: deployment: --launcher {launcher} cannot place a deployment's processes on "
+                        "their nodes; use local (every node on this host) or pyxis (a Slurm allocation)")
 
 
 def load_plans(recipe_path: str | Path, point_names: list[str] | None = None,

@@ -1,9 +1,11 @@
 """The router in front of a deployment's workers: which kinds exist, their policies, and their command.
 
 `sglang-router` is PyPI `sglang-router` 0.3.2 (`python -m sglang_router.launch_router`); `smg` is the Shepherd
-Model Gateway 1.13 (`smg`), its successor, which adds `prefix_hash` and `consistent_hashing`. Both take the same
-flags for what the harness renders: `--worker-urls URL...` for aggregated workers; `--pd-disaggregation
---prefill URL BOOTSTRAP_PORT ... --decode URL ...` for prefill/decode; `--policy`, `--host`, `--port`.
+Model Gateway 1.13 (`smg launch`), its successor, which adds `prefix_hash`, `consistent_hashing` and `least_load`.
+Both take the same flags for what the harness renders: `--worker-urls URL...` for aggregated workers;
+`--pd-disaggregation --prefill URL BOOTSTRAP_PORT ... --decode URL ...` for prefill/decode; `--policy`, `--host`,
+`--port`, and `--prometheus-host/--prometheus-port` (the router's own `/metrics`, on the port after its own: the
+default, 29000, would collide between two routers on one host).
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ from typing import Any
 
 ROUTER_COMMAND: dict[str, list[str]] = {
     "sglang-router": ["python3", "-m", "sglang_router.launch_router"],
-    "smg": ["smg"],
+    "smg": ["smg", "launch"],
 }
 ROUTER_VERSION = {"sglang-router": "0.3.2", "smg": "1.13"}
-# `--policy` choices of each router (sglang-router 0.3.2: router_args.py; smg 1.13: its configuration reference).
+# `--policy` choices of each router (their own `--help`: sglang-router 0.3.2, smg 1.13.0).
 POLICIES: dict[str, tuple[str, ...]] = {
     "sglang-router": ("random", "round_robin", "cache_aware", "power_of_two", "manual"),
-    "smg": ("random", "round_robin", "cache_aware", "power_of_two", "prefix_hash", "consistent_hashing", "bucket",
-            "manual"),
+    "smg": ("random", "round_robin", "passthrough", "cache_aware", "power_of_two", "least_load", "manual",
+            "consistent_hashing", "prefix_hash"),
 }
-OWNED_ROUTER_FLAGS = ("host", "port", "worker-urls", "pd-disaggregation", "prefill", "decode", "policy")
+OWNED_ROUTER_FLAGS = ("host", "port", "worker-urls", "pd-disaggregation", "prefill", "decode", "policy",
+                      "prometheus-host", "prometheus-port")
 
 
 def policy_problem(kind: str, policy: str | None) -> str | None:
@@ -62,4 +65,10 @@ def router_argv(kind: str, policy: str | None, extra: dict[str, Any], host: str,
         argv += ["--worker-urls", *aggregated]
     if policy is not None:
         argv += ["--policy", policy]
-    return [*argv, "--host", host, "--port", str(port), *render_flags(extra)]
+    return [*argv, "--host", host, "--port", str(port), "--prometheus-host", host,
+            "--prometheus-port", str(metrics_port(port)), *render_flags(extra)]
+
+
+def metrics_port(port: int) -> int:
+    """The port of the router's own Prometheus `/metrics`: the one after its HTTP port."""
+    return port + 1

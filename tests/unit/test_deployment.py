@@ -65,7 +65,8 @@ def test_one_prefill_one_decode_on_gb300() -> None:
     assert decode.env == prefill.env == {"HARNESS_SIM_SGLANG_VERSION": "0.5.23"}
     assert dep.router.argv == plan.server.argv == [
         "python3", "-m", "sglang_router.launch_router", "--pd-disaggregation", "--prefill", "http://{node0}:30100",
-        "30101", "--decode", "http://{node1}:30200", "--policy", "round_robin", "--host", "{node0}", "--port", "30000"]
+        "30101", "--decode", "http://{node1}:30200", "--policy", "round_robin", "--host", "{node0}", "--port", "30000",
+        "--prometheus-host", "{node0}", "--prometheus-port", "30001"]
     c4 = by_name(ONE_P_ONE_D)["c4"]
     assert c4.deployment is not None and "--max-running-requests" in c4.deployment.roles[1].worker_plans[0].nodes[0].argv
     assert c4.fingerprint != plan.fingerprint
@@ -100,10 +101,11 @@ def test_twelve_prefill_four_decode_nodes_with_workers_spanning_nodes() -> None:
     assert "--disaggregation-bootstrap-port" not in argv and "--max-running-requests" not in argv
     assert decode.env == {"SGLANG_TIMEOUT_KEEP_ALIVE": "900", "SGLANG_DECODE_ONLY": "1"}
     router = dep.router.argv
-    assert router[:3] == ["smg", "--pd-disaggregation", "--prefill"]
+    assert router[:4] == ["smg", "launch", "--pd-disaggregation", "--prefill"]
     assert router.count("--prefill") == 6 and router.count("--decode") == 1
-    assert router[-8:] == ["--policy", "consistent_hashing", "--host", "{node0}", "--port", "8000",
-                           "--request-id-headers", "x-correlation-id"]
+    assert router[-12:] == ["--policy", "consistent_hashing", "--host", "{node0}", "--port", "8000",
+                            "--prometheus-host", "{node0}", "--prometheus-port", "8001",
+                            "--request-id-headers", "x-correlation-id"]
     assert "--max-running-requests" not in plans["c256"].deployment.roles[0].worker_plans[0].nodes[0].argv  # type: ignore[union-attr]
 
 
@@ -154,7 +156,8 @@ def test_aggregated_workers_behind_the_router() -> None:
     assert "--disaggregation-mode" not in argv and argv[argv.index("--nccl-port") + 1] == "8202"
     assert plan.server.argv == ["python3", "-m", "sglang_router.launch_router", "--worker-urls",
                                 "http://{node0}:8100", "http://{node1}:8200", "--policy", "cache_aware",
-                                "--host", "{node0}", "--port", "8000"]
+                                "--host", "{node0}", "--port", "8000", "--prometheus-host", "{node0}",
+                                "--prometheus-port", "8001"]
     assert multinode_fields(plan.deployment)["decode_num_workers"] == 0
     assert multinode_fields(plan.deployment)["disagg"] is False
 
