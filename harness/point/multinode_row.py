@@ -3,14 +3,17 @@
 InferenceX's multi-node rows (`AgentXMultinodeRow`) describe the layout per role: `prefill_*` and `decode_*`
 worker counts, tp, pp, ep, dcp, pcp, DP attention and GPUs, with `num_gpus` summed over the roles
 (workers x tp x pp x pcp), `tp` the sum of the roles' tp, `ep` the larger one, `dp_attention` true if either
-role has it. An aggregated layout fills the prefill side and reports `decode_num_workers: 0`.
+role has it. An aggregated layout fills the prefill side and reports `decode_num_workers: 0`. A multi-node row has no
+top-level `pp`, `dcp_size` or `pcp_size` (InferenceX's contract refuses them there).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from harness.recipe.deployment import DeploymentPlan, RolePlan
+from harness.recipe.router import ROUTER_VERSION
 
 ROLE_FIELDS = ("num_workers", "tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention")
 
@@ -31,6 +34,18 @@ def _role_fields(prefix: str, role: RolePlan | None) -> dict[str, Any]:
             f"{prefix}_dp_attention": _flag(par.dp_attention is not None), f"num_{prefix}_gpu": role.num_gpus}
 
 
+SINGLE_NODE_ONLY = ("pp", "dcp_size", "pcp_size")   # top-level fields a multi-node row has per role only
+
+
+def multinode_row(row: dict[str, Any], plan: DeploymentPlan) -> dict[str, Any]:
+    """A single-node AgentX row made multi-node: the per-role fields and the router (`router`: InferenceX's
+    component metadata, name and version) in, the single-node-only fields out."""
+    out = {k: v for k, v in row.items() if k not in SINGLE_NODE_ONLY}
+    out.update(multinode_fields(plan))
+    out["router"] = {"name": plan.router.kind, "version": ROUTER_VERSION[plan.router.kind]}
+    return out
+
+
 def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:
     """`is_multinode`, `disagg`, the per-role fields and the summed ones, as an InferenceX multi-node row has them."""
     first = plan.role("prefill") or plan.role("aggregated")
@@ -44,18 +59,18 @@ def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:
     return fields
 
 
-def _role_tag(fields: dict[str, Any], prefix: str) -> str:
+def _role_tag(fields: Mapping[str, Any], prefix: str) -> str:
     """InferenceX's name of a role's parallelism: `dep8` (DP attention + EP), `tp4ep4`, `tp4`."""
-    tp, ep = fields[f"{prefix}_tp"], fields[f"{prefix}_ep"]
-    if str(fields[f"{prefix}_dp_attention"]).lower() == "true":
+    tp, ep = fields.get(f"{prefix}_tp", "?"), fields.get(f"{prefix}_ep", 1)
+    if str(fields.get(f"{prefix}_dp_attention")).lower() == "true":
         return f"dep{tp}"
-    return f"tp{tp}ep{ep}" if int(ep) > 1 else f"tp{tp}"
+    return f"tp{tp}ep{ep}" if str(ep) not in ("0", "1", "None") else f"tp{tp}"
 
 
-def deployment_shape(fields: dict[str, Any]) -> str:
+def deployment_shape(fields: Mapping[str, Any]) -> str:
     """A deployment's shape as InferenceX names its configurations: `1p1d tp4/tp4`, `12p4d dep8/dep16`; an
     aggregated multi-worker layout `2x tp4`."""
+    prefill = fields.get("prefill_num_workers", "?")
     if not fields.get("decode_num_workers"):
-        return f"{fields['prefill_num_workers']}x {_role_tag(fields, 'prefill')}"
-    return (f"{fields['prefill_num_workers']}p{fields['decode_num_workers']}d "
-            f"{_role_tag(fields, 'prefill')}/{_role_tag(fields, 'decode')}")
+        return f"{prefill}x {_role_tag(fields, 'prefill')}"
+    return f"{prefill}p{fields['decode_num_workers']}d {_role_tag(fields, 'prefill')}/{_role_tag(fields, 'decode')}"

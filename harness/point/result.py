@@ -21,7 +21,7 @@ from typing import Any
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
 from harness.point.engine_label import engine_label
-from harness.point.multinode_row import deployment_shape, multinode_fields
+from harness.point.multinode_row import deployment_shape, multinode_fields, multinode_row
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.deployment import DeploymentPlan
@@ -194,9 +194,7 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
                                    server_log=server_log, counters=counters,
                                    power=result.get("power_inferencex") or {"valid": False},
                                    server_metrics_export=server_metrics_export)
-    if plan.deployment is not None:
-        row.update(multinode_fields(plan.deployment))
-    return row
+    return row if plan.deployment is None else multinode_row(row, plan.deployment)
 
 
 def deployment_fields(dep: DeploymentPlan, run: dict[str, Any] | None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ ROUTER_COMMAND: dict[str, list[str]] = {
     "sglang-router": ["python3", "-m", "sglang_router.launch_router"],
     "smg": ["smg", "launch"],
 }
-ROUTER_VERSION = {"sglang-router": "0.3.2", "smg": "1.13"}
+ROUTER_VERSION = {"sglang-router": "0.3.2", "smg": "1.13.0"}
 # `--policy` choices of each router (their own `--help`: sglang-router 0.3.2, smg 1.13.0).
 POLICIES: dict[str, tuple[str, ...]] = {
     "sglang-router": ("random", "round_robin", "cache_aware", "power_of_two", "manual"),

@@ -78,20 +78,15 @@ def _flag(value: Any) -> str:
     return "true" if str(value).strip().lower() in ("true", "1", "yes") else "false"
 
 
-def _role(d: Mapping[str, Any], role: str) -> str:
-    workers = d.get(f"{role}_num_workers")
-    text = f"{workers if workers is not None else '?'}{role[0].upper()} tp{d.get(f'{role}_tp', '?')}" \
-           f"/ep{d.get(f'{role}_ep', '?')}"
-    if _flag(d.get(f"{role}_dp_attention")) == "true":
-        text += " dpa"
-    return text
-
-
 def disagg_shape(d: Mapping[str, Any]) -> str:
-    """`agg`, or `disagg`/`multinode` with each role's workers and parallelism (InferenceX's v2 fields)."""
-    kind = "disagg" if d.get("disagg") is True or str(d.get("disagg")).lower() == "true" else "multinode"
+    """`agg`, or `disagg`/`multinode` with the deployment's shape as InferenceX names it (`disagg 1p1d tp4/tp4`,
+    `multinode 2x tp4`), from InferenceX's v2 per-role fields."""
+    from harness.point.multinode_row import deployment_shape
+
+    disagg = d.get("disagg") is True or str(d.get("disagg")).lower() == "true"
+    kind = "disagg" if disagg else "multinode"
     if any(f"{role}_tp" in d for role in ("prefill", "decode")):
-        return f"{kind} {_role(d, 'prefill')} + {_role(d, 'decode')}"
+        return f"{kind} {deployment_shape(d)}"
     return kind if kind == "disagg" else AGG
 
 

@@ -54,7 +54,7 @@ def test_build_report_writes_every_output(tmp_path):
     ix = "agentic-coder-8b-bf16-sim-sglang"
     assert keys == [(f"{ix}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}", "dram", "agg"),
                     (f"{ix}-tp1-ep1 {{recipe 3b8f70b0}}", "none", "agg"),
-                    (f"{ix}-tp2-ep1 {{disagg 1P tp1/ep1 + 1D tp1/ep1}}", "none", "disagg 1P tp1/ep1 + 1D tp1/ep1"),
+                    (f"{ix}-tp2-ep1 {{disagg 1p1d tp1/tp1}}", "none", "disagg 1p1d tp1/tp1"),
                     ("quickstart-sim", "none", "agg")]
     assert all(c["simulated"] for c in data["curves"])  # InferenceX rows with hw: sim
     sim = data["curves"][3]

@@ -43,12 +43,12 @@ def test_both_row_forms_are_read_into_one_curve_per_arm():
     assert [(c.key, [p.conc for p in c.points]) for c in curves] == [
         (f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}", [2, 4]),
         (f"{KEY}-tp1-ep1 {{recipe 3b8f70b0}}", [2, 4]),
-        (f"{KEY}-tp2-ep1 {{disagg 1P tp1/ep1 + 1D tp1/ep1}}", [4]),
+        (f"{KEY}-tp2-ep1 {{disagg 1p1d tp1/tp1}}", [4]),
     ]
     dram, base, disagg = (c.arm for c in curves)
     assert dram == Arm("none", "dram", "false", "agg", HICACHE_FP)
     assert base == Arm("none", "none", "false", "agg", BASE_FP)
-    assert disagg == Arm("none", "none", "false", "disagg 1P tp1/ep1 + 1D tp1/ep1", None)  # no fingerprint given
+    assert disagg == Arm("none", "none", "false", "disagg 1p1d tp1/tp1", None)  # no fingerprint given
 
 
 def test_numbers_are_the_rows_numbers():
@@ -101,7 +101,7 @@ def test_mixed_agg_bmk_takes_the_agentic_rows_and_notes_the_others(tmp_path, cap
     rows = list(csv.DictReader((tmp_path / "report.csv").open()))
     assert [(r["conc"], r["kv_offloading"], r["disagg"], r["recipe_fingerprint"][:8]) for r in rows] == [
         ("2", "dram", "agg", "0bd6cc1a"), ("4", "dram", "agg", "0bd6cc1a"), ("2", "none", "agg", "3b8f70b0"),
-        ("4", "none", "agg", "3b8f70b0"), ("4", "none", "disagg 1P tp1/ep1 + 1D tp1/ep1", "")]
+        ("4", "none", "agg", "3b8f70b0"), ("4", "none", "disagg 1p1d tp1/tp1", "")]
     assert rows[0]["curve"] == f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}"
 
 
@@ -124,7 +124,7 @@ def test_compare_refuses_two_arms_in_one_line_and_pairs_them_when_allowed(tmp_pa
 def test_compare_refuses_aggregated_against_disaggregated(tmp_path):
     a = load_results([_copy_rows(tmp_path / "a", lambda r: r.get("recipe_fingerprint") == BASE_FP)])
     b = load_results([_copy_rows(tmp_path / "b", lambda r: r.get("is_multinode") is True)])
-    with pytest.raises(UserError, match=r"differ in disagg agg vs disagg 1P tp1/ep1 \+ 1D tp1/ep1; pass --allow"):
+    with pytest.raises(UserError, match=r"differ in disagg agg vs disagg 1p1d tp1/tp1; pass --allow"):
         compare_points(a, b)
 
 
@@ -135,7 +135,7 @@ def test_the_same_arms_on_both_sides_pair_arm_to_arm():
     assert [(c.config_key, c.mixed, [d.conc for d in c.changed]) for c in comps] == [
         (f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}", (), [2, 4]),
         (f"{KEY}-tp1-ep1 {{recipe 3b8f70b0}}", (), [2, 4]),
-        (f"{KEY}-tp2-ep1 {{disagg 1P tp1/ep1 + 1D tp1/ep1}}", (), [4]),
+        (f"{KEY}-tp2-ep1 {{disagg 1p1d tp1/tp1}}", (), [4]),
     ]
     assert all(d.metric("total_tput_per_gpu")["pct"] == 0.0 for c in comps for d in c.changed)
 
@@ -153,8 +153,8 @@ def test_arm_fields_as_inferencex_writes_them():
     dpa = {"is_multinode": True, "disagg": True, "prefill_num_workers": 2, "prefill_tp": 4, "prefill_ep": 4,
            "prefill_dp_attention": "true", "decode_num_workers": 1, "decode_tp": 8, "decode_ep": 8,
            "decode_dp_attention": "false"}
-    assert arm_of(dpa).disagg == "disagg 2P tp4/ep4 dpa + 1D tp8/ep8"
-    assert arm_of({**dpa, "disagg": False}).disagg.startswith("multinode 2P")
+    assert arm_of(dpa).disagg == "disagg 2p1d dep4/tp8ep8"
+    assert arm_of({**dpa, "disagg": False}).disagg.startswith("multinode 2p1d")
 
 
 def test_rows_of_both_contract_generations_pair_arm_to_arm():
@@ -167,7 +167,7 @@ def test_rows_of_both_contract_generations_pair_arm_to_arm():
     comps, only_a, only_b = compare_points(load_results([ARTIFACTS]), contract)
     assert [c.config_key for c in comps] == [f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}",
                                              f"{KEY}-tp1-ep1 {{recipe 3b8f70b0}}"]
-    assert (only_a, only_b) == ([f"{KEY}-tp2-ep1 {{disagg 1P tp1/ep1 + 1D tp1/ep1}}"], [])
+    assert (only_a, only_b) == ([f"{KEY}-tp2-ep1 {{disagg 1p1d tp1/tp1}}"], [])
     for c in comps:
         assert [d.conc for d in c.changed] == [2, 4] and c.mixed == ()
         for d in c.changed:   # InferenceX rounds to 5 decimals

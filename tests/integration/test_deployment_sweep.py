@@ -1,0 +1,94 @@
+"""A prefill/decode deployment end to end on this host: the simulator's two roles behind the real sglang-router,
+real AIPerf through the router, InferenceX's multi-node row, one deployment reused across two points, a worker
+killed mid-run, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.inferencex_contract import check_contract
+
+pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip install -e .[dev])")
+pytestmark = pytest.mark.slow
+
+RECIPE = Path(__file__).parents[1] / "fixtures" / "recipes" / "pd-local-sim.yaml"
+PORTS = ("32000", "32100", "32200")   # the router's and the two workers' HTTP ports (deployment.ports.base 32000)
+
+
+def deployment_processes() -> list[str]:
+    """Command lines of live processes serving this recipe's ports."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        text = [a.decode(errors="replace") for a in argv]
+        if any(text[i] == "--port" and text[i + 1] in PORTS for i in range(len(text) - 1)):
+            found.append(" ".join(text))
+    return found
+
+
+def harness(*args: str, **kwargs: object) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "harness", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **kwargs)  # type: ignore[call-overload]
+
+
+def test_one_deployment_serves_two_points_and_publishes_multinode_rows(tmp_path: Path) -> None:
+    proc = harness("sweep", str(RECIPE), "--out", str(tmp_path), "--reuse-deployment", "--no-report")
+    out, _ = proc.communicate(timeout=400)
+    assert proc.returncode in (0, 3), out
+    curve = tmp_path / "pd-local-sim"
+    records = {c: json.loads((curve / f"conc{c}" / "point_result.json").read_text()) for c in (2, 4)}
+    for conc, record in records.items():
+        assert record["state"] == "completed", record["state_reason"]
+        assert record["deployment"]["shape"] == "1p1d tp1/tp1" and record["num_gpus"] == 2
+        row = json.loads((curve / f"conc{conc}" / record["row"]).read_text())
+        check_contract(row)   # InferenceX's AgentXMultinodeRow
+        assert row["is_multinode"] is True and row["disagg"] is True and row["num_prefill_gpu"] == 1
+        assert row["router"] == {"name": "sglang-router", "version": "0.3.2"} and "pp" not in row
+        assert row["num_requests_successful"] > 0
+        # a fingerprint per worker, in every point's directory
+        assert {"fingerprint_prefill_w0.json", "fingerprint_decode_w0.json"} <= {p.name for p in
+                                                                                  (curve / f"conc{conc}").iterdir()}
+    first, second = records[2]["deployment"]["run"], records[4]["deployment"]["run"]
+    assert first["reused"] is False and second["reused"] is True
+    assert first["deployment_id"] == second["deployment_id"] and second["started_in"] == str(curve / "conc2")
+    assert second["idle_wait"]["polls"] >= 3
+    # the deployment's logs stay where it was started; the router and both workers were stopped at the end
+    for log in ("router.log", "server_prefill_w0.log", "server_decode_w0.log"):
+        assert "[harness] the harness stopped the server" in (curve / "conc2" / log).read_text()
+    assert not (curve / "conc4" / "router.log").exists()
+    assert deployment_processes() == []
+
+
+def test_a_worker_killed_mid_run_ends_the_point_and_nothing_is_left(tmp_path: Path) -> None:
+    proc = harness("run", str(RECIPE), "--point", "c2", "--out", str(tmp_path), "--set", "client.duration_s=30")
+    deadline = time.monotonic() + 180
+    pids: dict[str, int] = {}
+    status = tmp_path / "none"
+    while time.monotonic() < deadline:
+        status = next(tmp_path.rglob("status.json"), status)   # under variants/: the window is changed
+        data = json.loads(status.read_text()) if status.exists() else {}
+        if "profiling" in data.get("phases", {}):
+            pids = data["server_pids"]
+            break
+        time.sleep(0.5)
+    assert pids, "the point never reached profiling"
+    os.killpg(pids["decode_w0"], signal.SIGKILL)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out
+    final = json.loads(status.read_text())
+    assert final["state"] == "failed"
+    assert final["reason"].startswith("server_crashed: decode_w0 on node 1 exited with status -9"), final["reason"]
+    assert deployment_processes() == []
