@@ -1,5 +1,6 @@
 """`harness logs JOB [--point cN]`: a job's logs, point by point: the task's Slurm output, the point's
-harness.log (phases and final state), server.log and client.log (lm_eval.log for the eval task)."""
+harness.log (phases and final state), server.log (a deployment's: every worker node's and the router's) and
+client.log (lm_eval.log for the eval task)."""
 
 from __future__ import annotations
 
@@ -31,14 +32,15 @@ def main(args: argparse.Namespace) -> int:
         if missing:
             raise UserError(f"--point {missing[0]}: job {record['job_id']} has {', '.join(sorted(known))}")
         points = [p for p in points if p["name"] in args.point]
+    from harness.point.server_logs import server_logs
+
     kinds = args.kind or list(KINDS)
     for p in points:
         pdir = Path(p["point_dir"])
-        paths = {"slurm": slurm_output(record, int(p["task_id"])), "harness": pdir / "harness.log",
-                 "server": pdir / "server.log",
-                 "client": pdir / ("lm_eval.log" if p.get("kind") == "eval" else "client.log")}
-        for kind in kinds:
-            path = paths[kind]
+        paths = {"slurm": [slurm_output(record, int(p["task_id"]))], "harness": [pdir / "harness.log"],
+                 "server": server_logs(pdir),
+                 "client": [pdir / ("lm_eval.log" if p.get("kind") == "eval" else "client.log")]}
+        for kind, path in ((k, path) for k in kinds for path in paths[k]):
             if args.paths:
                 print(f"{p['name']} {kind} {path}{'' if path.exists() else ' (absent)'}")
                 continue

@@ -42,8 +42,19 @@ def multinode_row(row: dict[str, Any], plan: DeploymentPlan) -> dict[str, Any]:
     component metadata, name and version) in, the single-node-only fields out."""
     out = {k: v for k, v in row.items() if k not in SINGLE_NODE_ONLY}
     out.update(multinode_fields(plan))
-    out["router"] = {"name": plan.router.kind, "version": ROUTER_VERSION[plan.router.kind]}
+    out["router"] = router_metadata(plan)
     return out
+
+
+def is_multinode(plan: DeploymentPlan) -> bool:
+    """A deployment is published as a multi-node row when it spans nodes (every worker owns its nodes, so a
+    one-node deployment is one worker behind the router: a single-node row)."""
+    return plan.nodes > 1
+
+
+def router_metadata(plan: DeploymentPlan) -> dict[str, str]:
+    """InferenceX's component metadata of the router: name and version."""
+    return {"name": plan.router.kind, "version": ROUTER_VERSION[plan.router.kind]}
 
 
 def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:

@@ -21,7 +21,13 @@ from typing import Any
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
 from harness.point.engine_label import engine_label
-from harness.point.multinode_row import deployment_shape, multinode_fields, multinode_row
+from harness.point.multinode_row import (
+    deployment_shape,
+    is_multinode,
+    multinode_fields,
+    multinode_row,
+    router_metadata,
+)
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.deployment import DeploymentPlan
@@ -76,7 +82,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     accounting = result_fields.request_accounting(records, cancelled)
     metrics = result_fields.request_metrics(records, plan.resources.num_gpus)
     settings = plan.settings
-    args = settings["args"]
+    args = server_args(plan)
     overflow = (summary or {}).get("context_overflow_count")
     target = _target_accept_length(plan)
     achieved, al_reason = achieved_accept_length(metrics_before, metrics_after) if target else (None, None)
@@ -163,7 +169,7 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
                    counters: dict[str, float] | None,
                    server_metrics_export: dict[str, Any] | None = None) -> dict[str, Any]:
 
-    args = plan.settings["args"]
+    args = server_args(plan)
     simulated = plan.server.engine == "sim"
     tp = int(args.get("tp-size", 1))
     hicache = bool(args.get("enable-hierarchical-cache"))
@@ -187,23 +193,39 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
         "kv_offloading": "dram" if hicache else "none", "kv_offload_backend": backend,
         "allocated_cpu_dram_gb": dram_gb,
     }
-    if plan.deployment is not None:
+    dep = plan.deployment
+    multinode = dep is not None and is_multinode(dep)
+    if multinode:
         identity["num_gpus"] = plan.resources.num_gpus
     server_log = log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None
     row = inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
                                    server_log=server_log, counters=counters,
-                                   power=result.get("power_inferencex") or {"valid": False},
+                                   # InferenceX validates power on single-node rows only
+                                   power=None if multinode else result.get("power_inferencex") or {"valid": False},
                                    server_metrics_export=server_metrics_export)
-    return row if plan.deployment is None else multinode_row(row, plan.deployment)
+    if dep is None:
+        return row
+    return multinode_row(row, dep) if multinode else {**row, "router": router_metadata(dep)}
+
+
+def server_args(plan: PointPlan) -> dict[str, Any]:
+    """The SGLang args a point's identity comes from: the point's, or its one worker's in a one-node deployment
+    (a router in front of one server)."""
+    dep = plan.deployment
+    if dep is not None and not is_multinode(dep):
+        return dict(dep.roles[0].args)
+    return dict(plan.settings["args"])
 
 
 def deployment_fields(dep: DeploymentPlan, run: dict[str, Any] | None) -> dict[str, Any]:
-    """Our record of a deployment's point: InferenceX's multi-node fields (DP attention as a boolean, as our
-    single-node records have it), and `deployment`: its shape, nodes, router and, when the sweep reused it, which
-    deployment the point ran on."""
-    fields = multinode_fields(dep)
-    fields["dp_attention"] = fields["dp_attention"] == "true"
-    fields["deployment"] = {"shape": deployment_shape(fields), "layout": dep.layout, "nodes": dep.nodes,
+    """Our record of a deployment's point: InferenceX's multi-node fields when it spans nodes (DP attention as a
+    boolean, as our single-node records have it), and `deployment`: its shape, nodes, router and, when the sweep
+    reused it, which deployment the point ran on."""
+    shape = multinode_fields(dep)
+    fields = dict(shape) if is_multinode(dep) else {}
+    if fields:
+        fields["dp_attention"] = fields["dp_attention"] == "true"
+    fields["deployment"] = {"shape": deployment_shape(shape), "layout": dep.layout, "nodes": dep.nodes,
                             "num_gpus": dep.num_gpus,
                             "router": {"kind": dep.router.kind, "policy": dep.router.policy},
                             "run": run or {"reused": False}}

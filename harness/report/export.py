@@ -8,7 +8,7 @@ a variant never replaces the recipe's own point):
   rounds them (5 places);
 - `agentic_<name>/aiperf_artifacts/…`: AIPerf's files (without `inputs.json` and `profile_export_raw.jsonl`,
   which InferenceX does not upload either);
-- `server_logs_<name>/server.log`;
+- `server_logs_<name>/server.log` (a deployment: every worker node's `server_<member>.log` and `router.log`);
 - `gpu_metrics_<name>/gpu_metrics.csv` in UTC, with `agentic_power_timezone_offset.txt` saying `+00:00`,
   when sampled (the app reads the timestamps as they are written);
 
@@ -37,6 +37,7 @@ from typing import Any
 from harness.artifacts import write_foreign_json, write_text
 from harness.errors import UserError
 from harness.json_input import read_json_object
+from harness.point.server_logs import server_logs
 
 RECORD_FILE = "point_result.json"
 EVAL_RESULT_FILE = "eval_result.json"
@@ -149,9 +150,9 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
                 if f in SKIPPED_AIPERF or src.is_symlink() or not _inside(src, root):
                     continue
                 plan.add(out / f"agentic_{name}" / "aiperf_artifacts" / src.relative_to(aiperf), _copy_from(src), src)
-    log = pdir / "server.log"
-    if _inside(log, root) and not log.is_symlink():
-        plan.add(out / f"server_logs_{name}" / "server.log", _copy_from(log), log)
+    for log in server_logs(pdir):   # a deployment: every worker node's and the router's
+        if log.exists() and _inside(log, root) and not log.is_symlink():
+            plan.add(out / f"server_logs_{name}" / log.name, _copy_from(log), log)
     csv, offset = pdir / CSV_NAME, pdir / OFFSET_NAME
     if _inside(csv, root) and not csv.is_symlink():
         offset_text = offset.read_text() if _inside(offset, root) and not offset.is_symlink() else None

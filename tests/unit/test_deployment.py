@@ -226,9 +226,12 @@ def test_plan_prints_and_json_includes_the_deployment(capsys: pytest.CaptureFixt
     assert dep["roles"][0]["worker_plans"][0]["nodes"][0]["argv"][:3] == ["python3", "-m", "harness.sim"]
 
 
-def test_run_refuses_a_deployment_until_launching_exists(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(["run", str(ONE_P_ONE_D), "--point", "4", "--out", str(tmp_path)]) == 2
-    assert "not launched yet" in capsys.readouterr().err
+def test_a_deployment_runs_only_with_a_launcher_that_places_its_nodes(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["run", str(ONE_P_ONE_D), "--point", "4"], ["sweep", str(ONE_P_ONE_D)]):
+        assert cli([*command, "--out", str(tmp_path), "--launcher", "docker", "--set", "engine=sglang"]) == 2
+        assert "--launcher docker cannot place a deployment's processes" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())   # refused before anything was written
 
 
 def test_the_multinode_fields_have_the_types_of_inferencex_s_row_contract() -> None:
