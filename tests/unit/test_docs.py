@@ -102,3 +102,13 @@ def test_every_command_shown_parses(page: Path) -> None:
             if exc.code != 0:
                 bad.append(line)
     assert bad == [], f"{page.name}: commands that do not parse:\n" + "\n".join(bad)
+
+
+def test_the_readme_s_deployment_example_is_the_shipped_recipe() -> None:
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
+    shown = next(yaml.safe_load(b) for b in blocks if "deployment:" in b)
+    shipped = yaml.safe_load((ROOT / "recipes" / "examples" / "disagg-gb300-1p1d-tp4-tp4-sim.yaml").read_text())
+    assert shown == shipped
