@@ -3,7 +3,8 @@
     harness power sample --seconds 30 --out power.csv [--rate-hz 10]
     harness power integrate power.csv --start-ns A --end-ns B [--expected-gpus N] [--json]
 
-`sample` exits 1 when NVML is unavailable (the CSV then holds only its header); `integrate` exits 0
+`sample` stops early, its CSV complete, on SIGTERM or SIGINT (how a deployment stops the sampler it runs on
+each node); it exits 1 when NVML is unavailable (the CSV then holds only its header); `integrate` exits 0
 when power is valid over the window and 1 when it is not, printing the reasons either way.
 """
 
@@ -50,7 +51,16 @@ def main(args: argparse.Namespace) -> int:
     return _integrate(args)
 
 
+class _Stop(Exception):
+    """SIGTERM: stop sampling, as Ctrl-C does."""
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise _Stop()
+
+
 def _sample(args: argparse.Namespace) -> int:
+    import signal
     import time
 
     from harness.power import PowerSampler
@@ -60,11 +70,14 @@ def _sample(args: argparse.Namespace) -> int:
     if not 0 < args.rate_hz <= 100:
         raise UserError(f"--rate-hz: expected a rate in (0, 100] Hz, got {args.rate_hz}")
     sampler = PowerSampler(None, args.out, rate_hz=args.rate_hz)
+    signal.signal(signal.SIGTERM, _raise_stop)
     sampler.start()
     started = time.time_ns()
     try:
         if sampler.unavailable_reason is None:
             time.sleep(args.seconds)
+    except (_Stop, KeyboardInterrupt):
+        pass
     finally:
         ended = time.time_ns()
         sampler.stop()

@@ -93,6 +93,8 @@ class ReusedDeployment:
     watch_url = property(lambda self: self.server.watch_url)
     api_key = property(lambda self: self.server.api_key)
     log_name = property(lambda self: self.server.log_name)
+    nodes = property(lambda self: self.server.nodes)
+    on_slurm_nodes = property(lambda self: self.server.on_slurm_nodes)
 
     def record(self) -> dict[str, Any]:
         """What the point's record says of the deployment it ran on."""

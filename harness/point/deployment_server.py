@@ -158,6 +158,11 @@ class DeploymentServer:
         return [m.url for m in self.members if m.url and m.role != ROUTER]
 
     @property
+    def on_slurm_nodes(self) -> bool:
+        """Placed on the nodes of a Slurm allocation (each member an srun step)."""
+        return all(n.name is not None for n in self.nodes)
+
+    @property
     def metrics_urls(self) -> list[str]:
         """Whose `/metrics` a point's counters sum: every worker's."""
         return self.worker_urls

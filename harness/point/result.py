@@ -28,6 +28,7 @@ from harness.point.multinode_row import (
     multinode_row,
     router_metadata,
 )
+from harness.point.node_power import power_csvs
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.deployment import DeploymentPlan
@@ -281,6 +282,25 @@ def _fingerprint_summary(pdir: Path) -> dict[str, Any] | None:
             "image_digest": image.get("digest")}
 
 
+def read_node_telemetry(csvs: list[Path]) -> tuple[list[Any], list[Any], dict[str, Any] | None]:
+    """Several nodes' power CSVs read as one set of GPUs (each by its UUID): their samples and problems together;
+    the first sampler status that says NVML was unavailable, else the first."""
+    from harness.power.samples import read_telemetry
+
+    samples: list[Any] = []
+    problems: list[Any] = []
+    statuses: list[dict[str, Any]] = []
+    for csv in csvs:
+        node_samples, node_problems, status = read_telemetry(csv)
+        samples += node_samples
+        problems += node_problems
+        if status is not None:
+            statuses.append(status)
+    down = [s for s in statuses if s.get("nvml_available") is False]
+    chosen = down or statuses
+    return samples, problems, chosen[0] if chosen else None
+
+
 def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any],
                  expected_gpus: int | None, client_duration_s: float | None,
                  summary: dict[str, Any] | None) -> dict[str, Any]:
@@ -290,17 +310,16 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     from harness.power.gpu_metrics import write_gpu_metrics
     from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
     from harness.power.integrate import integrate_samples
-    from harness.power.samples import read_telemetry
     from harness.power.telemetry import telemetry_summary
 
     tput = metrics.get("throughput")
-    csv = pdir / "power.csv"
-    if tput is None or not csv.exists():
+    csvs = [c for c in power_csvs(pdir) if c.exists()]
+    if tput is None or not csvs:
         reason = "window_invalid" if tput is None else "telemetry_file_missing"
         return {"power_valid": False, "power_invalid_reasons": [reason], "power_window": OUR_POWER_WINDOW,
                 "power_inferencex": None, "gpu_telemetry": None}
     reference = None if client_duration_s is None else int(client_duration_s * 1e9)
-    samples, problems, status = read_telemetry(csv)  # read once: our window, InferenceX's, the telemetry
+    samples, problems, status = read_node_telemetry(csvs)  # read once: our window, InferenceX's, the telemetry
     report = integrate_samples(samples, tput["window_start_ns"], tput["window_end_ns"], expected_gpus,
                                reference_duration_ns=reference, prior_reasons=problems, sampler_status=status)
     write_json(pdir / "power_validation.json", report.validation_json())
@@ -308,6 +327,8 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     tokens = tput["tokens"]
     fields = report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])
     fields["power_window"] = OUR_POWER_WINDOW
+    if len(csvs) > 1 or csvs[0].name != "power.csv":
+        fields["power_files"] = [c.name for c in csvs]   # a deployment's nodes, one sampler each
     fields["power_inferencex"] = inferencex_power(samples, aiperf_window_ns(summary), expected_gpus,
                                                   accounting["successful"], int(tokens["input"]),
                                                   int(tokens["output"]), problems)

@@ -27,6 +27,7 @@ from harness.point.corpus_input import aiperf_corpus
 from harness.point.deployment_reuse import ReusedDeployment, SharedDeployment
 from harness.point.deployment_server import DeploymentServer
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
+from harness.point.node_power import NodePowerSamplers
 from harness.point.ownership import PointLock
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
@@ -113,7 +114,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     status.data["corpus"] = corpus
     status.data["tokenizer"] = tokenizer_used
 
-    power = None
+    power: PowerSampler | NodePowerSamplers | None = None
     client: aiperf.AiperfProcess | None = None
     client_run = None
     metrics_before = metrics_after = None
@@ -123,7 +124,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(pdir))
             metrics_before = scrape_all(server.metrics_urls)
-            power = PowerSampler(None, pdir / "power.csv")  # the GPUs this process may use
+            power = point_power(server, pdir)
             power.start()
             status.phase("warmup", "(AIPerf starting; agentic warmup of every lane)")
             client = aiperf.AiperfProcess(client_argv, client_env, pdir / "client.log")
@@ -207,6 +208,15 @@ def point_server(plan: PointPlan, pdir: Path, options: PointOptions,
     if shared is not None:
         return shared.for_point(plan, pdir, options.launcher, options.mounts, options.image_path)
     return DeploymentServer(plan, pdir, options.launcher, mounts=options.mounts, image_path=options.image_path)
+
+
+def point_power(server: FreshServer | DeploymentServer | ReusedDeployment,
+                pdir: Path) -> PowerSampler | NodePowerSamplers:
+    """What samples the point's GPU power: a sampler on every node of a deployment placed on Slurm nodes, else
+    this process's own (the GPUs it may use: every node's, when a deployment runs on this host)."""
+    if isinstance(server, (DeploymentServer, ReusedDeployment)) and server.on_slurm_nodes:
+        return NodePowerSamplers(server.nodes, pdir)
+    return PowerSampler(None, pdir / "power.csv")
 
 
 def run_labels(options: PointOptions) -> dict[str, Any]:
