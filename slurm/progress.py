@@ -20,8 +20,11 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
         task = tasks.get(tid)
         status = typed_status(read_status(Path(p["point_dir"])))
         state, reason = point_state(task, status)
-        if shared and status is None and state == "running":
-            state, reason = "pending", "after the points before it on the shared deployment"
+        if shared and status is None and task is not None and task.state != "PENDING":   # not reached yet
+            if task.active:
+                state, reason = "pending", "after the points before it on the shared deployment"
+            else:
+                state, reason = "cancelled", f"not run: the task ended (slurm {task.state}) before this point"
         if task is not None and not task.active and not (shared and status):
             exit_code = task.exit_code
         else:
