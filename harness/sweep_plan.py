@@ -1,5 +1,7 @@
 """A planned sweep on disk (`harness submit` writes it, `harness run-point` reads it).
 
+One array task per point, or (`reuse_deployment`) one task that runs every point in order on one deployment.
+
 Its secret values are numbered placeholders (`harness.redact.seal`); `load_sweep_plan` puts them back from
 `HARNESS_SECRETS` in the task's environment (set by `harness submit` for sbatch) and removes that variable, so
 no child process inherits it."""
@@ -40,9 +42,12 @@ class SweepPlanFile(BaseModel):
     note: str | None = None
     points: list[PointPlan]
     eval: EvalTask | None = None   # one more array task after the points (`submit --with-eval`)
+    reuse_deployment: bool = False   # `submit --reuse-deployment`: ONE task runs every point on one deployment
 
     @property
     def n_tasks(self) -> int:
+        if self.reuse_deployment:
+            return 1
         return len(self.points) + (self.eval is not None)
 
     def options(self) -> PointOptions:

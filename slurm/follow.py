@@ -54,13 +54,17 @@ def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | Non
            ) -> list[dict[str, Any]]:
     """Print progress until the job ends; returns the final point views."""
     stream = out or sys.stdout
+    # keyed by the point's index: the points of a reused deployment share one task (and its Slurm output)
     tails: dict[tuple[int, str], LogTail] = {}
-    for p in record["points"]:
+    first_of_task: dict[int, int] = {}
+    for i, p in enumerate(record["points"]):
         tid = int(p["task_id"])
-        tails[(tid, "slurm")] = LogTail(slurm_output(record, tid))
-        tails[(tid, "harness")] = LogTail(Path(p["point_dir"]) / "harness.log")
+        if tid not in first_of_task:
+            first_of_task[tid] = i
+            tails[(i, "slurm")] = LogTail(slurm_output(record, tid))
+        tails[(i, "harness")] = LogTail(Path(p["point_dir"]) / "harness.log")
     seen: dict[int, tuple[Any, ...]] = {}
-    names = {int(p["task_id"]): p["name"] for p in record["points"]}
+    names = {i: p["name"] for i, p in enumerate(record["points"])}
 
     def emit(text: str) -> None:
         if not quiet:
@@ -84,18 +88,18 @@ def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | Non
             unknown = unknown + 1 if source is None else 0
             done = finished(record, tasks, source) and (source is not None or unknown >= 3)
             views = point_views(record, tasks)
-            for v in views:
+            for i, v in enumerate(views):
                 key = (v["state"], v["phase"], v["slurm_state"])
-                if seen.get(v["task_id"]) != key:
-                    seen[v["task_id"]] = key
+                if seen.get(i) != key:
+                    seen[i] = key
                     extra = f" ({v['reason']})" if v["reason"] and v["state"] != "running" else ""
                     emit(f"{_stamp()} [{v['name']} task {v['task_id']}] {v['state']}"
                          f"{' / ' + v['phase'] if v['phase'] else ''} (slurm {v['slurm_state'] or '?'}){extra}")
-            for (tid, kind), tail in tails.items():
+            for (i, kind), tail in tails.items():
                 for line in tail.new_lines():
                     if kind == "harness" and PROGRESS_NOTE in line:
                         continue   # the task's Slurm output prints the same progress line
-                    emit(f"[{names[tid]} {kind}] {line}")
+                    emit(f"[{names[i]} {kind}] {line}")
             if done:
                 return views
             time.sleep(interval_s)

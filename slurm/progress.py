@@ -11,13 +11,21 @@ from slurm.state import TaskState, job_finished, point_state
 
 
 def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dict[str, Any]]:
+    """One view per point. Points of a reused deployment share task 0: a point not started yet while the task
+    runs is pending, and each point's exit code is its own (`status.json`), not the task's."""
     views = []
+    shared = bool(record.get("reuse_deployment"))
     for p in record["points"]:
         tid = int(p["task_id"])
         task = tasks.get(tid)
         status = typed_status(read_status(Path(p["point_dir"])))
         state, reason = point_state(task, status)
-        if task is not None and not task.active:
+        if shared and status is None and task is not None and task.state != "PENDING":   # not reached yet
+            if task.active:
+                state, reason = "pending", "after the points before it on the shared deployment"
+            else:
+                state, reason = "cancelled", f"not run: the task ended (slurm {task.state}) before this point"
+        if task is not None and not task.active and not (shared and status):
             exit_code = task.exit_code
         else:
             exit_code = status.get("exit_status") if status else None
@@ -57,7 +65,7 @@ def finished(record: dict[str, Any], tasks: dict[int, TaskState], source: str | 
     """The job has ended: Slurm shows every task ended, or Slurm has forgotten the job entirely."""
     if source is None:
         return True
-    return job_finished(tasks, len(record["points"]))
+    return job_finished(tasks, len({int(p["task_id"]) for p in record["points"]}))
 
 
 def exit_status(views: list[dict[str, Any]]) -> int:

@@ -1,5 +1,9 @@
 """`harness submit`: a recipe's points as ONE Slurm job array on a cluster profile.
 
+A recipe with a `deployment:` section gets tasks of N whole nodes (N = the deployment's nodes), its processes
+placed by launcher pyxis; with `--reuse-deployment` the array has ONE such task that runs every point in order on
+one deployment.
+
 Writes, under the sweep's out dir: `slurm/plan-<stamp>.json` (the sweep plan every task reads),
 `slurm/job-<stamp>.sh` (the tiny batch script), then runs one `sbatch --parsable` and records the job in
 `.harness-jobs.json` (and the per-user index) so later commands can find and cancel it.
@@ -48,6 +52,7 @@ class SubmitRequest:
     tag: str | None = None
     note: str | None = None
     unofficial: bool = False
+    reuse_deployment: bool = False
 
     @property
     def variant(self) -> str | None:
@@ -77,6 +82,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
 
     profile = load_profile(req.cluster)
     recipe, plans = load_plans(req.recipe, req.points, list(req.overrides), req.unofficial)
+    check_deployment(plans, profile, req)
     if req.time_limit is not None:
         try:
             check_time_limit(req.time_limit)
@@ -89,7 +95,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
         report = preflight.cluster(recipe, plans, profile, load_yaml_file(req.cluster, "cluster profile")[0],
                                    recipe_src=str(req.recipe), cluster_src=str(req.cluster),
                                    time_limit=req.time_limit, ready_timeout_s=req.ready_timeout_s,
-                                   python=req.python)
+                                   python=req.python, reuse_deployment=req.reuse_deployment)
         if not report.ok:
             raise PreflightFailed([f.line() for f in report.failures()])
         plans, staged = report.plans, report.staged
@@ -114,12 +120,13 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     thresholds = with_required_power(recipe.validity, req.require_power)
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
                               list(req.overrides), thresholds, variant=req.variant, tag=req.tag, note=req.note,
-                              stall_timeout_s=req.stall_timeout_s)
+                              stall_timeout_s=req.stall_timeout_s, reuse_deployment=req.reuse_deployment)
     if req.with_eval:
         sweep.eval = _staged_eval(req, profile)
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=sweep.n_tasks,
                                 out_dir=out_dir, script=script, throttle=req.throttle, time_limit=req.time_limit,
-                                signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}")
+                                signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}",
+                                nodes=render.deployment_nodes(plans))
     python = driver_python(profile, req.python)
     sealed, secrets = seal(sweep.model_dump())
     write_json(plan_file, sealed)
@@ -127,6 +134,23 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     os.chmod(script, 0o755)
     return {"profile": profile.name, "plans": plans, "staged": staged, "out_dir": out_dir,
             "plan_file": plan_file, "script": script, "sbatch": sbatch, "eval": sweep.eval, "secrets": secrets}
+
+
+def check_deployment(plans: list[Any], profile: Any, req: SubmitRequest) -> None:
+    """A deployment runs with launcher pyxis (one srun step per node of its allocation); `--reuse-deployment`
+    needs every point to plan the same deployment and runs no eval task. One line each, before anything else."""
+    from harness.errors import UserError
+    from harness.point.deployment_reuse import check_reusable
+
+    if req.reuse_deployment:
+        check_reusable(plans)
+        if req.with_eval:
+            raise UserError("--reuse-deployment with --with-eval: the eval starts its own server; submit it "
+                            "separately (harness submit --with-eval without --reuse-deployment)")
+    if any(p.deployment is not None for p in plans) and profile.launcher != "pyxis":
+        raise UserError(f"{req.recipe}: deployment: cluster {profile.name!r} has container.runtime "
+                        f"{profile.container.runtime}, which cannot place a deployment's processes on their nodes "
+                        "(a deployment needs runtime pyxis: one srun step per node)")
 
 
 def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
@@ -165,6 +189,7 @@ def submit(req: SubmitRequest) -> dict[str, Any]:
     record = render.submission_record(
         job_id, cluster=prep["profile"], recipe=str(Path(req.recipe).resolve()), plan_file=prep["plan_file"],
         script=prep["script"], sbatch=prep["sbatch"], plans=prep["plans"], out_dir=prep["out_dir"],
-        staged=prep["staged"], submitted_ns=now, evaluation=prep["eval"], variant=req.variant)
+        staged=prep["staged"], submitted_ns=now, evaluation=prep["eval"], variant=req.variant,
+        reuse_deployment=req.reuse_deployment)
     jobs.record_job(record)
     return record

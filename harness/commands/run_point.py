@@ -2,7 +2,8 @@
 
 The file holds the options and every point's plan (`harness.sweep_plan.SweepPlanFile`); the task picks its point
 by `--task-id`, defaulting to `$SLURM_ARRAY_TASK_ID`. With an eval planned (`submit --with-eval`), the task
-after the last point runs it.
+after the last point runs it. A plan of `submit --reuse-deployment` has one task: it runs every point in order on
+one deployment (as `harness sweep --reuse-deployment` does), which it stops after the last point or a signal.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def main(args: argparse.Namespace) -> int:
     sweep = load_sweep_plan(args.plan_file)
     if not 0 <= task < sweep.n_tasks:
         raise UserError(f"{args.plan_file}: task {task} out of range (0..{sweep.n_tasks - 1})")
+    if sweep.reuse_deployment:
+        from harness.point.sequence import run_sequence
+
+        return run_sequence(sweep.points, sweep.options(), reuse_deployment=True).exit_status
     if task == len(sweep.points) and sweep.eval is not None:
         return _run_eval(sweep)
     outcome = run_point(sweep.points[task], sweep.options())

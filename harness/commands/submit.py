@@ -36,6 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_stall_option(parser)
     parser.add_argument("--python", help="interpreter the compute nodes run the harness with (default: the profile's "
                                          "driver.python; preflight checks the same one)")
+    parser.add_argument("--reuse-deployment", action="store_true",
+                        help="a recipe with a deployment section: ONE task (an allocation of the deployment's "
+                             "nodes) runs every point in order on one deployment, as `harness sweep "
+                             "--reuse-deployment` does")
     from harness.commands.sweep import add_with_eval
 
     add_with_eval(parser)
@@ -77,7 +81,8 @@ def main(args: argparse.Namespace) -> int:
                         stall_timeout_s=args.stall_timeout,
                         require_power=args.require_power, python=args.python, with_eval=args.with_eval,
                         eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
-                        preflight=not args.no_preflight, tag=args.tag, note=args.note, unofficial=args.unofficial)
+                        preflight=not args.no_preflight, tag=args.tag, note=args.note, unofficial=args.unofficial,
+                        reuse_deployment=args.reuse_deployment)
     try:
         prep = prepare(req, time.time_ns()) if args.dry_run else None
     except PreflightFailed as exc:

@@ -8,10 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.evals.plan import EvalTask
-    from harness.point.deployment_reuse import SharedDeployment
-    from harness.point.run import PointOptions
     from harness.point.serve import ServerOptions
-    from harness.recipe.plan import PointPlan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,16 +39,19 @@ def main(args: argparse.Namespace) -> int:
         options_from_args,
         overrides_with_duration,
     )
+    from harness.point.deployment_reuse import check_reusable
     from harness.point.ownership import check_free
     from harness.point.result import point_dir
     from harness.point.run import EXIT_FAILED, EXIT_INVALID
+    from harness.point.sequence import run_sequence
     from harness.point.variant import VARIANTS_DIR
     from harness.recipe.points import check_placeable, load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
     options = options_from_args(args, recipe)
     check_placeable(plans, options.launcher, args.recipe)
-    shared = shared_deployment(plans) if args.reuse_deployment else None
+    if args.reuse_deployment:
+        check_reusable(plans)
     for plan in plans:   # another writer of any of these points: refused at once, naming it
         check_free(point_dir(args.out, plan, options.variant))
     plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
@@ -61,12 +61,9 @@ def main(args: argparse.Namespace) -> int:
         print(f"variant {options.variant} -> {args.out / recipe.config_key / VARIANTS_DIR / options.variant} "
               "(the recipe's own points are left as they are)", flush=True)
     t0 = time.monotonic()
-    try:
-        worst, stopped = _run_points(args, plans, options, shared, t0)
-    finally:
-        if shared is not None:
-            shared.stop(options.server_stop_grace_s)
-    if stopped:
+    done = run_sequence(plans, options, reuse_deployment=args.reuse_deployment, force=args.force, t0=t0)
+    worst = done.exit_status
+    if done.stopped:
         return worst
     if evaluation is not None:
         status = _run_eval(args, evaluation, options, t0)
@@ -84,55 +81,6 @@ def main(args: argparse.Namespace) -> int:
 
         print(compare_hint(args.out / recipe.config_key, options.variant))
     return worst
-
-
-def shared_deployment(plans: list[PointPlan]) -> SharedDeployment:
-    """`--reuse-deployment`: one deployment for every point, refused when the points plan different ones."""
-    from harness.point.deployment_reuse import SharedDeployment, check_reusable
-
-    check_reusable(plans)
-    return SharedDeployment()
-
-
-def _run_points(args: argparse.Namespace, plans: list[PointPlan], options: PointOptions,
-                shared: SharedDeployment | None, t0: float) -> tuple[int, bool]:
-    """Every point in turn (those completed before are skipped): the worst exit status, and whether the sweep
-    must stop here (a signal, a full disk)."""
-    from harness.commands.run import describe_outcome
-    from harness.point.result import point_dir
-    from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, run_point
-    from harness.point.status import read_status
-
-    worst = EXIT_VALID
-    for i, plan in enumerate(plans, 1):
-        pdir = point_dir(args.out, plan, options.variant)
-        prior = read_status(pdir)
-        if not args.force and prior and prior.get("state") == "completed" \
-                and prior.get("fingerprint") == plan.fingerprint:
-            earlier = prior.get("exit_status")
-            verdict = "" if earlier in (None, EXIT_VALID) else f", exit status {earlier}"
-            print(f"[{i}/{len(plans)}] c{plan.conc}: already completed in {pdir}{verdict} (use --force to re-run)",
-                  flush=True)
-            if earlier == EXIT_INVALID and worst == EXIT_VALID:  # an invalid point stays invalid on resume
-                worst = EXIT_INVALID
-            elif earlier not in (None, EXIT_VALID, EXIT_INVALID):
-                worst = EXIT_FAILED
-            continue
-        print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window; sweep at "
-              f"{time.monotonic() - t0:.0f} s)", flush=True)
-        outcome = run_point(plan, options, shared)
-        print(describe_outcome(outcome), flush=True)
-        if outcome.state == "cancelled":
-            print("sweep cancelled", flush=True)
-            return outcome.exit_status, True
-        if (outcome.reason or "").startswith("disk_full"):   # every later point would fail the same way
-            print("sweep stopped: the disk is full", flush=True)
-            return EXIT_FAILED, True
-        if outcome.exit_status == EXIT_FAILED:
-            worst = EXIT_FAILED
-        elif outcome.exit_status == EXIT_INVALID and worst == EXIT_VALID:
-            worst = EXIT_INVALID
-    return worst, False
 
 
 def _eval_task(args: argparse.Namespace) -> EvalTask | None:

@@ -87,6 +87,7 @@ class ReusedDeployment:
         self.pdir = pdir
         self.order = order
         self.idle: dict[str, Any] | None = None
+        self.sigs: StopSignals | None = None
 
     base_url = property(lambda self: self.server.base_url)
     metrics_urls = property(lambda self: self.server.metrics_urls)
@@ -104,6 +105,7 @@ class ReusedDeployment:
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
         status.data["deployment_reuse"] = self.record()
+        self.sigs = sigs
         if self.server.ready is None:
             self.server.start_ready(plan, status, sigs, ready_timeout_s, progress_every_s, on_poll)
             return
@@ -125,11 +127,13 @@ class ReusedDeployment:
 
     def stop(self, grace_s: float, status: PointStatus) -> None:
         """Fingerprints into this point's directory; the deployment itself stops only when it failed or the run
-        was stopped by a signal (the sweep stops it after its last point)."""
+        was stopped by a signal (then its members' exit statuses go to this point's status; the sweep stops it
+        after its last point)."""
         try:
             self.server.write_fingerprints(self.pdir)
         finally:
-            if self.server.exited() is not None:
+            signalled = self.sigs is not None and self.sigs.reason() is not None
+            if signalled or self.server.exited() is not None:
                 self.shared.stop(grace_s, status)
 
 

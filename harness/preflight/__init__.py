@@ -1,7 +1,8 @@
 """Preflight: everything that can be checked before a GPU hour is spent, one finding per line.
 
 `cluster(...)` checks a recipe against a cluster profile (what `harness preflight` and `harness submit` run):
-placeholders and Slurm fields, GPUs per task against tp×pp, the compute nodes' CPU architecture, the walltime against each point's worst case, the
+placeholders and Slurm fields, GPUs per task against tp×pp (a deployment: each worker within its nodes, and the
+partition's node count), the compute nodes' CPU architecture, the walltime against each point's worst case, the
 SGLang version of the image and the model's minimum, the trace corpus, model and draft checkpoints in the staged
 paths or HF cache the job will see, the client's tokenizer, the imported image file and the driver interpreter (its architecture too). `local(...)` runs the
 part that applies to `harness run` on this machine (traces and the client's tokenizer). Both return the plans as
@@ -40,18 +41,22 @@ class Report:
 
 def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: dict[str, Any], *,
             recipe_src: str, cluster_src: str, time_limit: str | None = None,
-            ready_timeout_s: float | None = None, python: str | None = None) -> Report:
+            ready_timeout_s: float | None = None, python: str | None = None, reuse_deployment: bool = False) -> Report:
     """Every cluster-level check of `recipe`'s `plans` on `profile` (`raw_profile`: the file as read); `python`
-    is the driver interpreter given on the command line (`--python`), which overrides `driver.python`."""
+    is the driver interpreter given on the command line (`--python`), which overrides `driver.python`;
+    `reuse_deployment`: one task runs every point (the walltime covers them all)."""
     from slurm.profile import time_limit_seconds
     from slurm.render import stage_plans
 
     found: list[Finding] = []
     found += checks.cluster_fields(raw_profile, cluster_src)
     found += checks.gpus(recipe, plans, profile, recipe_src, cluster_src)
-    found += arch.nodes(profile.cpu_arch, arch.ask_slurm(profile.partition), cluster_src)
+    partition_nodes = arch.ask_slurm(profile.partition)
+    found += arch.nodes(profile.cpu_arch, partition_nodes, cluster_src)
+    found += checks.deployment_nodes(plans, partition_nodes, recipe_src, cluster_src)
     found += checks.walltime(plans, time_limit_seconds(time_limit or profile.time_limit), profile.signal_margin_s,
-                             ready_timeout_s or recipe.server.ready_timeout_s, recipe_src, cluster_src)
+                             ready_timeout_s or recipe.server.ready_timeout_s, recipe_src, cluster_src,
+                             all_points=reuse_deployment)
     found += checks.sglang_version(recipe, recipe_src)
     corpus_cache = Path(profile.corpus_cache) if profile.corpus_cache else None
     found += files.traces(plans, recipe_src, corpus_cache)

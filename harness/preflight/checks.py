@@ -93,25 +93,58 @@ def gpus(recipe: Recipe, plans: list[PointPlan], profile: Any, recipe_src: str, 
             out.append(Finding("fail", "gpus_per_node", f"{recipe_src}:hardware.gpus_per_node",
                                f"{recipe.hardware.gpus_per_node} but {cluster_src} has {profile.gpus_per_node}"))
     for plan in plans:
-        if plan.resources.num_gpus > profile.task_gpus:
+        if plan.deployment is not None:
+            from slurm.render import deployment_fit_problem
+
+            problem = deployment_fit_problem(plan, profile, recipe_src)
+            if problem is not None:
+                out.append(Finding("fail", "deployment_fit", f"{recipe_src}:deployment",
+                                   problem.removeprefix(f"{recipe_src}: ")))
+                break
+        elif plan.resources.num_gpus > profile.task_gpus:
             out.append(Finding("fail", "gpus_per_task", f"{recipe_src}:points.{plan.name}",
                                f"tp×pp = {plan.resources.num_gpus} GPUs, an array task on {cluster_src} gets "
                                f"{profile.task_gpus}"))
     if not out:
-        out.append(Finding("pass", "gpus", f"{recipe_src}:parallelism",
-                           f"tp×pp fits the {profile.task_gpus} GPUs of an array task"))
+        dep = plans[0].deployment if plans else None
+        fits = (f"every worker fits its nodes of {profile.gpus_per_node} GPUs ({dep.nodes} node(s) per task)"
+                if dep is not None else f"tp×pp fits the {profile.task_gpus} GPUs of an array task")
+        out.append(Finding("pass", "gpus", f"{recipe_src}:parallelism", fits))
     return out
 
 
+def deployment_nodes(plans: list[PointPlan], found: tuple[str, dict[str, str]] | str, recipe_src: str,
+                     cluster_src: str) -> list[Finding]:
+    """A deployment's task allocates its N nodes at once: the partition must have N (registered) nodes. `found`
+    is the partition and its nodes as Slurm reports them, or why Slurm could not be asked (a WARN)."""
+    need = max((p.deployment.nodes for p in plans if p.deployment is not None), default=0)
+    if need == 0:
+        return []
+    where = f"{recipe_src}:deployment"
+    if isinstance(found, str):
+        return [Finding("warn", "deployment_nodes", where, f"{need} node(s) per task, not checked: cannot ask "
+                                                           f"Slurm ({found})")]
+    partition, nodes = found
+    if len(nodes) < need:
+        return [Finding("fail", "deployment_nodes", where, f"the deployment needs {need} nodes in one allocation; "
+                                                           f"partition {partition!r} of {cluster_src} has "
+                                                           f"{len(nodes)}")]
+    return [Finding("pass", "deployment_nodes", where, f"{need} node(s) per task; partition {partition!r} has "
+                                                       f"{len(nodes)}")]
+
+
 def walltime(plans: list[PointPlan], limit_s: int, margin_s: int, ready_timeout_s: float, recipe_src: str,
-             cluster_src: str) -> list[Finding]:
-    """Every point's worst case (ready timeout + warmup + window + grace + teardown) ends before USR1 arrives."""
+             cluster_src: str, *, all_points: bool = False) -> list[Finding]:
+    """Every point's worst case (ready timeout + warmup + window + grace + teardown) ends before USR1 arrives;
+    with `all_points` (one task runs every point on one deployment) the points' sum after one ready timeout."""
     usable = limit_s - margin_s
     worst = max(plans, key=lambda p: p.client.warmup_s + p.client.duration_s + p.client.grace_s)
-    need = ready_timeout_s + worst.client.warmup_s + worst.client.duration_s + worst.client.grace_s + TEARDOWN_S
-    detail = (f"ready timeout {ready_timeout_s:.0f} s + warmup {worst.client.warmup_s:.0f} s + window "
-              f"{worst.client.duration_s:.0f} s + grace {worst.client.grace_s:.0f} s + teardown {TEARDOWN_S:.0f} s "
-              f"= {need:.0f} s")
+    runs = plans if all_points else [worst]
+    warmup, window, grace = (sum(getattr(p.client, k) for p in runs) for k in ("warmup_s", "duration_s", "grace_s"))
+    need = ready_timeout_s + warmup + window + grace + TEARDOWN_S
+    detail = (f"ready timeout {ready_timeout_s:.0f} s + warmup {warmup:.0f} s + window {window:.0f} s + grace "
+              f"{grace:.0f} s + teardown {TEARDOWN_S:.0f} s = {need:.0f} s"
+              + (f" (the {len(plans)} points in one task)" if all_points else ""))
     if need > usable:
         return [Finding("fail", "walltime", f"{cluster_src}:time_limit",
                         f"{detail} > {usable} s (time limit {limit_s} s - signal margin {margin_s} s) for "

@@ -1,0 +1,88 @@
+"""Several points run one after the other: what `harness sweep` does on this host and what one Slurm task of
+`harness submit --reuse-deployment` does in its allocation.
+
+Points completed before (same fingerprint) are skipped unless `force`. With `reuse_deployment`, one deployment
+(`harness.point.deployment_reuse.SharedDeployment`) serves every point and is stopped after the last one, or when
+one point ends the sequence: a signal (SIGTERM, the walltime's SIGUSR1), a full disk, or the deployment's crash.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from harness.point.deployment_reuse import SharedDeployment, check_reusable
+from harness.point.result import point_dir
+from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, PointOptions, run_point
+from harness.point.status import read_status
+from harness.recipe.plan import PointPlan
+
+
+@dataclass(frozen=True)
+class SequenceOutcome:
+    """The worst exit status of the points, and whether the sequence stopped before its end (a signal, a full
+    disk): then `exit_status` is that point's and nothing after it should run."""
+
+    exit_status: int
+    stopped: bool
+
+
+def shared_deployment(plans: list[PointPlan]) -> SharedDeployment:
+    """`--reuse-deployment`: one deployment for every point, refused when the points plan different ones."""
+    check_reusable(plans)
+    return SharedDeployment()
+
+
+def run_sequence(plans: list[PointPlan], options: PointOptions, *, reuse_deployment: bool = False,
+                 force: bool = False, t0: float | None = None) -> SequenceOutcome:
+    """Every point in order (one deployment for all of them with `reuse_deployment`); the shared deployment is
+    stopped whatever happened."""
+    shared = shared_deployment(plans) if reuse_deployment else None
+    try:
+        return _run_points(plans, options, shared, force, time.monotonic() if t0 is None else t0)
+    finally:
+        if shared is not None:
+            shared.stop(options.server_stop_grace_s)
+
+
+def _skip(plan: PointPlan, options: PointOptions, force: bool) -> int | None:
+    """The earlier exit status of a point completed before with the same fingerprint (None: run it)."""
+    prior = read_status(point_dir(options.out_dir, plan, options.variant))
+    if force or not prior or prior.get("state") != "completed" or prior.get("fingerprint") != plan.fingerprint:
+        return None
+    earlier = prior.get("exit_status")
+    return earlier if isinstance(earlier, int) else EXIT_VALID
+
+
+def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDeployment | None, force: bool,
+                t0: float) -> SequenceOutcome:
+    from harness.commands.run import describe_outcome
+
+    worst = EXIT_VALID
+    for i, plan in enumerate(plans, 1):
+        earlier = _skip(plan, options, force)
+        if earlier is not None:
+            verdict = "" if earlier == EXIT_VALID else f", exit status {earlier}"
+            print(f"[{i}/{len(plans)}] c{plan.conc}: already completed in "
+                  f"{point_dir(options.out_dir, plan, options.variant)}{verdict} (use --force to re-run)", flush=True)
+            worst = _worse(worst, earlier)
+            continue
+        print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window; sweep at "
+              f"{time.monotonic() - t0:.0f} s)", flush=True)
+        outcome = run_point(plan, options, shared)
+        print(describe_outcome(outcome), flush=True)
+        if outcome.state == "cancelled":
+            print("sweep cancelled", flush=True)
+            return SequenceOutcome(outcome.exit_status, True)
+        if (outcome.reason or "").startswith("disk_full"):   # every later point would fail the same way
+            print("sweep stopped: the disk is full", flush=True)
+            return SequenceOutcome(EXIT_FAILED, True)
+        worst = _worse(worst, outcome.exit_status)
+    return SequenceOutcome(worst, False)
+
+
+def _worse(worst: int, status: int) -> int:
+    """Failed beats invalid beats valid."""
+    if status not in (EXIT_VALID, EXIT_INVALID) or worst == EXIT_FAILED:
+        return EXIT_FAILED
+    return EXIT_INVALID if EXIT_INVALID in (worst, status) else EXIT_VALID

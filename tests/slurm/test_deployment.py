@@ -1,0 +1,93 @@
+"""A 4-node prefill/decode deployment on the local Slurm (`SLURM_LOCAL_NODES=4`): `harness submit
+--reuse-deployment` runs both points in ONE 4-node task, one srun step per worker node and the router; a second
+submission cancelled mid-run ends cancelled with no process and no step left on any node.
+
+TODO(spanning-worker): the fixture's workers are one node each until the simulator takes `--nnodes`; then prefill
+becomes one worker spanning two nodes (see tests/fixtures/recipes/disagg-sim-4node.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.slurm.conftest import LOCAL_CI, ROOT, harness, read_json, status, wait_for
+
+RECIPE = ROOT / "tests" / "fixtures" / "recipes" / "disagg-sim-4node.yaml"
+PORTS = tuple(str(p) for p in (31000, 31100, 31200, 31300, 31400))   # router, then the four workers
+NODES = ("n1", "n2", "n3", "n4")
+
+
+@pytest.fixture(scope="module")
+def four_nodes(slurm: None) -> None:
+    names = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, check=False).stdout
+    if len(set(names.split())) < len(NODES):
+        pytest.skip("needs the 4-node local Slurm: SLURM_LOCAL_NODES=4 bash tools/slurm-local-setup.sh start")
+
+
+def _deployment_processes() -> list[str]:
+    """Command lines of any simulator worker or router of this test's deployment (by its ports)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0") if proc.name.isdigit() else []
+        except OSError:
+            continue
+        line = " ".join(cmd)
+        if ("harness.sim" in line or "sglang_router" in line) and any(f" {port}" in line or f":{port}" in line
+                                                                      for port in PORTS):
+            out.append(line)
+    return out
+
+
+def _steps(job: str) -> str:
+    return subprocess.run(["squeue", "-h", "-s", "-j", job], capture_output=True, text=True, check=False).stdout
+
+
+def _submit(env: dict[str, str], out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return harness(env, "submit", str(RECIPE), "--cluster", str(LOCAL_CI), "--out", str(out), "--reuse-deployment",
+                   "--unofficial", *extra, timeout=420)
+
+
+def test_reused_deployment_runs_every_point_in_one_four_node_task(four_nodes: None, harness_env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    proc = _submit(harness_env, tmp_path, "--wait", "--json", "--interval", "1")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    job = json.loads(proc.stdout)
+    assert [(p["name"], p["task_id"], p["state"]) for p in job["points"]] == [("c2", 0, "completed"),
+                                                                              ("c4", 0, "completed")]
+    script = next((tmp_path / "slurm").glob("job-*.sh")).read_text()
+    assert "--array=0-0 --nodes=4 --ntasks-per-node=1 --gres=gpu:8" in script
+    for i, p in enumerate(job["points"]):
+        pdir = Path(p["point_dir"])
+        row = json.loads((pdir / f"bmk_agentic_disagg-sim-4node_conc{2 * (i + 1)}.json").read_text())
+        assert row["is_multinode"] is True and row["disagg"] is True
+        st = read_json(pdir / "status.json") or {}
+        assert st["state"] == "completed" and st["deployment_reuse"]["reused"] is (i > 0)
+    commands = (Path(job["points"][0]["point_dir"]) / "server_command.txt").read_text()
+    for node in NODES:
+        assert f"--nodelist={node}" in commands
+    assert _deployment_processes() == []
+    assert _steps(job["job_id"]).strip() == ""
+
+
+def test_cancel_mid_run_leaves_no_process_on_any_node(four_nodes: None, harness_env: dict[str, str],
+                                                      tmp_path: Path) -> None:
+    proc = _submit(harness_env, tmp_path, "--set", "client.duration_s=120")
+    assert proc.returncode == 0, proc.stderr
+    job = proc.stdout.strip()
+    pdir = tmp_path / "disagg-sim-4node" / "variants" / "duration_s=120" / "conc2"   # --set: a variant
+    wait_for(lambda: (read_json(pdir / "status.json") or {}).get("phase") == "profiling", 180, "c2 profiling")
+    assert len(_deployment_processes()) >= 5
+    cancelled = harness(harness_env, "cancel", job, "--wait", timeout=120)
+    assert cancelled.returncode == 0, cancelled.stderr
+    first, second = status(harness_env, job)["points"]
+    assert (first["state"], second["state"]) == ("cancelled", "cancelled")
+    assert first["reason"] == "interrupted: SIGTERM"
+    st = read_json(pdir / "status.json") or {}
+    assert set(st["server_exit_codes"]) == {"router", "prefill_w0", "prefill_w1", "decode_w0", "decode_w1"}
+    wait_for(lambda: _deployment_processes() == [] and _steps(job).strip() == "", 30,
+             "no deployment process and no step left")
