@@ -223,6 +223,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
                  answers: EvalAnswers | None, group: NodeGroup | None = None) -> int:
     from aiohttp import web
 
+    from harness.sim.dprank import DpRanks
     from harness.sim.pdroles import PrefillRole, make_role
     from harness.sim.prompt import analyse
     from harness.sim.request import SimRequest
@@ -251,6 +252,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         api_key=getattr(args, "api_key", None),
         admin_api_key=getattr(args, "admin_api_key", None),
         role=role,
+        dp=DpRanks(res.dp_ranks, res.dp_ranks > 1 or bool(getattr(args, "enable_dp_attention", False))),
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()
