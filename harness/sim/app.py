@@ -5,7 +5,9 @@ at once, `/health` is 503 while the model "loads" (`--sim-startup-seconds`, defa
 profile's), then a warmup generation runs through the engine (where a bad
 `SGLANG_SIMULATE_ACC_METHOD`/`TOKEN_MODE` crashes the server, as in SGLang), then the log says
 `The server is fired up and ready to roll!` and `/health` turns 200. DFLASH validates the token
-mode before the port opens. SIGTERM/SIGINT stop the server with status 0.
+mode before the port opens. SIGTERM/SIGINT stop the server with status 0. A worker over several
+nodes (`--nnodes N`) loads only after every node rank has joined rank 0 (`harness.sim.multinode`);
+the other ranks serve no HTTP.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from harness.sim.cli import SIM_VERSION_ENV
 from harness.sim.engine import Engine, EngineConfig
 from harness.sim.eval_answers import EvalAnswers
 from harness.sim.flagtable import DEFAULT_VERSION, load_table, sglang_dests
+from harness.sim.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
 from harness.sim.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.timing import Profile, TimingModel, load_profile
 
@@ -201,18 +204,26 @@ def serve_forever(args: argparse.Namespace, argv: list[str]) -> int:
         traceback.print_exc()
         return 1
     try:
+        group = node_group(args, env)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if group is not None and not group.leader:
+        return run_follower(group)
+    try:
         import uvloop
 
         uvloop.install()
     except ImportError:
         pass
-    return asyncio.run(_serve(args, argv, res, env, answers))
+    return asyncio.run(_serve(args, argv, res, env, answers, group))
 
 
 async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: dict[str, str],
-                 answers: EvalAnswers | None) -> int:
+                 answers: EvalAnswers | None, group: NodeGroup | None = None) -> int:
     from aiohttp import web
 
+    from harness.sim.dprank import DpRanks
     from harness.sim.pdroles import PrefillRole, make_role
     from harness.sim.prompt import analyse
     from harness.sim.request import SimRequest
@@ -241,6 +252,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         api_key=getattr(args, "api_key", None),
         admin_api_key=getattr(args, "admin_api_key", None),
         role=role,
+        dp=DpRanks(res.dp_ranks, res.dp_ranks > 1 or bool(getattr(args, "enable_dp_attention", False))),
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()
@@ -277,8 +289,24 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
             stop.set()
 
     engine_task.add_done_callback(crashed)
+    leader = Leader(group) if group is not None else None
+
+    def rank_lost(rank: int) -> None:
+        nonlocal exit_code
+        exit_code = 1
+        stop.set()
 
     async def startup() -> None:
+        nonlocal exit_code
+        if leader is not None:
+            try:
+                await leader.gather()
+            except (JoinError, OSError) as exc:
+                print(f"[sim] multi-node: {exc}", file=sys.stderr, flush=True)
+                exit_code = 1
+                stop.set()
+                return
+            leader.watch(rank_lost)
         await asyncio.sleep(res.startup_seconds)
         if not args.skip_server_warmup:
             w = SimRequest(rid="WARMUP", prompt_tokens=0, block_hashes=(), target_tokens=8,
@@ -302,6 +330,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     await stop.wait()
     start_task.cancel()
     engine_task.cancel()
+    if leader is not None:
+        await leader.close()
     if truth is not None:
         truth.close()
     # Open streams may keep cleanup waiting; the process is exiting anyway.

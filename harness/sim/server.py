@@ -21,6 +21,7 @@ from aiohttp import web
 from harness.sim import auth
 from harness.sim import metrics as metrics_mod
 from harness.sim.disagg import Bootstrap, bootstrap_of
+from harness.sim.dprank import DpRanks, routed_line, routing_key
 from harness.sim.engine import Engine
 from harness.sim.eval_answers import EvalAnswers, tokens_of
 from harness.sim.pdroles import Role
@@ -53,6 +54,7 @@ class ServerState:
     api_key: str | None = None       # --api-key: SGLang's bearer-token check (`harness.sim.auth`)
     admin_api_key: str | None = None
     role: Role | None = None          # --disaggregation-mode prefill|decode (`harness.sim.pdroles`)
+    dp: DpRanks = field(default_factory=lambda: DpRanks(1, False))  # attention-DP rank choice
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
@@ -162,6 +164,9 @@ class Handlers:
             if isinstance(found, str):
                 return _error(400, found)
             handover = found
+        dp_rank = st.dp.choose(body)
+        if isinstance(dp_rank, str):
+            return _error(400, dp_rank)
         rid = request.headers.get("X-Request-ID") or uuid.uuid4().hex
         if st.faults.error_rate > 0 and st.faults.rng.random() < st.faults.error_rate:
             self._log_truth_error(rid, arrival_ns, "injected_error")
@@ -219,6 +224,8 @@ class Handlers:
             and eng.cfg.sim_env.enabled
             and eng.cfg.sim_env.token_mode == "fixed",
             text_tokens=text_tokens,
+            dp_rank=dp_rank,
+            routing_key=routing_key(request.headers),
         )
         drop_at = None
         if st.faults.drop_rate > 0 and stream and st.faults.rng.random() < st.faults.drop_rate:
@@ -383,6 +390,8 @@ class Handlers:
     # ---- bookkeeping --------------------------------------------------------------------------
     def _observe(self, req: SimRequest, status: str) -> None:
         req.logged = True
+        if status == "ok" and req.routing_key is not None:
+            print(routed_line(req.routing_key, req.dp_rank), flush=True)
         lat = self.st.latency
         if status == "ok" and req.first_token_sent_ns is not None and req.last_token_sent_ns is not None:
             ttft = (req.first_token_sent_ns - req.arrival_ns) / 1e9
