@@ -61,11 +61,16 @@ class Member:
 
     @property
     def log_name(self) -> str:
-        return "router.log" if self.role == ROUTER else f"server_{self.label}.log"
+        return member_log_name(self.label)
 
     @property
     def fingerprint_name(self) -> str:
         return f"fingerprint_{self.label}.json"
+
+
+def member_log_name(label: str) -> str:
+    """The log of a deployment's member in the point directory: `router.log`, `server_<label>.log`."""
+    return "router.log" if label == ROUTER else f"server_{label}.log"
 
 
 def members(plan: PointPlan, dep: DeploymentPlan, nodes: list[Node], token: str) -> list[Member]:
@@ -85,9 +90,11 @@ def members(plan: PointPlan, dep: DeploymentPlan, nodes: list[Node], token: str)
     return out
 
 
-def expected_workers(dep: DeploymentPlan) -> dict[str, int]:
-    """What the router's `/workers` `stats` must show: workers per kind."""
-    return {EXPECTED_COUNT[r.role]: r.workers for r in dep.roles}
+def expected_workers(dep: DeploymentPlan, dp_aware: bool) -> dict[str, int]:
+    """What the router's `/workers` `stats` must show: workers per kind; a `--dp-aware` router lists each
+    DP-attention rank of a worker as a worker of its own (`URL@rank`)."""
+    return {EXPECTED_COUNT[r.role]: r.workers * ((r.parallelism.dp_attention or 1) if dp_aware else 1)
+            for r in dep.roles}
 
 
 def router_workers_problem(body: dict[str, Any], expected: dict[str, int]) -> str | None:
@@ -197,40 +204,45 @@ class DeploymentServer:
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
-        """Launch every member (workers first), wait until the deployment is ready. Raises NotReady or
-        PointStopped."""
+        """Launch every worker node, wait until each worker is healthy, then launch the router (a router
+        registers workers when it starts: smg retries a worker that is not yet healthy only ~30 s later) and
+        wait until it lists them all and a chat completion goes through it. Raises NotReady or PointStopped."""
         del progress_every_s   # the phases say where the deployment is; each worker's log holds its progress
-        status.phase("launching", f"{len(self.members) - 1} worker process(es) on {len(self.nodes)} node(s) "
-                                  f"and the router")
+        status.phase("launching", f"{len(self.members) - 1} worker process(es) on {len(self.nodes)} node(s), "
+                                  "then the router")
         if self.launcher_kind == "local":
             self.check_ports_free()
         deadline = time.monotonic() + ready_timeout_s
-        for m in self.members:
-            ctx = self.member_ctx(m)
-            self.running[m.label] = self.launcher.start(m.argv, m.env, ctx)
-            if m.role != ROUTER:
-                self.captures[m.label] = BackgroundCapture(self.launcher, m.argv, m.env, ctx, should_stop=sigs.reason)
-        status.data["server_pids"] = {label: r.process.pid for label, r in self.running.items()}
-        status.save()
-        check_stop(sigs)
 
         def poll() -> None:
             if on_poll is not None:
                 on_poll()
 
-        for m in self.members:
-            if m.url is None or m.role == ROUTER:
-                continue
-            status.phase("loading", f"{m.label} at {m.url}")
-            wait_until_healthy(m.url, self.exit_code, deadline, should_stop=sigs.reason, on_poll=poll,
-                               token=self.token, api_key=self.api_key, what=m.label)
+        for m in self.members[:-1]:
+            self.launch(m, sigs, status)
+        check_stop(sigs)
+        for m in self.members[:-1]:
+            if m.url is not None:
+                status.phase("loading", f"{m.label} at {m.url}")
+                wait_until_healthy(m.url, self.exit_code, deadline, should_stop=sigs.reason, on_poll=poll,
+                                   token=self.token, api_key=self.api_key, what=m.label)
         status.phase("loading", f"router at {self.base_url}")
+        self.launch(self.router, sigs, status)
         self.wait_router(deadline, sigs, poll)
         wait_for_probe(self.base_url, plan.client.served_model_name, self.exit_code, deadline, on_poll=poll,
                        api_key=self.api_key)
         status.phase("ready")
         self.ready = {"server_info": {m.label: server_info(m.url, self.api_key) for m in self.members
                                       if m.url and m.role != ROUTER}}
+
+    def launch(self, m: Member, sigs: StopSignals, status: PointStatus) -> None:
+        """Start one member (a worker node's fingerprint capture beside it); its pid goes to status.json."""
+        ctx = self.member_ctx(m)
+        self.running[m.label] = self.launcher.start(m.argv, m.env, ctx)
+        if m.role != ROUTER:
+            self.captures[m.label] = BackgroundCapture(self.launcher, m.argv, m.env, ctx, should_stop=sigs.reason)
+        status.data["server_pids"] = {label: r.process.pid for label, r in self.running.items()}
+        status.save()
 
     def check_ports_free(self) -> None:
         for m in self.members:
@@ -242,7 +254,7 @@ class DeploymentServer:
 
     def wait_router(self, deadline: float, sigs: StopSignals, poll: Callable[[], None]) -> None:
         """Until the router's `/workers` lists every expected worker, healthy."""
-        expected = expected_workers(self.dep)
+        expected = expected_workers(self.dep, "--dp-aware" in self.router.argv)
         problem = "no answer"
         while True:
             gone = self.exited()

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
+from harness.point.deployment_server import member_log_name
 from harness.point.engine_label import engine_label
 from harness.point.multinode_row import (
     deployment_shape,
@@ -30,6 +31,7 @@ from harness.point.multinode_row import (
 )
 from harness.point.node_power import power_csvs
 from harness.point.server_metrics import achieved_accept_length
+from harness.point.stickiness import stickiness
 from harness.point.validity import Thresholds, verdict
 from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan, dp_attention_size
@@ -154,9 +156,12 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["row"] = f"{result_name(plan)}.json"
     result["aiperf_submission"] = publishable.aiperf_submission(summary)
     result["publishable"] = publishable.verdict(result)
-    write_foreign_json(pdir / result["row"], _published_row(plan, result, raw_records, summary,
-                                                            server_log or pdir / "server.log", metrics_after,
-                                                            aiperf.read_server_metrics(artifact_dir)))
+    row = _published_row(plan, result, raw_records, summary, server_log or pdir / "server.log", metrics_after,
+                         aiperf.read_server_metrics(artifact_dir))
+    write_foreign_json(pdir / result["row"], row)
+    if plan.deployment is not None:
+        log_dir = Path((deployment_run or {}).get("started_in") or pdir)
+        result["deployment"]["affinity"] = affinity(plan.deployment, log_dir, raw_records, row)
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
 
@@ -207,6 +212,22 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
     if dep is None:
         return row
     return multinode_row(row, dep) if multinode else {**row, "router": router_metadata(dep)}
+
+
+def affinity(dep: DeploymentPlan, log_dir: Path, raw_records: list[dict[str, Any]],
+             row: dict[str, Any]) -> dict[str, Any]:
+    """Session stickiness per role (`harness.point.stickiness`, over this point's sessions: AIPerf's correlation
+    ids) beside the prefix-cache hit rate the row reports."""
+    keys = {str(r["metadata"]["x_correlation_id"]) for r in raw_records
+            if isinstance(r.get("metadata"), dict) and r["metadata"].get("x_correlation_id")}
+    out: dict[str, Any] = {}
+    for role in dep.roles:
+        labels = [f"{role.role}_w{w.index}" for w in role.worker_plans]   # each worker's leader
+        logs = {label: log_dir / member_log_name(label) for label in labels}
+        out[role.role] = stickiness(logs, keys)
+    cache = ((row.get("server_metrics") or {}).get("cache") or {})
+    out["prefix_cache_hit_rate"] = cache.get("gpu_cache_hit_rate")
+    return out
 
 
 def server_args(plan: PointPlan) -> dict[str, Any]:

@@ -40,6 +40,7 @@ from harness.point.validity import Thresholds
 from harness.point.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
+from harness.recipe.router import client_routing_env
 from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
@@ -105,6 +106,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
+    if plan.deployment is not None:
+        client_env.update(client_routing_env(plan.deployment.router.kind, plan.deployment.router.policy))
     api_key = server.api_key
     if api_key is not None:   # AIPerf takes the key from its environment, never from its command line
         client_argv, client_env = keyed_argv(client_argv), {**client_env, KEY_ENV: api_key}

@@ -29,8 +29,10 @@ def routed_turns(worker: str, text: str) -> list[tuple[str, tuple[str, int]]]:
     return [(unquote(m.group(1)), (worker, int(m.group(2)))) for m in ROUTED_LINE.finditer(text)]
 
 
-def stickiness(worker_logs: dict[str, Path]) -> dict[str, Any]:
-    """Session affinity over the logs of every worker (label -> its server log); `reason` when unmeasured."""
+def stickiness(worker_logs: dict[str, Path], keys: set[str] | None = None) -> dict[str, Any]:
+    """Session affinity over the logs of every worker (label -> its server log), counting only the sessions in
+    `keys` when given (a deployment reused across points logs every point's sessions); `reason` when
+    unmeasured."""
     by_session: dict[str, Counter[tuple[str, int]]] = {}
     for worker, path in sorted(worker_logs.items()):
         try:
@@ -38,7 +40,8 @@ def stickiness(worker_logs: dict[str, Path]) -> dict[str, Any]:
         except OSError:
             continue
         for key, target in routed_turns(worker, text):
-            by_session.setdefault(key, Counter())[target] += 1
+            if keys is None or key in keys:
+                by_session.setdefault(key, Counter())[target] += 1
     if not by_session:
         return {"reason": UNMEASURED}
     turns = sum(sum(c.values()) for c in by_session.values())

@@ -72,3 +72,14 @@ def router_argv(kind: str, policy: str | None, extra: dict[str, Any], host: str,
 def metrics_port(port: int) -> int:
     """The port of the router's own Prometheus `/metrics`: the one after its HTTP port."""
     return port + 1
+
+
+# AIPerf sends its per-session correlation id as smg's routing key when this is set (AIPerf 0.13's environment).
+ROUTING_KEY_ENV = "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID"
+
+
+def client_routing_env(kind: str, policy: str | None) -> dict[str, str]:
+    """What AIPerf's environment needs for the router to keep a session on one worker/rank: smg's
+    consistent_hashing hashes the `X-SMG-Routing-Key` header only, which AIPerf sends (its correlation id, one per
+    session) when `ROUTING_KEY_ENV` is true, as InferenceX's AgentX launchers set it."""
+    return {ROUTING_KEY_ENV: "true"} if kind == "smg" and policy == "consistent_hashing" else {}

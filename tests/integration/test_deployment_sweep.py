@@ -92,3 +92,24 @@ def test_a_worker_killed_mid_run_ends_the_point_and_nothing_is_left(tmp_path: Pa
     assert final["state"] == "failed"
     assert final["reason"].startswith("server_crashed: decode_w0 on node 1 exited with status -9"), final["reason"]
     assert deployment_processes() == []
+
+
+def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: Path) -> None:
+    """Single-node DP attention behind smg --dp-aware, as InferenceX's DSv4 AgentX launcher runs it: AIPerf sends
+    its correlation id as X-SMG-Routing-Key, every session's turns land on one rank, several ranks serve."""
+    pytest.importorskip("smg", reason="smg is a dev extra (pip install -e .[dev])")
+    recipe = Path(__file__).parents[2] / "recipes" / "examples" / "dpa-smg-affinity-sim.yaml"
+    proc = harness("sweep", str(recipe), "--out", str(tmp_path), "--no-report", "--duration", "15")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode in (0, 3), out
+    pdir = next(tmp_path.rglob("point_result.json")).parent
+    record = json.loads((pdir / "point_result.json").read_text())
+    assert record["state"] == "completed", record["state_reason"]
+    assert "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID=true" in (pdir / "client_command.txt").read_text()
+    affinity = record["deployment"]["affinity"]
+    assert affinity["aggregated"]["sticky_share"] == 1.0 and affinity["aggregated"]["targets"] > 1
+    assert affinity["aggregated"]["sessions"] >= 2 and 0 < affinity["prefix_cache_hit_rate"] <= 1
+    row = json.loads((pdir / record["row"]).read_text())
+    check_contract(row)   # one worker on one node: a single-node row, with the router's metadata
+    assert row["is_multinode"] is False and row["router"] == {"name": "smg", "version": "1.13.0"}
+    assert record["deployment"]["shape"] == "1x dep4" and row["dp_attention"] == "true"

@@ -1,9 +1,7 @@
-"""A 4-node prefill/decode deployment on the local Slurm (`SLURM_LOCAL_NODES=4`): `harness submit
---reuse-deployment` runs both points in ONE 4-node task, one srun step per worker node and the router; a second
-submission cancelled mid-run ends cancelled with no process and no step left on any node.
-
-TODO(spanning-worker): the fixture's workers are one node each until the simulator takes `--nnodes`; then prefill
-becomes one worker spanning two nodes (see tests/fixtures/recipes/disagg-sim-4node.yaml).
+"""A 4-node prefill/decode deployment on the local Slurm (`SLURM_LOCAL_NODES=4`): one prefill worker spanning
+two nodes and two one-node decode workers. `harness submit --reuse-deployment` runs both points in ONE 4-node
+task, one srun step per worker node and the router; a second submission cancelled mid-run ends cancelled with no
+process and no step left on any node.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import pytest
 from tests.slurm.conftest import LOCAL_CI, ROOT, harness, read_json, status, wait_for
 
 RECIPE = ROOT / "tests" / "fixtures" / "recipes" / "disagg-sim-4node.yaml"
-PORTS = tuple(str(p) for p in (31000, 31100, 31200, 31300, 31400))   # router, then the four workers
+PORTS = tuple(str(p) for p in (31000, 31100, 31102, 31200, 31300))   # router, prefill (HTTP, rendezvous), decode
 NODES = ("n1", "n2", "n3", "n4")
 
 
@@ -65,11 +63,17 @@ def test_reused_deployment_runs_every_point_in_one_four_node_task(four_nodes: No
         pdir = Path(p["point_dir"])
         row = json.loads((pdir / f"bmk_agentic_disagg-sim-4node_conc{2 * (i + 1)}.json").read_text())
         assert row["is_multinode"] is True and row["disagg"] is True
+        assert (row["prefill_num_workers"], row["prefill_tp"], row["num_prefill_gpu"]) == (1, 8, 8)
+        assert (row["decode_num_workers"], row["num_decode_gpu"], row["num_gpus"]) == (2, 8, 16)
         st = read_json(pdir / "status.json") or {}
         assert st["state"] == "completed" and st["deployment_reuse"]["reused"] is (i > 0)
     commands = (Path(job["points"][0]["point_dir"]) / "server_command.txt").read_text()
     for node in NODES:
         assert f"--nodelist={node}" in commands
+    # the prefill worker's two nodes join on its leader's rendezvous port (n1's address)
+    assert commands.count("--dist-init-addr 127.0.1.1:31102 --nnodes 2") == 2
+    assert {"fingerprint_prefill_w0.json", "fingerprint_prefill_w0_n1.json", "fingerprint_decode_w1.json"} <= \
+        {f.name for f in Path(job["points"][1]["point_dir"]).iterdir()}
     assert _deployment_processes() == []
     assert _steps(job["job_id"]).strip() == ""
 
@@ -88,6 +92,6 @@ def test_cancel_mid_run_leaves_no_process_on_any_node(four_nodes: None, harness_
     assert (first["state"], second["state"]) == ("cancelled", "cancelled")
     assert first["reason"] == "interrupted: SIGTERM"
     st = read_json(pdir / "status.json") or {}
-    assert set(st["server_exit_codes"]) == {"router", "prefill_w0", "prefill_w1", "decode_w0", "decode_w1"}
+    assert set(st["server_exit_codes"]) == {"router", "prefill_w0", "prefill_w0_n1", "decode_w0", "decode_w1"}
     wait_for(lambda: _deployment_processes() == [] and _steps(job).strip() == "", 30,
              "no deployment process and no step left")
