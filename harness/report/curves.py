@@ -88,6 +88,15 @@ class Curve:
         return f"{name} [{self.variant}]" if self.variant else name
 
     @property
+    def titled(self) -> str:
+        """The name a report shows over the curve: the key, and the deployment's shape where the curve ran on one
+        (`... · disagg 1p1d tp4/tp4`) and the key does not already carry its arm."""
+        from harness.report.arms import AGG
+
+        shape = self.arm.disagg if self.arm.disagg != AGG and not self.named_by_arm else ""
+        return f"{self.key} · {shape}" if shape else self.key
+
+    @property
     def label(self) -> str:
         """The series label in plots: the name, the overrides of a variant (unless its name already spells
         them), and the engine."""
@@ -95,7 +104,7 @@ class Curve:
 
         changes = f" ({', '.join(self.overrides)})" if self.variant and self.overrides and \
             derived_name(self.overrides) != self.variant else ""
-        return f"{self.key}{changes} [{self.engine}]" if self.engine else f"{self.key}{changes}"
+        return f"{self.titled}{changes} [{self.engine}]" if self.engine else f"{self.titled}{changes}"
 
     @property
     def invalid(self) -> list[PointResult]:

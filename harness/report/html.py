@@ -64,7 +64,7 @@ def _heading(c: Curve) -> str:
     """The curve's name, marked SIMULATED (or with its engine label where it is not a GPU run)."""
     sim = f" <em>({SIMULATED})</em>" if c.simulated else \
         f" <em>({_e(c.engine_label)}; not GPU numbers)</em>" if c.engine_label else ""
-    return _e(c.key) + sim
+    return _e(c.titled) + sim
 
 
 def _verdict_section(c: Curve) -> str:

@@ -39,7 +39,7 @@ def coverage_lines(c: Curve) -> list[str]:
 
 def _heading(c: Curve) -> str:
     sim = f" ({SIMULATED})" if c.simulated else f" ({c.engine_label}; not GPU numbers)" if c.engine_label else ""
-    return f"### {_text(c.key)}{sim}"
+    return f"### {_text(c.titled)}{sim}"
 
 
 def _identity(c: Curve) -> list[str]:

@@ -59,7 +59,7 @@ def power_text(p: PointResult) -> str:
 
 def curve_title(c: Curve) -> str:
     """`quickstart-sim [tuned]  SIMULATED  image ...  overrides: ...` — the title over a curve's table."""
-    parts = [c.key]
+    parts = [c.titled]
     if c.simulated:
         parts.append(f"{SIMULATED} (engine {c.engine}; not hardware measurements)")
     if c.engine_label:

@@ -45,7 +45,7 @@ def harness(*args: str, **kwargs: object) -> subprocess.Popen[str]:
 
 
 def test_one_deployment_serves_two_points_and_publishes_multinode_rows(tmp_path: Path) -> None:
-    proc = harness("sweep", str(RECIPE), "--out", str(tmp_path), "--reuse-deployment", "--no-report")
+    proc = harness("sweep", str(RECIPE), "--out", str(tmp_path), "--reuse-deployment")
     out, _ = proc.communicate(timeout=400)
     assert proc.returncode in (0, 3), out
     curve = tmp_path / "pd-local-sim"
@@ -70,6 +70,9 @@ def test_one_deployment_serves_two_points_and_publishes_multinode_rows(tmp_path:
         assert "[harness] the harness stopped the server" in (curve / "conc2" / log).read_text()
     assert not (curve / "conc4" / "router.log").exists()
     assert deployment_processes() == []
+    # the report names the deployment's shape over the curve
+    assert "### pd-local-sim · disagg 1p1d tp1/tp1 (SIMULATED)" in (curve / "report" / "report.md").read_text()
+    assert "== pd-local-sim · disagg 1p1d tp1/tp1  SIMULATED" in out
 
 
 def test_a_worker_killed_mid_run_ends_the_point_and_nothing_is_left(tmp_path: Path) -> None:
