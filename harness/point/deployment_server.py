@@ -73,7 +73,7 @@ def member_log_name(label: str) -> str:
     return "router.log" if label == ROUTER else f"server_{label}.log"
 
 
-def members(plan: PointPlan, dep: DeploymentPlan, nodes: list[Node], token: str) -> list[Member]:
+def members(dep: DeploymentPlan, nodes: list[Node], token: str) -> list[Member]:
     """Every process of the deployment with its node's address filled in: workers in node order, then the router."""
     out: list[Member] = []
     for role in dep.roles:
@@ -131,7 +131,7 @@ class DeploymentServer:
         self.launcher: Launcher = get_launcher(launcher_kind)
         self.nodes = place(dep.nodes, launcher_kind)
         self.token = new_launch_token()
-        self.members = members(plan, dep, self.nodes, self.token)
+        self.members = members(dep, self.nodes, self.token)
         self.router = self.members[-1]
         self.base_url = self.router.url or ""
         self.api_key = server_api_key(self.members[0].argv)
