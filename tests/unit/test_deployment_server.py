@@ -61,3 +61,11 @@ def test_node_symbols_and_addresses() -> None:
     line = "NodeName=n2 Arch=x86_64 CoresPerSocket=1 NodeAddr=127.0.1.2 NodeHostName=n2"
     assert node_address(line, "n2") == "127.0.1.2"
     assert node_address("NodeName=gpu7 NodeAddr=(null)", "gpu7") == "gpu7"
+
+
+def test_set_changes_a_deployment_like_any_recipe_key() -> None:
+    _, plans = load_plans(Path(__file__).parents[2] / "recipes" / "examples" / "disagg-gb300-1p1d-tp4-tp4-sim.yaml",
+                          ["c4"], ["deployment.ports.base=34000", "deployment.decode.workers=2"])
+    dep = plans[0].deployment
+    assert dep is not None and dep.router.port == 34000 and dep.nodes == 3
+    assert [w.url for w in dep.roles[1].worker_plans] == ["http://{node1}:34200", "http://{node2}:34300"]
