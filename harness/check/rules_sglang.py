@@ -69,11 +69,25 @@ def wheel_of(version: str) -> Path | None:
     return root if (root / "sglang" / "srt" / "server_args.py").is_file() else None
 
 
-def server_argv(plan: PointPlan) -> list[str]:
-    """The SGLang flags of a plan's server command: without `python3 -m MODULE`, and without the simulator's own
-    flags (`--sim-profile` and after)."""
-    argv = list(plan.server.argv[3:])
+def sglang_flags(command: list[str]) -> list[str]:
+    """The SGLang flags of a server command: without `python3 -m MODULE`, and without the simulator's own flags
+    (`--sim-profile` and after)."""
+    argv = list(command[3:])
     return argv[: argv.index("--sim-profile")] if "--sim-profile" in argv else argv
+
+
+def server_argv(plan: PointPlan) -> list[str]:
+    """The SGLang flags of a plan's one server."""
+    return sglang_flags(plan.server.argv)
+
+
+def judged_commands(name: str, plan: PointPlan) -> list[tuple[str, list[str]]]:
+    """(label, SGLang flags) to judge for a point: its server's, or one per role of its deployment (the role's
+    first worker on its leader node; the router is not SGLang's server), labelled `cN.prefill`."""
+    if plan.deployment is None:
+        return [(name, server_argv(plan))]
+    return [(f"{name}.{role.role}", sglang_flags(role.worker_plans[0].nodes[0].argv))
+            for role in plan.deployment.roles]
 
 
 def run_judge(version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[Verdict]:
@@ -105,7 +119,8 @@ def findings(version: str, verdicts: list[Verdict]) -> list[Finding]:
     if refused:
         return refused
     stopped = sum(v.needs_model is not None for v in verdicts)
-    text = f"SGLang {version} accepts all {len(verdicts)} points"
+    what = "server commands (each deployment role's)" if any("." in v.label for v in verdicts) else "points"
+    text = f"SGLang {version} accepts all {len(verdicts)} {what}"
     if stopped:
         text += (f" ({stopped} stopped at a hook that reads the model's config; "
                  "the server judges the rest at start-up)")
@@ -124,7 +139,7 @@ class SglangHooks(Rule):
         r = recipe.recipe
         if r.engine not in SGLANG_ARGV_ENGINES:
             return [Finding("N/A", f"engine {r.engine}: the server command is not SGLang's")]
-        planned = [(pp.name, server_argv(pp.plan)) for pp in plans if pp.plan is not None]
+        planned = [item for pp in plans if pp.plan is not None for item in judged_commands(pp.name, pp.plan)]
         if not planned:
             return [Finding("N/A", "no point plans (see plannable)")]
         version = r.server.sglang_version

@@ -169,3 +169,18 @@ def test_a_tool_that_hangs_is_given_up_on(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(rs, "TIMEOUT_S", 0.5)
     with pytest.raises(JudgeFailed, match=r"did not answer within 0.5 s"):
         rs.run_judge("0.5.23", tmp_path, [("c1", [])])
+
+
+def test_a_deployment_is_judged_role_by_role_not_on_its_router(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_wheel(tmp_path, monkeypatch)
+    judge = FakeJudge(refuse=("c16.decode",))
+    status, found = hooks_result(ROOT / "recipes" / "examples" / "disagg-gb300-1p1d-tp4-tp4-sim.yaml",
+                                 SglangHooks(judge))
+    items = judge.calls[0][2]
+    assert [label for label, _ in items] == ["c4.prefill", "c4.decode", "c16.prefill", "c16.decode"]
+    prefill, decode = items[0][1], items[1][1]
+    assert prefill[:2] == ["--model-path", "demo/agentic-coder-8b"] and "sglang_router" not in " ".join(prefill)
+    assert prefill[prefill.index("--disaggregation-mode") + 1] == "prefill"
+    assert decode[decode.index("--disaggregation-mode") + 1] == "decode" and "--sim-profile" not in decode
+    assert (status, found) == ("FAIL", [("c16.decode", f"c16.decode: SGLang 0.5.23 refuses: {REFUSAL} ({HOOK})")])
