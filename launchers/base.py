@@ -80,12 +80,9 @@ class Launcher:
 
 def _local(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
     # The simulator (and the router in front of it) ships with the harness: run it with the harness's own
-    # interpreter, or the command installed beside it (`smg`).
+    # interpreter.
     if ctx.engine == "sim" and server_argv[:1] == ["python3"]:
         return [sys.executable, *server_argv[1:]]
-    beside = Path(sys.executable).parent / server_argv[0] if server_argv else None
-    if ctx.engine == "sim" and beside is not None and "/" not in server_argv[0] and beside.exists():
-        return [str(beside), *server_argv[1:]]
     return list(server_argv)
 
 

@@ -76,7 +76,7 @@ class Ports(Strict):
 class RouterSpec(Strict):
     kind: RouterKind = Field(default="sglang-router", description=(
         "`sglang-router` (PyPI sglang-router 0.3.2, `python -m sglang_router.launch_router`) or `smg` "
-        "(Shepherd Model Gateway 1.13, `smg launch`)"))
+        "(Shepherd Model Gateway 1.13, `python -m smg.launch_router`)"))
     policy: RouterPolicy | None = Field(default=None, description=(
         "`--policy` (default: the router's own, cache_aware); consistent_hashing, prefix_hash exist in smg only"))
     args: dict[str, ArgValue] = Field(default_factory=dict, description=(

@@ -1,7 +1,9 @@
 """The router in front of a deployment's workers: which kinds exist, their policies, and their command.
 
 `sglang-router` is PyPI `sglang-router` 0.3.2 (`python -m sglang_router.launch_router`); `smg` is the Shepherd
-Model Gateway 1.13 (`smg launch`), its successor, which adds `prefix_hash`, `consistent_hashing` and `least_load`.
+Model Gateway 1.13 (`python -m smg.launch_router`, what `smg launch` runs: the `smg` script itself may be
+sglang-router's, which installs one too), its successor, which adds `prefix_hash`, `consistent_hashing` and
+`least_load`.
 Both take the same flags for what the harness renders: `--worker-urls URL...` for aggregated workers;
 `--pd-disaggregation --prefill URL BOOTSTRAP_PORT ... --decode URL ...` for prefill/decode; `--policy`, `--host`,
 `--port`, and `--prometheus-host/--prometheus-port` (the router's own `/metrics`, on the port after its own: the
@@ -14,7 +16,7 @@ from typing import Any
 
 ROUTER_COMMAND: dict[str, list[str]] = {
     "sglang-router": ["python3", "-m", "sglang_router.launch_router"],
-    "smg": ["smg", "launch"],
+    "smg": ["python3", "-m", "smg.launch_router"],   # not the `smg` script: sglang-router installs one too
 }
 ROUTER_VERSION = {"sglang-router": "0.3.2", "smg": "1.13.0"}
 # `--policy` choices of each router (their own `--help`: sglang-router 0.3.2, smg 1.13.0).

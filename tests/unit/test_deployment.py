@@ -101,7 +101,7 @@ def test_twelve_prefill_four_decode_nodes_with_workers_spanning_nodes() -> None:
     assert "--disaggregation-bootstrap-port" not in argv and "--max-running-requests" not in argv
     assert decode.env == {"SGLANG_TIMEOUT_KEEP_ALIVE": "900", "SGLANG_DECODE_ONLY": "1"}
     router = dep.router.argv
-    assert router[:4] == ["smg", "launch", "--pd-disaggregation", "--prefill"]
+    assert router[:5] == ["python3", "-m", "smg.launch_router", "--pd-disaggregation", "--prefill"]
     assert router.count("--prefill") == 6 and router.count("--decode") == 1
     assert router[-12:] == ["--policy", "consistent_hashing", "--host", "{node0}", "--port", "8000",
                             "--prometheus-host", "{node0}", "--prometheus-port", "8001",
