@@ -36,7 +36,7 @@ def test_a_deployment_fits_by_nodes_and_needs_pyxis() -> None:
     profile = load_profile(LOCAL_CI)
     check_fit(recipe, plans, profile, "r.yaml")
     small = profile.model_copy(update={"gpus_per_node": 2, "gpus_per_task": None})
-    with pytest.raises(UserError, match="a prefill worker needs 4 GPUs, its 1 node"):
+    with pytest.raises(UserError, match=r"a prefill worker needs 8 GPUs, its 2 node\(s\) on 'local-ci' have 4"):
         check_fit(recipe, plans, small, "r.yaml")
     host = profile.model_copy(update={"container": profile.container.model_copy(update={"runtime": "none"})})
     with pytest.raises(UserError, match="cannot place a deployment's processes"):
