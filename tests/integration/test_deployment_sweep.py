@@ -65,6 +65,8 @@ def test_one_deployment_serves_two_points_and_publishes_multinode_rows(tmp_path:
     assert first["reused"] is False and second["reused"] is True
     assert first["deployment_id"] == second["deployment_id"] and second["started_in"] == str(curve / "conc2")
     assert second["idle_wait"]["polls"] >= 3
+    # each point's own cache-bust marker: AIPerf digests it over its per-invocation benchmark id
+    assert first["aiperf_benchmark_id"] and first["aiperf_benchmark_id"] != second["aiperf_benchmark_id"]
     # the deployment's logs stay where it was started; the router and both workers were stopped at the end
     for log in ("router.log", "server_prefill_w0.log", "server_decode_w0.log"):
         assert "[harness] the harness stopped the server" in (curve / "conc2" / log).read_text()
