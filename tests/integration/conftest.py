@@ -71,3 +71,14 @@ def group_gone(pid: int | None, within_s: float = 5.0) -> bool:
 @pytest.fixture
 def sim_plan_factory():
     return sim_plan
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> None:
+    """Terminate a test's child process, killing it if it has not exited within 10 s."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

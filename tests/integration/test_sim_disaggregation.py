@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import stop_process
+
 pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip install -e .[dev])")
 
 
@@ -55,16 +57,6 @@ def _start(cmd: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.fixture
 def pd() -> Iterator[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
@@ -85,7 +77,7 @@ def pd() -> Iterator[dict[str, Any]]:
         yield {"urls": urls, "procs": procs}
     finally:
         for proc in procs.values():
-            _stop(proc)
+            stop_process(proc)
 
 
 def _wait_for_workers(router: str, procs: dict[str, subprocess.Popen[str]], within_s: float) -> dict[str, Any]:
@@ -140,7 +132,7 @@ def test_router_streams_decode_after_prefill_handover_and_fails_cleanly_without_
     assert delta("decode", "sglang:generation_tokens_total") == 6        # decode produced the reply
     assert delta("decode", "sglang:num_requests_total") == 1
 
-    _stop(procs["prefill"])
+    stop_process(procs["prefill"])
     start = time.monotonic()
     status, text = _chat(urls["router"], "is anyone there", timeout=30)
     elapsed = time.monotonic() - start

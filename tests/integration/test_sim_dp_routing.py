@@ -19,6 +19,8 @@ import pytest
 
 from harness.point.stickiness import stickiness
 
+from .conftest import stop_process
+
 pytest.importorskip("smg", reason="smg is a dev extra (pip install -e .[dev])")
 
 SESSIONS = 6   # not a multiple of the 4 ranks: round robin must not line sessions up with ranks
@@ -50,16 +52,6 @@ def _chat(base: str, key: str, turn: int) -> int:
     with urllib.request.urlopen(req, timeout=10) as resp:
         resp.read()
         return int(resp.status)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
@@ -100,7 +92,7 @@ def routed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
         yield base, log
     finally:
         for proc in procs:
-            _stop(proc)
+            stop_process(proc)
 
 
 def _run_sessions(base: str) -> None:
