@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 PROC = Path("/proc")
 LISTEN = "0A"
-START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution
+START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution; the slack also covers clock slew
 
 
 def port_free(port: int) -> bool:
@@ -65,16 +66,27 @@ def socket_owners(inodes: set[int], proc: Path = PROC) -> list[int]:
     return sorted(owners)
 
 
+def boot_ns(proc: Path = PROC) -> int | None:
+    """Wall-clock boot time from `/proc/uptime` (centisecond precision; `/proc/stat`'s `btime` is truncated to
+    whole seconds, which would put every process's start up to a second early)."""
+    try:
+        uptime_s = float((proc / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return time.time_ns() - int(uptime_s * 1_000_000_000)
+
+
 def process_start_ns(pid: int, proc: Path = PROC) -> int | None:
-    """Wall-clock start time of `pid` (from its start tick after boot and the boot time)."""
+    """Wall-clock start time of `pid` (its start tick after boot, plus the boot time)."""
     try:
         stat = (proc / str(pid) / "stat").read_text()
         ticks = int(stat.rsplit(")", 1)[1].split()[19])
-        btime = next(int(line.split()[1]) for line in (proc / "stat").read_text().splitlines()
-                     if line.startswith("btime "))
-    except (OSError, ValueError, IndexError, StopIteration):
+    except (OSError, ValueError, IndexError):
         return None
-    return btime * 1_000_000_000 + ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    booted = boot_ns(proc)
+    if booted is None:
+        return None
+    return booted + ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
 def describe(pid: int, proc: Path = PROC) -> str:
