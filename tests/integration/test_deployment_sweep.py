@@ -119,3 +119,14 @@ def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: 
     check_contract(row)   # one worker on one node: a single-node row, with the router's metadata
     assert row["is_multinode"] is False and row["router"] == {"name": "smg", "version": "1.13.0"}
     assert record["deployment"]["shape"] == "1x dep4" and row["dp_attention"] == "true"
+
+
+def test_a_deployment_never_ready_fails_the_point_naming_the_worker_and_nothing_is_left(tmp_path: Path) -> None:
+    proc = harness("run", str(RECIPE), "--point", "c2", "--out", str(tmp_path),
+                   "--set", "sim_args.sim-startup-seconds=120", "--set", "server.ready_timeout_s=8")
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 1, out
+    status = json.loads(next(tmp_path.rglob("status.json")).read_text())
+    assert status["state"] == "failed" and "profiling" not in status["phases"]
+    assert status["reason"].startswith("ready_timeout: prefill_w0 /health not 200 after 8 s"), status["reason"]
+    assert deployment_processes() == []
