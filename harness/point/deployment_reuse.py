@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import scrub_logs
 from harness.errors import UserError
@@ -25,6 +25,10 @@ from harness.point.server_metrics import scrape_all
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.plan import PointPlan
+
+if TYPE_CHECKING:
+    from harness.point.node_power import NodePowerSamplers
+    from harness.power import PowerSampler
 
 IDLE_POLLS = 3
 IDLE_POLL_S = 2.0
@@ -94,8 +98,19 @@ class ReusedDeployment:
     watch_url = property(lambda self: self.server.watch_url)
     api_key = property(lambda self: self.server.api_key)
     log_name = property(lambda self: self.server.log_name)
-    nodes = property(lambda self: self.server.nodes)
-    on_slurm_nodes = property(lambda self: self.server.on_slurm_nodes)
+
+    def power_sampler(self, pdir: Path) -> PowerSampler | NodePowerSamplers:
+        return self.server.power_sampler(pdir)
+
+    @property
+    def logs_final(self) -> bool:
+        """Whether the deployment has stopped (its logs are scrubbed once it has: the sweep does it, or this point
+        when it ended the deployment)."""
+        return self.server.exit_code() is not None
+
+    @property
+    def run_record(self) -> dict[str, Any]:
+        return self.record()
 
     def record(self) -> dict[str, Any]:
         """What the point's record says of the deployment it ran on."""

@@ -30,9 +30,11 @@ from harness.artifacts import write_foreign_json, write_text
 from harness.point import port_owner
 from harness.point.deployment_nodes import Node, fill, place, symbol_index
 from harness.point.fingerprint import BackgroundCapture, build_fingerprint, image_digest, server_info
+from harness.point.node_power import NodePowerSamplers
 from harness.point.readiness import NotReady, wait_for_probe, wait_until_healthy
 from harness.point.serve import PointStopped, check_stop, new_launch_token, note_stop, with_launch_token
 from harness.point.server_auth import auth_headers, server_api_key
+from harness.point.server_logs import ROUTER, member_log_name
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.deployment import DeploymentPlan
@@ -40,9 +42,9 @@ from harness.recipe.plan import PointPlan
 from harness.redact import redact_argv, redact_env
 
 if TYPE_CHECKING:
+    from harness.power import PowerSampler
     from launchers import LaunchContext, Launcher, RunningServer
 
-ROUTER = "router"
 EXPECTED_COUNT = {"prefill": "prefill_count", "decode": "decode_count", "aggregated": "regular_count"}
 
 
@@ -66,11 +68,6 @@ class Member:
     @property
     def fingerprint_name(self) -> str:
         return f"fingerprint_{self.label}.json"
-
-
-def member_log_name(label: str) -> str:
-    """The log of a deployment's member in the point directory: `router.log`, `server_<label>.log`."""
-    return "router.log" if label == ROUTER else f"server_{label}.log"
 
 
 def members(dep: DeploymentPlan, nodes: list[Node], token: str) -> list[Member]:
@@ -168,6 +165,17 @@ class DeploymentServer:
     def on_slurm_nodes(self) -> bool:
         """Placed on the nodes of a Slurm allocation (each member an srun step)."""
         return all(n.name is not None for n in self.nodes)
+
+    run_record = None   # started and stopped by this point alone
+    logs_final = True
+
+    def power_sampler(self, pdir: Path) -> PowerSampler | NodePowerSamplers:
+        """A sampler on every node of an allocation; on this host, this process's own (every GPU it may use)."""
+        if self.on_slurm_nodes:
+            return NodePowerSamplers(self.nodes, pdir)
+        from harness.power import PowerSampler
+
+        return PowerSampler(None, pdir / "power.csv")
 
     @property
     def metrics_urls(self) -> list[str]:

@@ -20,7 +20,6 @@ from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
-from harness.point.deployment_server import member_log_name
 from harness.point.engine_label import engine_label
 from harness.point.multinode_row import (
     deployment_shape,
@@ -30,6 +29,7 @@ from harness.point.multinode_row import (
     router_metadata,
 )
 from harness.point.node_power import power_csvs
+from harness.point.server_logs import member_log_name
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.stickiness import stickiness
 from harness.point.validity import Thresholds, verdict

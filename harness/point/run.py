@@ -16,7 +16,7 @@ import shlex
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import scrub_logs, write_json, write_text
 from harness.point import aiperf
@@ -24,10 +24,7 @@ from harness.point.aiperf_check import check_aiperf
 from harness.point.aiperf_keyed import KEY_ENV, keyed_argv
 from harness.point.attempt import start_attempt
 from harness.point.corpus_input import aiperf_corpus
-from harness.point.deployment_reuse import ReusedDeployment, SharedDeployment
-from harness.point.deployment_server import DeploymentServer
 from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
-from harness.point.node_power import NodePowerSamplers
 from harness.point.ownership import PointLock
 from harness.point.progress import ClientLiveProgress
 from harness.point.readiness import NotReady
@@ -42,6 +39,11 @@ from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
 from harness.recipe.router import client_routing_env
 from harness.redact import add_secret_names, remember, secret_values
+
+if TYPE_CHECKING:
+    from harness.point.deployment_reuse import ReusedDeployment, SharedDeployment
+    from harness.point.deployment_server import DeploymentServer
+    from harness.point.node_power import NodePowerSamplers
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
 CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond warmup + duration + grace
@@ -127,7 +129,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(pdir))
             metrics_before = scrape_all(server.metrics_urls)
-            power = point_power(server, pdir)
+            power = server.power_sampler(pdir)
             power.start()
             status.phase("warmup", "(AIPerf starting; agentic warmup of every lane)")
             client = aiperf.AiperfProcess(client_argv, client_env, pdir / "client.log")
@@ -182,7 +184,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             if power is not None:
                 power.stop()   # idempotent; covers the paths that never reached "draining"
             server.stop(options.server_stop_grace_s, status)
-            if not (isinstance(server, ReusedDeployment) and server.exit_code() is None):
+            if server.logs_final:
                 scrub_logs(pdir)  # a server may echo its arguments (SGLang logs its api_key)
             shutil.rmtree(client_tmp, ignore_errors=True)
         status.phase("collecting")
@@ -191,7 +193,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
             reason=reason, corpus=corpus, tokenizer=tokenizer_used, server_log=pdir / server.log_name,
-            deployment_run=server.record() if isinstance(server, ReusedDeployment) else None)
+            deployment_run=server.run_record)
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]
         exit_status = _exit_status(state, result, sigs.received)
@@ -210,16 +212,9 @@ def point_server(plan: PointPlan, pdir: Path, options: PointOptions,
                                           image_path=options.image_path))
     if shared is not None:
         return shared.for_point(plan, pdir, options.launcher, options.mounts, options.image_path)
+    from harness.point.deployment_server import DeploymentServer
+
     return DeploymentServer(plan, pdir, options.launcher, mounts=options.mounts, image_path=options.image_path)
-
-
-def point_power(server: FreshServer | DeploymentServer | ReusedDeployment,
-                pdir: Path) -> PowerSampler | NodePowerSamplers:
-    """What samples the point's GPU power: a sampler on every node of a deployment placed on Slurm nodes, else
-    this process's own (the GPUs it may use: every node's, when a deployment runs on this host)."""
-    if isinstance(server, (DeploymentServer, ReusedDeployment)) and server.on_slurm_nodes:
-        return NodePowerSamplers(server.nodes, pdir)
-    return PowerSampler(None, pdir / "power.csv")
 
 
 def run_labels(options: PointOptions) -> dict[str, Any]:

@@ -38,6 +38,7 @@ from harness.recipe.plan import PointPlan
 from harness.redact import redact_argv, redact_env
 
 if TYPE_CHECKING:
+    from harness.power import PowerSampler
     from launchers import LaunchContext, Launcher, RunningServer
 
 SLURM_ENV = ("SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURMD_NODENAME", "SLURM_JOB_GPUS",
@@ -242,6 +243,14 @@ class FreshServer:
         return server_api_key(self.endpoint.argv)
 
     log_name = "server.log"
+    run_record = None   # a fresh server serves this point only
+    logs_final = True   # stopped with the point: its logs can be scrubbed
+
+    def power_sampler(self, pdir: Path) -> PowerSampler:
+        """This process samples the GPUs it may use."""
+        from harness.power import PowerSampler
+
+        return PowerSampler(None, pdir / "power.csv")
 
     def write_fingerprint(self) -> None:
         """`fingerprint_agg_w0.json` once the capture (started beside the server's start-up) has finished:

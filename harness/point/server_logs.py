@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+ROUTER = "router"
+
+
+def member_log_name(label: str) -> str:
+    """The log of a deployment's member in the point directory: `router.log`, `server_<label>.log`."""
+    return "router.log" if label == ROUTER else f"server_{label}.log"
+
 
 def server_logs(pdir: Path) -> list[Path]:
     """A point's server logs: `server.log`, or a deployment's worker nodes' (`server_<member>.log`) and its
