@@ -86,22 +86,18 @@ def test_leader_ready_only_after_follower_joins_and_follower_exits_with_the_lead
     assert "listening on" not in out                      # the follower never binds --port
 
 
-def test_follower_exits_nonzero_when_the_leader_vanishes(nodes: TwoNodes) -> None:
-    leader = nodes.start(0)
-    follower = nodes.start(1)
+@pytest.mark.parametrize(("killed", "survivor", "says"), [
+    (0, 1, "lost the leader"),
+    (1, 0, "lost node rank 1; shutting down"),
+])
+def test_a_node_rank_exits_nonzero_when_the_other_vanishes(nodes: TwoNodes, killed: int, survivor: int,
+                                                           says: str) -> None:
+    ranks = {0: nodes.start(0), 1: nodes.start(1)}
     _wait_health(nodes.url, 200, within_s=10)
-    leader.kill()
-    assert follower.wait(timeout=10) == 1
-    assert "lost the leader" in (follower.stdout.read() if follower.stdout else "")
-
-
-def test_leader_exits_nonzero_when_the_follower_dies(nodes: TwoNodes) -> None:
-    leader = nodes.start(0)
-    follower = nodes.start(1)
-    _wait_health(nodes.url, 200, within_s=10)
-    follower.kill()
-    assert leader.wait(timeout=10) == 1
-    assert "lost node rank 1; shutting down" in (leader.stdout.read() if leader.stdout else "")
+    ranks[killed].kill()
+    left = ranks[survivor]
+    assert left.wait(timeout=10) == 1
+    assert says in (left.stdout.read() if left.stdout else "")
 
 
 def test_leader_gives_up_when_no_follower_joins(nodes: TwoNodes) -> None:
