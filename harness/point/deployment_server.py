@@ -214,31 +214,44 @@ class DeploymentServer:
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
         """Launch every worker node, wait until each worker is healthy, then launch the router (a router
         registers workers when it starts: smg retries a worker that is not yet healthy only ~30 s later) and
-        wait until it lists them all and a chat completion goes through it. Raises NotReady or PointStopped."""
-        del progress_every_s   # the phases say where the deployment is; each worker's log holds its progress
+        wait until it lists them all and a chat completion goes through it; progress names the member awaited
+        and its log's last line. Raises NotReady or PointStopped."""
+        from harness.point.progress import ServerLoadProgress
+
         status.phase("launching", f"{len(self.members) - 1} worker process(es) on {len(self.nodes)} node(s), "
                                   "then the router")
         if self.launcher_kind == "local":
             self.check_ports_free()
         deadline = time.monotonic() + ready_timeout_s
+        pdir = Path(self.ctx.point_dir)
+        loading = ServerLoadProgress(plan, status, pdir / self.members[0].log_name, ready_timeout_s,
+                                     progress_every_s)
 
         def poll() -> None:
             if on_poll is not None:
                 on_poll()
+            loading.tick()
 
-        for m in self.members[:-1]:
-            self.launch(m, sigs, status)
-        check_stop(sigs)
-        for m in self.members[:-1]:
-            if m.url is not None:
-                status.phase("loading", f"{m.label} at {m.url}")
-                wait_until_healthy(m.url, self.exit_code, deadline, should_stop=sigs.reason, on_poll=poll,
-                                   token=self.token, api_key=self.api_key, what=m.label)
-        status.phase("loading", f"router at {self.base_url}")
-        self.launch(self.router, sigs, status)
-        self.wait_router(deadline, sigs, poll)
-        wait_for_probe(self.base_url, plan.client.served_model_name, self.exit_code, deadline, on_poll=poll,
-                       api_key=self.api_key)
+        def awaiting(m: Member) -> None:
+            status.phase("loading", f"{m.label} at {m.url}")
+            loading.server_log, loading.source = pdir / m.log_name, m.label
+
+        try:
+            for m in self.members[:-1]:
+                self.launch(m, sigs, status)
+            check_stop(sigs)
+            for m in self.members[:-1]:
+                if m.url is not None:
+                    awaiting(m)
+                    wait_until_healthy(m.url, self.exit_code, deadline, should_stop=sigs.reason, on_poll=poll,
+                                       token=self.token, api_key=self.api_key, what=m.label)
+            awaiting(self.router)
+            self.launch(self.router, sigs, status)
+            self.wait_router(deadline, sigs, poll)
+            wait_for_probe(self.base_url, plan.client.served_model_name, self.exit_code, deadline, on_poll=poll,
+                           api_key=self.api_key)
+        finally:
+            loading.close()
         status.phase("ready")
         self.ready = {"server_info": {m.label: server_info(m.url, self.api_key) for m in self.members
                                       if m.url and m.role != ROUTER}}

@@ -121,12 +121,18 @@ def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: 
     assert record["deployment"]["shape"] == "1x dep4" and row["dp_attention"] == "true"
 
 
-def test_a_deployment_never_ready_fails_the_point_naming_the_worker_and_nothing_is_left(tmp_path: Path) -> None:
-    proc = harness("run", str(RECIPE), "--point", "c2", "--out", str(tmp_path),
-                   "--set", "sim_args.sim-startup-seconds=120", "--set", "server.ready_timeout_s=8")
-    out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 1, out
-    status = json.loads(next(tmp_path.rglob("status.json")).read_text())
-    assert status["state"] == "failed" and "profiling" not in status["phases"]
-    assert status["reason"].startswith("ready_timeout: prefill_w0 /health not 200 after 8 s"), status["reason"]
+def test_a_deployment_never_ready_fails_the_point_naming_the_worker_and_nothing_is_left(tmp_path: Path,
+                                                                                          capsys) -> None:
+    from harness.point.run import PointOptions, run_point
+    from harness.recipe.points import load_plans
+
+    _, (plan, _) = load_plans(RECIPE, None, ["sim_args.sim-startup-seconds=120"])
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=8, progress_every_s=1))
+    assert outcome.state == "failed" and outcome.exit_status == 1
+    assert outcome.reason and outcome.reason.startswith("ready_timeout: prefill_w0 /health not 200 after 8 s")
+    status = json.loads((outcome.point_dir / "status.json").read_text())
+    assert "profiling" not in status["phases"]
+    # progress while it loads names the worker awaited and its log's last line
+    assert "c2 server loading " in capsys.readouterr().out
+    assert "(ready budget 8 s): prefill_w0: " in (outcome.point_dir / "harness.log").read_text()
     assert deployment_processes() == []
