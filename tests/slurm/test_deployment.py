@@ -1,7 +1,7 @@
 """A 4-node prefill/decode deployment on the local Slurm (`SLURM_LOCAL_NODES=4`): one prefill worker spanning
 two nodes and two one-node decode workers. `harness submit --reuse-deployment` runs both points in ONE 4-node
-task, one srun step per worker node and the router; a second submission cancelled mid-run ends cancelled with no
-process and no step left on any node.
+task, one srun step per worker node and the router; a second submission cancelled mid-run, and a third stopped
+by its walltime margin, end cancelled with no process and no step left on any node.
 """
 
 from __future__ import annotations
@@ -94,4 +94,22 @@ def test_cancel_mid_run_leaves_no_process_on_any_node(four_nodes: None, harness_
     st = read_json(pdir / "status.json") or {}
     assert set(st["server_exit_codes"]) == {"router", "prefill_w0", "prefill_w0_n1", "decode_w0", "decode_w1"}
     wait_for(lambda: _deployment_processes() == [] and _steps(job).strip() == "", 30,
+             "no deployment process and no step left")
+
+
+def test_walltime_margin_stops_the_deployment_on_every_node(four_nodes: None, harness_env: dict[str, str],
+                                                            tmp_path: Path) -> None:
+    """A 1-minute limit with USR1 30 s before it, mid-run: the point ends `cancelled` (walltime_margin), every
+    member's exit status is recorded, no process or step is left."""
+    proc = harness(harness_env, "submit", str(RECIPE), "--cluster", str(LOCAL_CI), "--out", str(tmp_path),
+                   "--unofficial", "--points", "c2", "--duration", "300", "--time", "1", "--signal-margin", "30",
+                   "--no-preflight", "--wait", "--json", "--interval", "1", timeout=240)
+    job = json.loads(proc.stdout)
+    (point,) = job["points"]
+    assert (point["state"], point["exit_code"]) == ("cancelled", 138), point   # 128 + SIGUSR1
+    assert point["reason"].startswith("walltime_margin: ")
+    st = read_json(Path(point["point_dir"]) / "status.json") or {}
+    assert "ready" in st["phases"] and "collecting" in st["phases"]   # stopped while serving, then written out
+    assert set(st["server_exit_codes"]) == {"router", "prefill_w0", "prefill_w0_n1", "decode_w0", "decode_w1"}
+    wait_for(lambda: _deployment_processes() == [] and _steps(job["job_id"]).strip() == "", 30,
              "no deployment process and no step left")
