@@ -25,8 +25,8 @@ FAST = ["--set", "client.duration_s=20", "--set", "client.grace_s=10"]   # a sho
 VARIANT = "duration_s=20,grace_s=10"
 # the sweep's points must complete: the grace lets requests in flight at the window's end finish (what is still in
 # flight after it is cancelled at the cutoff, and the point still completes)
-SWEEP = ["--set", "client.duration_s=20", "--set", "client.grace_s=40"]
-SWEEP_VARIANT = "duration_s=20,grace_s=40"
+SWEEP = ["--set", "client.duration_s=10", "--set", "client.grace_s=40"]
+SWEEP_VARIANT = "duration_s=10,grace_s=40"
 API_KEY = "sk-real-sglang-0123456789"
 
 
