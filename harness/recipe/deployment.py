@@ -213,8 +213,9 @@ def plan_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where:
                               worker_plans=workers))
     spec_r = dep.router
     every = [s for r in roles for s in r.worker_plans]
+    router_args = {**worker_api_key(roles, f"{where}.deployment"), **spec_r.args}
     argv = router.router_argv(
-        spec_r.kind, spec_r.policy, dict(spec_r.args), node_symbol(0), dep.ports.base,
+        spec_r.kind, spec_r.policy, router_args, node_symbol(0), dep.ports.base,
         prefill=[(w.url, w.bootstrap_port or 0) for w in every if w.role == "prefill"],
         decode=[w.url for w in every if w.role == "decode"],
         aggregated=[w.url for w in every if w.role == "aggregated"])
@@ -223,6 +224,17 @@ def plan_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where:
         router=RouterPlan(kind=spec_r.kind, policy=spec_r.policy, node=node_symbol(0), port=dep.ports.base, argv=argv),
         nodes=sum(r.workers * r.nodes_per_worker for r in roles), num_gpus=sum(r.num_gpus for r in roles),
         gpus_per_node=recipe.hardware.gpus_per_node)
+
+
+def worker_api_key(roles: list[RolePlan], where: str) -> dict[str, Any]:
+    """`{"api-key": KEY}` when the workers check an API key: the router then sends it to them (a `--dp-aware`
+    router reads every worker's `/server_info`, which SGLang guards with the key). One key for every role."""
+    keys = {str(r.args["api-key"]) if r.args.get("api-key") is not None else None for r in roles}
+    if len(keys) > 1:
+        raise UserError(f"{where}: the roles' api-key differ (or one role has none); the router sends one key to "
+                        "every worker: set args.api-key once for all roles")
+    key = keys.pop()
+    return {} if key is None else {"api-key": key}
 
 
 def deployment_settings(plan: DeploymentPlan, recipe: Recipe) -> dict[str, Any]:

@@ -20,6 +20,7 @@ pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip i
 pytestmark = pytest.mark.slow
 
 RECIPE = Path(__file__).parents[1] / "fixtures" / "recipes" / "pd-local-sim.yaml"
+API_KEY = "sk-deployment-0123456789"
 PORTS = ("32000", "32100", "32200")   # the router's and the two workers' HTTP ports (deployment.ports.base 32000)
 
 
@@ -102,10 +103,12 @@ def test_a_worker_killed_mid_run_ends_the_point_and_nothing_is_left(tmp_path: Pa
 
 def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: Path) -> None:
     """Single-node DP attention behind smg --dp-aware, as InferenceX's DSv4 AgentX launcher runs it: AIPerf sends
-    its correlation id as X-SMG-Routing-Key, every session's turns land on one rank, several ranks serve."""
+    its correlation id as X-SMG-Routing-Key, every session's turns land on one rank, several ranks serve. The
+    workers check an API key: the router sends it to them (it reads their /server_info), and no file holds it."""
     pytest.importorskip("smg", reason="smg is a dev extra (pip install -e .[dev])")
     recipe = Path(__file__).parents[2] / "recipes" / "examples" / "dpa-smg-affinity-sim.yaml"
-    proc = harness("sweep", str(recipe), "--out", str(tmp_path), "--no-report", "--duration", "10")
+    proc = harness("sweep", str(recipe), "--out", str(tmp_path), "--no-report", "--duration", "10",
+                   "--set", f"args.api-key={API_KEY}")
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode in (0, 3), out
     pdir = next(tmp_path.rglob("point_result.json")).parent
@@ -118,6 +121,8 @@ def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: 
     row = json.loads((pdir / record["row"]).read_text())
     check_contract(row)   # one worker on one node: a single-node row, with the router's metadata
     assert row["is_multinode"] is False and row["router"] == {"name": "smg", "version": "1.13.0"}
+    assert "--api-key '<redacted>'" in (pdir / "server_command.txt").read_text().split("# router")[1]
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and API_KEY.encode() in p.read_bytes()] == []
     assert record["deployment"]["shape"] == "1x dep4" and row["dp_attention"] == "true"
 
 

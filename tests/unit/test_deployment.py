@@ -162,6 +162,24 @@ def test_aggregated_workers_behind_the_router() -> None:
     assert multinode_fields(plan.deployment)["disagg"] is False
 
 
+def test_the_router_sends_the_workers_api_key() -> None:
+    """A `--dp-aware` router reads every worker's /server_info, which SGLang guards with the workers' key."""
+    raw = _raw()
+    raw["server"]["args"]["api-key"] = "sk-both-roles"
+    recipe = parse_recipe_text(yaml.safe_dump(raw, sort_keys=False), "d.yaml")
+    from harness.recipe.load import expand_points
+    from harness.recipe.plan import build_plan
+
+    plan = build_plan(recipe, expand_points(recipe)[0], "d.yaml")
+    assert plan.deployment is not None
+    argv = plan.deployment.router.argv
+    assert argv[argv.index("--api-key") + 1] == "sk-both-roles"
+    raw["server"]["args"].pop("api-key")
+    recipe = parse_recipe_text(yaml.safe_dump(raw, sort_keys=False), "d.yaml")
+    plan = build_plan(recipe, expand_points(recipe)[0], "d.yaml")
+    assert plan.deployment is not None and "--api-key" not in plan.deployment.router.argv
+
+
 @pytest.mark.parametrize(("change", "expected"), [
     (lambda r: r["deployment"]["prefill"]["parallelism"].update(tp=6, ep=1),
      "d.yaml:30: deployment.prefill.parallelism.tp: tp 6 is not a multiple of hardware.gpus_per_node 4"),
@@ -189,6 +207,8 @@ def test_aggregated_workers_behind_the_router() -> None:
      "points.c256.deployment.aggregated: the deployment has no aggregated role"),
     (lambda r: r["deployment"]["decode"].update(args={"tp-size": 8}),
      "deployment.decode.args.tp-size: --tp-size comes from parallelism.tp"),
+    (lambda r: r["deployment"]["decode"].update(args={"api-key": "sk-decode-only"}),
+     "deployment: the roles' api-key differ (or one role has none); the router sends one key to every worker"),
 ])
 def test_deployment_mistakes_are_one_line(change: Any, expected: str) -> None:
     raw = copy.deepcopy(_raw())
