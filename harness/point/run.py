@@ -192,7 +192,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
             artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
-            reason=reason, corpus=corpus, tokenizer=tokenizer_used, server_log=pdir / server.log_name,
+            reason=reason, corpus=corpus, tokenizer=tokenizer_used,
             deployment_run=server.run_record)
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]
