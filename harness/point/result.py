@@ -230,7 +230,8 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
                                    server_metrics_export=server_metrics_export)
     if dep is None:
         return row
-    return multinode_row(row, dep) if multinode else {**row, "router": router_metadata(dep)}
+    return multinode_row(row, dep, str(version) if version else None) if multinode else \
+        {**row, "router": router_metadata(dep)}
 
 
 def affinity(dep: DeploymentPlan, log_dir: Path, raw_records: list[dict[str, Any]],

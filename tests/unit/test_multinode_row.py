@@ -1,5 +1,6 @@
 """A deployment's published row as InferenceX's multi-node aggregator writes it: the KV pool summed over every
-worker's log (prefill and decode alike, also when the sweep reused the deployment)."""
+worker's log (prefill and decode alike, also when the sweep reused the deployment), the KV transfer engine of a
+prefill/decode layout, and an aggregated layout's decode fields."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from harness.point import inferencex_row as ixr
+from harness.point.multinode_row import kv_p2p_transfer, multinode_row
 from harness.point.result import build_point_result
 from harness.point.server_logs import worker_logs
 from harness.point.validity import Thresholds
@@ -75,3 +78,43 @@ def test_worker_logs_are_every_worker_node_in_node_order() -> None:
     assert names[-4:] == ["server_decode_w0.log", "server_decode_w0_n1.log", "server_decode_w0_n2.log",
                           "server_decode_w0_n3.log"]
     assert len(names) == 6 * 2 + 4
+
+
+def test_a_prefill_decode_row_names_its_kv_transfer_engine() -> None:
+    """InferenceX's configs declare `kv-p2p-transfer` for every `disagg: true` configuration (configs/CONFIGS.md
+    at 843c6254); its aggregator writes it as `kv_p2p_transfer`."""
+    dep = _plan(ONE_P_ONE_D).deployment
+    assert dep is not None and kv_p2p_transfer(dep) == "nixl"
+    unnamed = _plan(ONE_P_ONE_D, lambda r: r["deployment"].pop("transfer_backend")).deployment
+    assert unnamed is not None and kv_p2p_transfer(unnamed, "0.5.23") == "mooncake"   # SGLang's default
+
+
+def _aggregated(raw: dict[str, Any]) -> None:
+    dep = raw["deployment"]
+    for key in ("prefill", "decode", "transfer_backend", "bootstrap_port"):
+        dep.pop(key)
+    dep["aggregated"] = {"workers": 2, "nodes_per_worker": 2, "parallelism": {"tp": 8}}
+    dep["router"] = {"kind": "sglang-router", "policy": "cache_aware"}
+    raw["points"] = {"c8": {}}
+
+
+def test_an_aggregated_multinode_row_has_inferencex_decode_fields_and_passes_its_contract() -> None:
+    """InferenceX's aggregator, with no decode GPUs: decode tp and ep 0, decode pp, dcp and pcp 1 (its contract
+    wants them above 0); no KV moves between workers, so no `kv_p2p_transfer`."""
+    dep = _plan(TWELVE_P_FOUR_D, _aggregated).deployment
+    assert dep is not None and dep.layout == "aggregated" and dep.nodes == 4
+    identity = {"hw": "gb300", "conc": 8, "image": "lmsysorg/sglang:v0.5.23-cu130", "recipe_fingerprint": "a" * 64,
+                "model": "m", "infmax_model_prefix": "m", "framework": "sglang", "precision": "fp4",
+                "spec_decoding": "none", "tp": 8, "ep": 1, "pp": 1, "dcp_size": 1, "pcp_size": 1,
+                "dp_attention": False, "kv_offloading": "none", "kv_offload_backend": None,
+                "allocated_cpu_dram_gb": 0, "num_gpus": 16}
+    records = json.loads("[" + ",".join((RECORDS / "profile_export.jsonl").read_text().split("\n")[:-1]) + "]")
+    row = multinode_row(ixr.build_row(identity=identity, raw_records=records, summary=None,
+                                      server_log=[POOL.format(100), POOL.format(100)], counters=None, power=None),
+                        dep)
+    check_contract(row)
+    assert {k: row[k] for k in row if k.startswith("decode_") or k == "num_decode_gpu"} == {
+        "decode_num_workers": 0, "decode_tp": 0, "decode_pp": 1, "decode_dcp_size": 1, "decode_pcp_size": 1,
+        "decode_ep": 0, "decode_dp_attention": "false", "num_decode_gpu": 0}
+    assert (row["disagg"], row["num_prefill_gpu"], row["tp"], row["kv_cache_pool_tokens"]) == (False, 16, 8, 200)
+    assert "kv_p2p_transfer" not in row
