@@ -105,7 +105,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": replayed})
-    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
+    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer,
+                                    worker_urls=server.metrics_urls if plan.deployment is not None else ())
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
     if plan.deployment is not None:
