@@ -24,7 +24,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,8 +50,11 @@ def aiperf_executable() -> str:
 
 
 def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name: str,
-               executable: str | None = None) -> list[str]:
-    """The exact `aiperf profile` argv for one point (`client.traces`: the pinned corpus, or a local directory)."""
+               executable: str | None = None, worker_urls: Sequence[str] = ()) -> list[str]:
+    """The exact `aiperf profile` argv for one point (`client.traces`: the pinned corpus, or a local directory).
+    `worker_urls`: a deployment's workers behind the router at `url`; AIPerf scrapes each one's `/metrics` too, as
+    InferenceX's multi-node AgentX runs pass every worker's (`AIPERF_SERVER_METRICS_URLS`), since the router's
+    page holds no engine metric."""
     dataset = parse_spec(client.traces).aiperf_args() if is_pinned_spec(client.traces) else \
         ["--custom-dataset-type", "weka_trace", "--input-file", client.traces]
     argv = [
@@ -72,7 +75,8 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         "--extra-inputs", "ignore_eos:true",
         "--allow-dataset-wrap",
         "--random-seed", str(client.seed),
-        "--server-metrics", f"{url.rstrip('/')}/metrics",  # the server's Prometheus page, scraped through the run
+        # the server's Prometheus page (a deployment's workers' pages), scraped through the run
+        "--server-metrics", *(f"{u.rstrip('/')}/metrics" for u in (url, *worker_urls)),
         "--no-gpu-telemetry",
         "--ui", "none",
         "--artifact-dir", str(artifact_dir),

@@ -97,7 +97,6 @@ class ReusedDeployment:
     metrics_urls = property(lambda self: self.server.metrics_urls)
     watch_url = property(lambda self: self.server.watch_url)
     api_key = property(lambda self: self.server.api_key)
-    log_name = property(lambda self: self.server.log_name)
 
     def power_sampler(self, pdir: Path) -> PowerSampler | NodePowerSamplers:
         return self.server.power_sampler(pdir)

@@ -34,7 +34,7 @@ from harness.point.node_power import NodePowerSamplers
 from harness.point.readiness import NotReady, wait_for_probe, wait_until_healthy
 from harness.point.serve import PointStopped, check_stop, new_launch_token, note_stop, with_launch_token
 from harness.point.server_auth import auth_headers, server_api_key
-from harness.point.server_logs import ROUTER, member_log_name
+from harness.point.server_logs import ROUTER, member_label, member_log_name
 from harness.point.status import PointStatus
 from harness.point.watch import StopSignals
 from harness.recipe.deployment import DeploymentPlan
@@ -77,7 +77,7 @@ def members(dep: DeploymentPlan, nodes: list[Node], token: str) -> list[Member]:
         for w in role.worker_plans:
             for cmd in w.nodes:
                 node = nodes[symbol_index(cmd.node)]
-                label = f"{role.role}_w{w.index}" + (f"_n{cmd.node_rank}" if cmd.node_rank else "")
+                label = member_label(role.role, w.index, cmd.node_rank)
                 argv = with_launch_token([fill(t, nodes) for t in cmd.argv], token)
                 out.append(Member(label, role.role, w.index, cmd.node_rank, node, argv, dict(role.env),
                                   fill(w.url, nodes) if cmd.node_rank == 0 else None))
@@ -191,11 +191,6 @@ class DeploymentServer:
     def watch_url(self) -> str:
         """What the stall watch follows: the first generating worker."""
         return self.generating_worker.url or ""
-
-    @property
-    def log_name(self) -> str:
-        """The log that holds the KV pool size the row reports: the first generating worker's."""
-        return self.generating_worker.log_name
 
     def exited(self) -> tuple[Member, int] | None:
         """The first member that has exited, with its status."""

@@ -239,13 +239,14 @@ def power_metrics(power: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def build_row(*, identity: Mapping[str, Any], raw_records: Sequence[Mapping[str, Any]],
-              summary: Mapping[str, Any] | None, server_log: str | None,
+              summary: Mapping[str, Any] | None, server_log: str | Sequence[str | None] | None,
               counters: Mapping[str, float] | None, power: Mapping[str, Any] | None,
               server_metrics_export: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The AgentX row. `identity` carries hw, conc, image, recipe_fingerprint, model, infmax_model_prefix,
     framework, precision, spec_decoding, tp, ep, pp, dcp_size, pcp_size, dp_attention (bool), kv_offloading,
     kv_offload_backend, allocated_cpu_dram_gb, and `num_gpus` where it is not tp x pp x pcp (a deployment's, summed
-    over its workers)."""
+    over its workers). `server_log`: the server log's text, or every worker log's of a deployment (the KV pool is
+    their pools summed)."""
     records, accounting = split_records(raw_records)
     num_gpus = int(identity.get("num_gpus") or int(identity["tp"]) * int(identity["pp"]) * int(identity["pcp_size"]))
     server, warnings = inferencex_server_metrics.server_metrics(server_metrics_export, records, server_log, counters)

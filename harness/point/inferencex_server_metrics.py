@@ -2,9 +2,10 @@
 
 Input: AIPerf's `server_metrics_export.json` (the server's Prometheus `/metrics`, scraped by AIPerf through
 the run and reduced per series to statistics over the profiling phase), the successful profiled records and
-the server log. The SGLang adapter (`utils/agentic/aggregation/backends/sglang.py` at SemiAnalysisAI/InferenceX
-843c6254) takes, per metric, the first of a preference list of statistics of every series and sums (or, for
-gauges, takes the max or mean of) the series:
+the server log (a deployment's: every worker node's log, their pools summed as InferenceX sums a multi-node
+run's worker logs). The SGLang adapter (`utils/agentic/aggregation/backends/sglang.py` at
+SemiAnalysisAI/InferenceX 843c6254) takes, per metric, the first of a preference list of statistics of every
+series and sums (or, for gauges, takes the max or mean of) the series:
 
 - prompt/generation tokens: `sglang:prompt_tokens` / `sglang:generation_tokens` (counter `total`, i.e. the
   increase over the profiling phase); cache hits per source from `sglang:cached_tokens{cache_source}`; GPU
@@ -160,6 +161,13 @@ def kv_pool_tokens(server_log: str | None) -> int | None:
     return bare_total if bare_count else None
 
 
+def kv_pool_tokens_summed(server_logs: Sequence[str | None]) -> int | None:
+    """The pools of several logs summed (logs without one skipped; None when none has one): InferenceX's
+    `sum_server_log_capacities`, which sums a multi-node run's worker logs, prefill and decode alike."""
+    pools = [pool for pool in map(kv_pool_tokens, server_logs) if pool is not None]
+    return sum(pools) if pools else None
+
+
 def _record_sum(records: Sequence[Mapping[str, Any]], name: str) -> int | None:
     total, found = 0, False
     for record in records:
@@ -202,10 +210,11 @@ def _sglang(metrics: Metrics, block: dict[str, Any]) -> None:
 
 
 def server_metrics(export: Mapping[str, Any] | None, records: Sequence[Mapping[str, Any]],
-                   server_log: str | None, scraped: Mapping[str, float] | None = None,
+                   server_log: str | Sequence[str | None] | None, scraped: Mapping[str, float] | None = None,
                    ) -> tuple[dict[str, Any], list[str]]:
-    """(`server_metrics`, warnings). `scraped`: this harness's `/metrics` counters after the run, used only
-    when the export is absent."""
+    """(`server_metrics`, warnings). `server_log`: the server log's text, or every worker log's of a deployment
+    (their pools summed). `scraped`: this harness's `/metrics` counters after the run, used only when the export
+    is absent."""
     found = export.get("metrics") if isinstance(export, Mapping) else None
     metrics: Metrics = found if isinstance(found, Mapping) else {}
     block = empty_block(bool(metrics), len(metrics))
@@ -222,7 +231,7 @@ def server_metrics(export: Mapping[str, Any] | None, records: Sequence[Mapping[s
             block["kv_cache"]["gpu_usage_pct"] = fraction(usage)
             warnings.append("server_metrics: cache hit rate and KV usage from one /metrics scrape after the run "
                             "(since server start), not from AIPerf's export")
-    pool = kv_pool_tokens(server_log)
+    pool = kv_pool_tokens_summed([server_log] if server_log is None or isinstance(server_log, str) else server_log)
     if pool is not None:
         block["kv_cache"]["gpu_total_tokens"] = pool
     tokens = block["tokens"]

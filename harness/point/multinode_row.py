@@ -3,8 +3,12 @@
 InferenceX's multi-node rows (`AgentXMultinodeRow`) describe the layout per role: `prefill_*` and `decode_*`
 worker counts, tp, pp, ep, dcp, pcp, DP attention and GPUs, with `num_gpus` summed over the roles
 (workers x tp x pp x pcp), `tp` the sum of the roles' tp, `ep` the larger one, `dp_attention` true if either
-role has it. An aggregated layout fills the prefill side and reports `decode_num_workers: 0`. A multi-node row has no
-top-level `pp`, `dcp_size` or `pcp_size` (InferenceX's contract refuses them there).
+role has it. An aggregated layout fills the prefill side and reports `decode_num_workers: 0` with decode tp, ep and
+GPUs 0 and decode pp, dcp and pcp 1, as InferenceX's aggregator writes it (its contract wants pp, dcp and pcp above
+0). A multi-node row has no top-level `pp`, `dcp_size` or `pcp_size` (InferenceX's contract refuses them there).
+A prefill/decode row names the engine moving the KV cache between the roles, `kv_p2p_transfer` (InferenceX's
+configs must declare it for every `disagg: true` configuration): the recipe's `transfer_backend`, else SGLang's
+default.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ def _flag(value: bool) -> str:
 
 
 def _role_fields(prefix: str, role: RolePlan | None) -> dict[str, Any]:
-    if role is None:
-        return {f"{prefix}_num_workers": 0, f"{prefix}_tp": 0, f"{prefix}_pp": 0, f"{prefix}_dcp_size": 0,
-                f"{prefix}_pcp_size": 0, f"{prefix}_ep": 0, f"{prefix}_dp_attention": "false",
+    if role is None:   # InferenceX: no decode GPUs -> decode tp and ep 0, pp, dcp and pcp 1
+        return {f"{prefix}_num_workers": 0, f"{prefix}_tp": 0, f"{prefix}_pp": 1, f"{prefix}_dcp_size": 1,
+                f"{prefix}_pcp_size": 1, f"{prefix}_ep": 0, f"{prefix}_dp_attention": "false",
                 f"num_{prefix}_gpu": 0}
     par = role.parallelism
     return {f"{prefix}_num_workers": role.workers, f"{prefix}_tp": par.tp, f"{prefix}_pp": par.pp,
@@ -37,13 +41,32 @@ def _role_fields(prefix: str, role: RolePlan | None) -> dict[str, Any]:
 SINGLE_NODE_ONLY = ("pp", "dcp_size", "pcp_size")   # top-level fields a multi-node row has per role only
 
 
-def multinode_row(row: dict[str, Any], plan: DeploymentPlan) -> dict[str, Any]:
-    """A single-node AgentX row made multi-node: the per-role fields and the router (`router`: InferenceX's
-    component metadata, name and version) in, the single-node-only fields out."""
+def multinode_row(row: dict[str, Any], plan: DeploymentPlan, sglang_version: str | None = None) -> dict[str, Any]:
+    """A single-node AgentX row made multi-node: the per-role fields, the router (`router`: InferenceX's
+    component metadata, name and version) and, prefill/decode, the KV transfer engine in, the single-node-only
+    fields out. `sglang_version`: whose default transfer backend applies when the recipe names none."""
     out = {k: v for k, v in row.items() if k not in SINGLE_NODE_ONLY}
     out.update(multinode_fields(plan))
     out["router"] = router_metadata(plan)
+    backend = kv_p2p_transfer(plan, sglang_version)
+    if backend is not None:
+        out["kv_p2p_transfer"] = backend
     return out
+
+
+def kv_p2p_transfer(plan: DeploymentPlan, sglang_version: str | None = None) -> str | None:
+    """The engine moving KV between prefill and decode workers (`--disaggregation-transfer-backend`, SGLang's
+    default when not set); None for aggregated workers, which move none."""
+    prefill = plan.role("prefill")
+    if plan.layout != "disagg" or prefill is None:
+        return None
+    chosen = prefill.args.get("disaggregation-transfer-backend")
+    if chosen:
+        return str(chosen)
+    from harness.recipe.flags import DEFAULT_VERSION, load_table
+
+    flag = load_table(sglang_version or DEFAULT_VERSION).get("--disaggregation-transfer-backend")
+    return str(flag.default) if flag is not None and flag.default else None
 
 
 def is_multinode(plan: DeploymentPlan) -> bool:

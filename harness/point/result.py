@@ -29,7 +29,7 @@ from harness.point.multinode_row import (
     router_metadata,
 )
 from harness.point.node_power import power_csvs
-from harness.point.server_logs import member_log_name
+from harness.point.server_logs import member_label, member_log_name, worker_logs
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.stickiness import stickiness
 from harness.point.validity import Thresholds, verdict
@@ -70,8 +70,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        deployment_run: dict[str, Any] | None = None,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points).
-    `server_log` holds the KV pool size (default `server.log`); `deployment_run` says which deployment a point
-    ran on when the sweep reused one."""
+    `server_log` holds the KV pool size (default `server.log`; a deployment's pool is summed over every worker
+    node's log, `pool_logs`); `deployment_run` says which deployment a point ran on when the sweep reused one."""
     summary = aiperf.read_summary(artifact_dir)
     records_stamp = samples_file.stamp(artifact_dir / aiperf.RECORDS_FILE)
     raw_records = aiperf.read_records(artifact_dir)
@@ -159,14 +159,30 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["row"] = f"{result_name(plan)}.json"
     result["aiperf_submission"] = publishable.aiperf_submission(summary)
     result["publishable"] = publishable.verdict(result)
-    row = _published_row(plan, result, raw_records, summary, server_log or pdir / "server.log", metrics_after,
-                         aiperf.read_server_metrics(artifact_dir))
+    row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, server_log, deployment_run),
+                         metrics_after, aiperf.read_server_metrics(artifact_dir))
     write_foreign_json(pdir / result["row"], row)
     if plan.deployment is not None:
-        log_dir = Path((deployment_run or {}).get("started_in") or pdir)
-        result["deployment"]["affinity"] = affinity(plan.deployment, log_dir, raw_records, row)
+        result["deployment"]["affinity"] = affinity(plan.deployment, deployment_log_dir(pdir, deployment_run),
+                                                    raw_records, row)
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
+
+
+def deployment_log_dir(pdir: Path, deployment_run: dict[str, Any] | None) -> Path:
+    """Where a deployment's members log: the point directory, or the one of the point that started the
+    deployment the sweep reused."""
+    return Path((deployment_run or {}).get("started_in") or pdir)
+
+
+def pool_logs(plan: PointPlan, pdir: Path, server_log: Path | None,
+              deployment_run: dict[str, Any] | None) -> list[Path]:
+    """The logs whose `max_total_num_tokens=` lines make the row's KV pool: the server's; a deployment's every
+    worker node's, prefill and decode alike, summed as InferenceX's multi-node aggregator sums its workers'
+    logs (`find_server_log_paths`, `sum_server_log_capacities` at 843c6254)."""
+    if plan.deployment is None:
+        return [server_log or pdir / "server.log"]
+    return worker_logs(plan.deployment, deployment_log_dir(pdir, deployment_run))
 
 
 def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
@@ -174,7 +190,7 @@ def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
 
 
 def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[dict[str, Any]],
-                   summary: dict[str, Any] | None, log: Path,
+                   summary: dict[str, Any] | None, logs: list[Path],
                    counters: dict[str, float] | None,
                    server_metrics_export: dict[str, Any] | None = None) -> dict[str, Any]:
 
@@ -206,15 +222,16 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
     multinode = dep is not None and is_multinode(dep)
     if multinode:
         identity["num_gpus"] = plan.resources.num_gpus
-    server_log = log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None
+    texts = [log.read_text(errors="replace")[: 64 * 1024 * 1024] if log.exists() else None for log in logs]
     row = inferencex_row.build_row(identity=identity, raw_records=raw_records, summary=summary,
-                                   server_log=server_log, counters=counters,
+                                   server_log=texts, counters=counters,
                                    # InferenceX validates power on single-node rows only
                                    power=None if multinode else result.get("power_inferencex") or {"valid": False},
                                    server_metrics_export=server_metrics_export)
     if dep is None:
         return row
-    return multinode_row(row, dep) if multinode else {**row, "router": router_metadata(dep)}
+    return multinode_row(row, dep, str(version) if version else None) if multinode else \
+        {**row, "router": router_metadata(dep)}
 
 
 def affinity(dep: DeploymentPlan, log_dir: Path, raw_records: list[dict[str, Any]],
@@ -225,7 +242,7 @@ def affinity(dep: DeploymentPlan, log_dir: Path, raw_records: list[dict[str, Any
             if isinstance(r.get("metadata"), dict) and r["metadata"].get("x_correlation_id")}
     out: dict[str, Any] = {}
     for role in dep.roles:
-        labels = [f"{role.role}_w{w.index}" for w in role.worker_plans]   # each worker's leader
+        labels = [member_label(role.role, w.index, 0) for w in role.worker_plans]   # each worker's leader
         logs = {label: log_dir / member_log_name(label) for label in labels}
         out[role.role] = stickiness(logs, keys)
     cache = ((row.get("server_metrics") or {}).get("cache") or {})

@@ -105,7 +105,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     artifact_dir = pdir / "aiperf"
     tokenizer = _prepare_tokenizer(tokenizer_used, cache_dir)
     client_plan = plan.client.model_copy(update={"traces": replayed})
-    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer)
+    client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer,
+                                    worker_urls=server.metrics_urls if plan.deployment is not None else ())
     client_tmp = aiperf.short_tmp_dir()
     client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
     if plan.deployment is not None:
@@ -192,7 +193,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
             artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
-            reason=reason, corpus=corpus, tokenizer=tokenizer_used, server_log=pdir / server.log_name,
+            reason=reason, corpus=corpus, tokenizer=tokenizer_used,
             deployment_run=server.run_record)
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]

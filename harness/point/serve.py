@@ -242,7 +242,6 @@ class FreshServer:
     def api_key(self) -> str | None:
         return server_api_key(self.endpoint.argv)
 
-    log_name = "server.log"
     run_record = None   # a fresh server serves this point only
     logs_final = True   # stopped with the point: its logs can be scrubbed
 

@@ -28,6 +28,18 @@ def test_argv_has_agentx_semantics_and_no_override_for_full_windows():
     assert "--request-rate" not in argv  # would conflict with the scenario's agentic-replay lock
 
 
+def test_a_deployments_workers_are_scraped_beside_the_router():
+    """InferenceX's multi-node AgentX runs pass every worker's /metrics (AIPERF_SERVER_METRICS_URLS): the router's
+    page holds no engine metric."""
+    argv = build_argv(client(), "http://r:8000/", Path("a"), "t", "aiperf",
+                      worker_urls=["http://p:8100", "http://d:8200/"])
+    i = argv.index("--server-metrics")
+    assert argv[i + 1:i + 5] == ["http://r:8000/metrics", "http://p:8100/metrics", "http://d:8200/metrics",
+                                 "--no-gpu-telemetry"]
+    one = build_argv(client(), "http://h:30000", Path("a"), "t", "aiperf")
+    assert one[one.index("--server-metrics") + 1:][:2] == ["http://h:30000/metrics", "--no-gpu-telemetry"]
+
+
 def test_only_a_run_marked_unofficial_gets_the_override():
     short = build_argv(client(duration_s=30.5), "u", Path("a"), "t", "aiperf")
     assert "--unsafe-override" not in short   # never chosen by the harness: plan time refuses such a run instead
