@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.recipe.deployment import DeploymentPlan, RolePlan
-from harness.recipe.router import ROUTER_VERSION
 
 ROLE_FIELDS = ("num_workers", "tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention")
 
@@ -41,13 +40,16 @@ def _role_fields(prefix: str, role: RolePlan | None) -> dict[str, Any]:
 SINGLE_NODE_ONLY = ("pp", "dcp_size", "pcp_size")   # top-level fields a multi-node row has per role only
 
 
-def multinode_row(row: dict[str, Any], plan: DeploymentPlan, sglang_version: str | None = None) -> dict[str, Any]:
+def multinode_row(row: dict[str, Any], plan: DeploymentPlan, sglang_version: str | None = None,
+                  router: dict[str, str] | None = None) -> dict[str, Any]:
     """A single-node AgentX row made multi-node: the per-role fields, the router (`router`: InferenceX's
-    component metadata, name and version) and, prefill/decode, the KV transfer engine in, the single-node-only
-    fields out. `sglang_version`: whose default transfer backend applies when the recipe names none."""
+    component metadata, name and version as measured; none when unmeasured) and, prefill/decode, the KV transfer
+    engine in, the single-node-only fields out. `sglang_version`: whose default transfer backend applies when
+    the recipe names none."""
     out = {k: v for k, v in row.items() if k not in SINGLE_NODE_ONLY}
     out.update(multinode_fields(plan))
-    out["router"] = router_metadata(plan)
+    if router is not None:
+        out["router"] = router
     backend = kv_p2p_transfer(plan, sglang_version)
     if backend is not None:
         out["kv_p2p_transfer"] = backend
@@ -73,11 +75,6 @@ def is_multinode(plan: DeploymentPlan) -> bool:
     """A deployment is published as a multi-node row when it spans nodes (every worker owns its nodes, so a
     one-node deployment is one worker behind the router: a single-node row)."""
     return plan.nodes > 1
-
-
-def router_metadata(plan: DeploymentPlan) -> dict[str, str]:
-    """InferenceX's component metadata of the router: name and version."""
-    return {"name": plan.router.kind, "version": ROUTER_VERSION[plan.router.kind]}
 
 
 def multinode_fields(plan: DeploymentPlan) -> dict[str, Any]:

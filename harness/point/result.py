@@ -26,9 +26,9 @@ from harness.point.multinode_row import (
     is_multinode,
     multinode_fields,
     multinode_row,
-    router_metadata,
 )
 from harness.point.node_power import power_csvs
+from harness.point.router_version import read_fingerprint, router_metadata
 from harness.point.server_logs import member_label, member_log_name, worker_logs
 from harness.point.server_metrics import achieved_accept_length
 from harness.point.stickiness import stickiness
@@ -143,6 +143,9 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         # AIPerf's first-turn-prefix cache-bust marker is a digest over this id: a point reusing a deployment
         # never hits the KV cache of the one before
         result["deployment"]["run"]["aiperf_benchmark_id"] = (summary or {}).get("benchmark_id")
+        router, why = deployment_router(plan.deployment, pdir)
+        measured: dict[str, Any] = {"version": router["version"]} if router else {"version": None, "version_reason": why}
+        result["deployment"]["router"].update(measured)
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
     result.update(_power_fields(pdir, metrics, accounting, expected,
                                 result["client"]["aiperf_benchmark_duration_s"], summary))
@@ -159,14 +162,22 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["row"] = f"{result_name(plan)}.json"
     result["aiperf_submission"] = publishable.aiperf_submission(summary)
     result["publishable"] = publishable.verdict(result)
+    router = None if plan.deployment is None else deployment_router(plan.deployment, pdir)[0]
     row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, server_log, deployment_run),
-                         metrics_after, aiperf.read_server_metrics(artifact_dir))
+                         metrics_after, aiperf.read_server_metrics(artifact_dir), router)
     write_foreign_json(pdir / result["row"], row)
     if plan.deployment is not None:
         result["deployment"]["affinity"] = affinity(plan.deployment, deployment_log_dir(pdir, deployment_run),
                                                     raw_records, row)
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
+
+
+def deployment_router(dep: DeploymentPlan, pdir: Path) -> tuple[dict[str, str] | None, str | None]:
+    """The router's name and its version as installed where the first worker ran (its fingerprint), or None and
+    why (`harness.point.router_version`)."""
+    first = member_label(dep.roles[0].role, 0, 0)
+    return router_metadata(dep.router.kind, read_fingerprint(pdir / f"fingerprint_{first}.json"))
 
 
 def deployment_log_dir(pdir: Path, deployment_run: dict[str, Any] | None) -> Path:
@@ -192,7 +203,8 @@ def _inferencex_spec_decoding(args: dict[str, Any]) -> str:
 def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[dict[str, Any]],
                    summary: dict[str, Any] | None, logs: list[Path],
                    counters: dict[str, float] | None,
-                   server_metrics_export: dict[str, Any] | None = None) -> dict[str, Any]:
+                   server_metrics_export: dict[str, Any] | None = None,
+                   router: dict[str, str] | None = None) -> dict[str, Any]:
 
     args = server_args(plan)
     simulated = plan.server.engine == "sim"
@@ -230,8 +242,9 @@ def _published_row(plan: PointPlan, result: dict[str, Any], raw_records: list[di
                                    server_metrics_export=server_metrics_export)
     if dep is None:
         return row
-    return multinode_row(row, dep, str(version) if version else None) if multinode else \
-        {**row, "router": router_metadata(dep)}
+    if multinode:
+        return multinode_row(row, dep, str(version) if version else None, router)
+    return {**row, "router": router} if router else row
 
 
 def affinity(dep: DeploymentPlan, log_dir: Path, raw_records: list[dict[str, Any]],
