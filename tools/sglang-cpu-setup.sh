@@ -2,7 +2,8 @@
 # sglang-cpu-setup.sh -- install the real-SGLang CPU tier: sglang 0.5.23 on its plain-torch CPU path.
 #
 # Builds, outside the repository, a venv with sglang==0.5.23 from PyPI and its pinned torch 2.14.1 /
-# torchvision 0.29.1, the harness's own import-only `sgl_kernel` stand-in (tools/sglang_cpu/sgl_kernel: SGLang's
+# torchvision 0.29.1, sglang-router 0.3.2 (a deployment's router runs with its workers' interpreter, as in the
+# lmsysorg/sglang images), the harness's own import-only `sgl_kernel` stand-in (tools/sglang_cpu/sgl_kernel: SGLang's
 # CPU kernel package is not on PyPI; the stand-in registers nothing and any kernel call raises an error naming
 # the kernel), and a tiny random-weight Llama with a locally trained ChatML tokenizer
 # (tools/sglang_cpu/tiny_model.py). It also unpacks the sglang 0.5.20 wheel (not installable beside 0.5.23: it
@@ -30,6 +31,7 @@ SGLANG=0.5.23
 TORCH=2.14.1
 TORCHVISION=0.29.1
 OLD=0.5.20
+ROUTER=0.3.2   # sglang-router, as the lmsysorg/sglang images ship it beside SGLang (deployments' router)
 # sglang's Requires-Dist entries that are CUDA-only or unneeded on the CPU path.
 SKIP="apache-tvm-ffi cuda-python deepseek-recipe flash-attn-4 flashinfer_python humming-kernels kernels
 nvidia-cutlass-dsl nvidia-mathdx nvidia-ml-py nvshmem4py-cu13 quack-kernels sgl-deep-ep sgl-deep-gemm sgl-flash-mla
@@ -40,7 +42,7 @@ log() { printf '[sglang-cpu %4ss] %s\n' "$(( $(date +%s) - T0 ))" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 stamp_inputs() {
-  { echo "$SGLANG $TORCH $TORCHVISION $OLD $PY"; cat "$HERE/sglang_cpu/sgl_kernel/__init__.py" \
+  { echo "$SGLANG $TORCH $TORCHVISION $OLD $ROUTER $PY"; cat "$HERE/sglang_cpu/sgl_kernel/__init__.py" \
       "$HERE/sglang_cpu/tiny_model.py" "$0"; } | sha1sum | cut -c1-16
 }
 STAMP=$HOME_DIR/.installed-$(stamp_inputs)
@@ -102,6 +104,8 @@ install() {
   "$VENV/bin/python" -m pip install -q -r "$HOME_DIR/requirements.txt" -c "$HOME_DIR/constraints.txt"
   log "sglang $SGLANG (--no-deps)"
   "$VENV/bin/python" -m pip install -q --no-deps "$wheel"
+  log "sglang-router $ROUTER"
+  "$VENV/bin/python" -m pip install -q "sglang-router==$ROUTER"
   log "sgl_kernel import-only stand-in"
   local site
   site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

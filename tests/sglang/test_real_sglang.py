@@ -1,6 +1,7 @@
 """The harness driving REAL SGLang 0.5.23 (plain-torch CPU path, tiny random-weight Llama): a two-point sweep with
 readiness, launch token, fingerprint, server metrics and the report, with `--api-key` checked by SGLang; teardown on SIGINT/SIGTERM leaving no scheduler
-or detokenizer; a killed scheduler ending the point; `harness eval --limit 5`. Verdicts, files and process trees are
+or detokenizer; a killed scheduler ending the point; `harness eval --limit 5`; one worker behind the real
+sglang-router. Verdicts, files and process trees are
 asserted, never throughput (other jobs on the machine move it ~10x)."""
 
 from __future__ import annotations
@@ -155,3 +156,47 @@ def test_eval_against_real_sglang_scores_near_zero_and_exits_3(sglang_tier: Tier
     assert result["state"] == "completed" and result["passed"] is False and result["score"] <= 0.2
     assert "[partial: --limit 5]" in r.stdout and "FAIL" in r.stdout
     assert no_sglang_left() == []
+
+
+def test_real_sglang_behind_the_real_router_serves_a_point(sglang_tier: Tier, tmp_path: Path) -> None:
+    """The tiny recipe as a deployment: one real SGLang worker behind sglang-router (both from the tier's venv, as
+    an lmsysorg/sglang image has them). The router registers the real worker (its /health, /server_info,
+    /model_info), AIPerf streams through it, and the row names the router's version as installed there."""
+    import yaml
+
+    raw = yaml.safe_load(RECIPE.read_text())
+    raw["model"]["path"] = str(sglang_tier.model)
+    raw["client"]["traces"] = str(RECIPE.parent / raw["client"]["traces"])
+    raw["points"] = {"c2": {}}
+    raw["deployment"] = {"aggregated": {"workers": 1}, "ports": {"base": 33000},
+                         "router": {"kind": "sglang-router", "policy": "round_robin"}}
+    recipe = tmp_path / "tiny-llama-cpu-router.yaml"
+    recipe.write_text(yaml.safe_dump(raw, sort_keys=False))
+    r = harness(sglang_tier.env(), "run", str(recipe), "--point", "c2", "--out", str(tmp_path / "runs"), *SWEEP,
+                timeout=900)
+    assert r.returncode in (0, 3), r.stdout[-3000:] + r.stderr[-3000:]
+    pdir = next((tmp_path / "runs").rglob("point_result.json")).parent
+    record = _read(pdir / "point_result.json")
+    assert record["state"] == "completed" and record["engine"] == "sglang", record["state_reason"]
+    assert "The server is fired up and ready to roll!" in (pdir / "server_aggregated_w0.log").read_text()
+    assert "--worker-urls http://127.0.0.1:33100" in (pdir / "server_command.txt").read_text()
+    row = _read(pdir / record["row"])
+    assert row["is_multinode"] is False and row["hw"] == "cpu" and row["num_requests_successful"] > 0
+    assert row["router"] == {"name": "sglang-router", "version": "0.3.2"}   # the tier venv's pip freeze
+    fp = _read(pdir / "fingerprint_aggregated_w0.json")
+    assert fp["server"]["server_info"]["version"] == "0.5.23"
+    assert record["deployment"]["affinity"]["aggregated"]["reason"].startswith("stickiness_unmeasured")
+    assert no_sglang_left() == []
+    assert _router_processes() == []
+
+
+def _router_processes() -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmd = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+        except OSError:
+            continue
+        if b"sglang_router" in cmd and b"33000" in cmd:
+            found.append(int(entry.name))
+    return found
