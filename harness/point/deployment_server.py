@@ -211,7 +211,7 @@ class DeploymentServer:
         registers workers when it starts: smg retries a worker that is not yet healthy only ~30 s later) and
         wait until it lists them all and a chat completion goes through it; progress names the member awaited
         and its log's last line. Raises NotReady or PointStopped."""
-        from harness.point.progress import ServerLoadProgress
+        from harness.point.progress import ServerLoadProgress, last_log_line
 
         status.phase("launching", f"{len(self.members) - 1} worker process(es) on {len(self.nodes)} node(s), "
                                   "then the router")
@@ -245,6 +245,12 @@ class DeploymentServer:
             self.wait_router(deadline, sigs, poll)
             wait_for_probe(self.base_url, plan.client.served_model_name, self.exit_code, deadline, on_poll=poll,
                            api_key=self.api_key)
+        except NotReady as exc:
+            gone = self.exited() if exc.reason == "server_exited" else None
+            last = last_log_line(pdir / gone[0].log_name) if gone else None
+            if gone and last:   # why it exited, in its own words
+                raise NotReady(exc.reason, f"{exc}; {gone[0].log_name}: {last}") from None
+            raise
         finally:
             loading.close()
         status.phase("ready")

@@ -46,6 +46,11 @@ def last_meaningful_line(text: str, limit: int = 160) -> str | None:
     return None
 
 
+def last_log_line(path: Path) -> str | None:
+    """The last meaningful line at the end of a log file (None: empty or unreadable)."""
+    return last_meaningful_line(_tail(path))
+
+
 def _tail(path: Path, size: int = 16384) -> str:
     try:
         with open(path, "rb") as fh:
@@ -138,7 +143,7 @@ class ServerLoadProgress(_Ticker):
     def line(self) -> str:
         elapsed = time.monotonic() - self.start
         phase = self.status.data.get("phase") or "launching"
-        last = last_meaningful_line(_tail(self.server_log)) or "(no server output yet)"
+        last = last_log_line(self.server_log) or "(no server output yet)"
         source = f"{self.source}: " if self.source else ""
         return (f"c{self.plan.conc} server {phase} {elapsed:.0f} s (ready budget {self.budget_s:.0f} s): "
                 f"{source}{last}")

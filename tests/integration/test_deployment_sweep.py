@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -140,4 +141,17 @@ def test_a_deployment_never_ready_fails_the_point_naming_the_worker_and_nothing_
     # progress while it loads names the worker awaited and its log's last line
     assert "c2 server loading " in capsys.readouterr().out
     assert "(ready budget 8 s): prefill_w0: " in (outcome.point_dir / "harness.log").read_text()
+    assert deployment_processes() == []
+
+
+def test_a_worker_that_exits_while_starting_is_named_with_its_last_log_line(tmp_path: Path) -> None:
+    from harness.point.run import PointOptions, run_point
+    from harness.recipe.points import load_plans
+
+    _, (plan, _) = load_plans(RECIPE, None, ["sim_args.sim-crash-after=0"])   # both workers exit once ready
+    outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
+    assert outcome.state == "failed" and outcome.reason is not None
+    assert re.fullmatch(r"server_exited: (prefill|decode)_w0 exited with status 1 before (it|the deployment) was "
+                        r"ready; server_\1_w0\.log: \[sim\] simulated crash \(--sim-crash-after\)", outcome.reason), \
+        outcome.reason
     assert deployment_processes() == []
