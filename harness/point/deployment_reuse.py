@@ -109,16 +109,13 @@ class ReusedDeployment:
 
     @property
     def run_record(self) -> dict[str, Any]:
-        return self.record()
-
-    def record(self) -> dict[str, Any]:
         """What the point's record says of the deployment it ran on."""
         return {"reused": self.order > 1, "deployment_id": self.server.token, "point_order": self.order,
                 "started_in": self.shared.first_point, "idle_wait": self.idle}
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
-        status.data["deployment_reuse"] = self.record()
+        status.data["deployment_reuse"] = self.run_record
         self.sigs = sigs
         if self.server.ready is None:
             self.server.start_ready(plan, status, sigs, ready_timeout_s, progress_every_s, on_poll)
@@ -130,7 +127,7 @@ class ReusedDeployment:
                                 "waiting until its workers are idle")
         self.idle = wait_idle(self.server.metrics_urls, self.shared.idle_budget_s, self.shared.idle_poll_s, sigs,
                               on_poll)
-        status.data["deployment_reuse"] = self.record()
+        status.data["deployment_reuse"] = self.run_record
         status.phase("ready")
 
     def exit_code(self) -> int | None:

@@ -66,12 +66,11 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        thresholds: Thresholds, pdir: Path, artifact_dir: Path, client_run: Any,
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
-                       tokenizer: dict[str, str] | None = None, server_log: Path | None = None,
+                       tokenizer: dict[str, str] | None = None,
                        deployment_run: dict[str, Any] | None = None,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points).
-    `server_log` holds the KV pool size (default `server.log`; a deployment's pool is summed over every worker
-    node's log, `pool_logs`); `deployment_run` says which deployment a point ran on when the sweep reused one."""
+    `deployment_run` says which deployment a point ran on when the sweep reused one."""
     summary = aiperf.read_summary(artifact_dir)
     records_stamp = samples_file.stamp(artifact_dir / aiperf.RECORDS_FILE)
     raw_records = aiperf.read_records(artifact_dir)
@@ -138,14 +137,15 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                    "tokenizer": tokenizer},
         "fingerprint": _fingerprint_summary(pdir),
     }
+    router: dict[str, str] | None = None   # the row's router metadata, as measured
     if plan.deployment is not None:
         result.update(deployment_fields(plan.deployment, deployment_run))
         # AIPerf's first-turn-prefix cache-bust marker is a digest over this id: a point reusing a deployment
         # never hits the KV cache of the one before
         result["deployment"]["run"]["aiperf_benchmark_id"] = (summary or {}).get("benchmark_id")
         router, why = deployment_router(plan.deployment, pdir)
-        measured: dict[str, Any] = {"version": router["version"]} if router else {"version": None, "version_reason": why}
-        result["deployment"]["router"].update(measured)
+        result["deployment"]["router"].update({"version": router["version"]} if router else
+                                              {"version": None, "version_reason": why})
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
     result.update(_power_fields(pdir, metrics, accounting, expected,
                                 result["client"]["aiperf_benchmark_duration_s"], summary))
@@ -162,8 +162,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["row"] = f"{result_name(plan)}.json"
     result["aiperf_submission"] = publishable.aiperf_submission(summary)
     result["publishable"] = publishable.verdict(result)
-    router = None if plan.deployment is None else deployment_router(plan.deployment, pdir)[0]
-    row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, server_log, deployment_run),
+    row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, deployment_run),
                          metrics_after, aiperf.read_server_metrics(artifact_dir), router)
     write_foreign_json(pdir / result["row"], row)
     if plan.deployment is not None:
@@ -186,13 +185,12 @@ def deployment_log_dir(pdir: Path, deployment_run: dict[str, Any] | None) -> Pat
     return Path((deployment_run or {}).get("started_in") or pdir)
 
 
-def pool_logs(plan: PointPlan, pdir: Path, server_log: Path | None,
-              deployment_run: dict[str, Any] | None) -> list[Path]:
+def pool_logs(plan: PointPlan, pdir: Path, deployment_run: dict[str, Any] | None) -> list[Path]:
     """The logs whose `max_total_num_tokens=` lines make the row's KV pool: the server's; a deployment's every
     worker node's, prefill and decode alike, summed as InferenceX's multi-node aggregator sums its workers'
     logs (`find_server_log_paths`, `sum_server_log_capacities` at 843c6254)."""
     if plan.deployment is None:
-        return [server_log or pdir / "server.log"]
+        return [pdir / "server.log"]
     return worker_logs(plan.deployment, deployment_log_dir(pdir, deployment_run))
 
 

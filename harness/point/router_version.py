@@ -9,7 +9,6 @@ no router block and the record says why.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -52,8 +51,13 @@ def router_metadata(kind: str, fingerprint: dict[str, Any] | None) -> tuple[dict
 
 
 def read_fingerprint(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    """A worker's fingerprint through the project's bounded JSON reader; None when absent or unreadable."""
+    from harness.artifacts import read_json
+    from harness.errors import UserError
+
+    if not path.exists():
         return None
-    return data if isinstance(data, dict) else None
+    try:
+        return read_json(path, "fingerprint")
+    except UserError:
+        return None

@@ -36,19 +36,23 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def sglang_processes() -> list[tuple[int, str]]:
-    """(pid, title) of every SGLang scheduler or detokenizer process on this machine."""
+def _cmdlines() -> list[tuple[int, bytes]]:
+    """(pid, raw command line) of every process this user can read."""
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
-            title = (entry / "cmdline").read_bytes().split(b"\0")[0].decode(errors="replace")
+            cmd = (entry / "cmdline").read_bytes() if entry.name.isdigit() else None
         except OSError:
             continue
-        if title.startswith(SGLANG_TITLES):
-            found.append((int(entry.name), title))
+        if cmd is not None:
+            found.append((int(entry.name), cmd))
     return found
+
+
+def sglang_processes() -> list[tuple[int, str]]:
+    """(pid, title) of every SGLang scheduler or detokenizer process on this machine."""
+    titles = [(pid, cmd.split(b"\0")[0].decode(errors="replace")) for pid, cmd in _cmdlines()]
+    return [(pid, title) for pid, title in titles if title.startswith(SGLANG_TITLES)]
 
 
 def no_sglang_left(within_s: float = 20.0) -> list[tuple[int, str]]:
@@ -191,12 +195,4 @@ def test_real_sglang_behind_the_real_router_serves_a_point(sglang_tier: Tier, tm
 
 
 def _router_processes() -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmd = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
-        except OSError:
-            continue
-        if b"sglang_router" in cmd and b"33000" in cmd:
-            found.append(int(entry.name))
-    return found
+    return [pid for pid, cmd in _cmdlines() if b"sglang_router" in cmd and b"33000" in cmd]
