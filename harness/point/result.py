@@ -135,7 +135,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                    "requested_duration_s": plan.client.duration_s,
                    "corpus": corpus,
                    "tokenizer": tokenizer},
-        "fingerprint": _fingerprint_summary(pdir),
+        "fingerprint": _fingerprint_summary(pdir / first_fingerprint_name(plan)),
     }
     router: dict[str, str] | None = None   # the row's router metadata, as measured
     if plan.deployment is not None:
@@ -143,7 +143,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         # AIPerf's first-turn-prefix cache-bust marker is a digest over this id: a point reusing a deployment
         # never hits the KV cache of the one before
         result["deployment"]["run"]["aiperf_benchmark_id"] = (summary or {}).get("benchmark_id")
-        router, why = deployment_router(plan.deployment, pdir)
+        router, why = deployment_router(plan, pdir)
         result["deployment"]["router"].update({"version": router["version"]} if router else
                                               {"version": None, "version_reason": why})
     expected = None if plan.server.engine == "sim" else plan.resources.num_gpus
@@ -172,11 +172,18 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     return result, path
 
 
-def deployment_router(dep: DeploymentPlan, pdir: Path) -> tuple[dict[str, str] | None, str | None]:
+def first_fingerprint_name(plan: PointPlan) -> str:
+    """The fingerprint a point's record summarizes: its server's, or its deployment's first worker's."""
+    if plan.deployment is None:
+        return "fingerprint_agg_w0.json"
+    return f"fingerprint_{member_label(plan.deployment.roles[0].role, 0, 0)}.json"
+
+
+def deployment_router(plan: PointPlan, pdir: Path) -> tuple[dict[str, str] | None, str | None]:
     """The router's name and its version as installed where the first worker ran (its fingerprint), or None and
     why (`harness.point.router_version`)."""
-    first = member_label(dep.roles[0].role, 0, 0)
-    return router_metadata(dep.router.kind, read_fingerprint(pdir / f"fingerprint_{first}.json"))
+    assert plan.deployment is not None
+    return router_metadata(plan.deployment.router.kind, read_fingerprint(pdir / first_fingerprint_name(plan)))
 
 
 def deployment_log_dir(pdir: Path, deployment_run: dict[str, Any] | None) -> Path:
@@ -311,9 +318,8 @@ def _target_accept_length(plan: PointPlan) -> float | None:
         return None
 
 
-def _fingerprint_summary(pdir: Path) -> dict[str, Any] | None:
-    """What reports show of `fingerprint_agg_w0.json` (srt-slurm's keys plus the harness's extras)."""
-    path = pdir / "fingerprint_agg_w0.json"
+def _fingerprint_summary(path: Path) -> dict[str, Any] | None:
+    """What reports show of a worker's fingerprint (srt-slurm's keys plus the harness's extras)."""
     if not path.exists():
         return None
     fp = read_json(path)

@@ -55,6 +55,7 @@ def test_one_deployment_serves_two_points_and_publishes_multinode_rows(tmp_path:
     for conc, record in records.items():
         assert record["state"] == "completed", record["state_reason"]
         assert record["deployment"]["shape"] == "1p1d tp1/tp1" and record["num_gpus"] == 2
+        assert record["fingerprint"]["path"] == "fingerprint_prefill_w0.json"   # the first worker's, summarized
         row = json.loads((curve / f"conc{conc}" / record["row"]).read_text())
         check_contract(row)   # InferenceX's AgentXMultinodeRow
         assert row["is_multinode"] is True and row["disagg"] is True and row["num_prefill_gpu"] == 1
