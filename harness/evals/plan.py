@@ -59,6 +59,10 @@ def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str,
     if not plans:
         raise UserError(f"{recipe_path}: no points to evaluate")
     plan = max(plans, key=lambda p: p.conc)
+    if plan.deployment is not None:
+        raise UserError(f"{recipe_path}: deployment: the accuracy eval runs against one server it starts, not a "
+                        "deployment of workers behind a router; evaluate the same model and server args in a "
+                        "recipe without the deployment section")
     threshold = resolve_threshold(load_thresholds(), plan.model_prefix, task, min_score)
     if min_score is not None and threshold.source != "--min-score":
         print(f"note: --min-score {min_score:g} is not used: {threshold.source}.{task} in {THRESHOLDS_FILE.name} "

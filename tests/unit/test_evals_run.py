@@ -98,3 +98,20 @@ def test_a_min_score_the_thresholds_file_overrules_is_named(capsys):
     assert (task.threshold.min_score, task.threshold.source) == (0.9, "default")
     assert capsys.readouterr().err == ("note: --min-score 0.95 is not used: default.gsm8k in thresholds.yaml sets "
                                        "0.9 (resolution: the model's entry, then default, then --min-score)\n")
+
+
+def test_a_deployment_recipe_is_refused_by_eval_and_with_eval_in_one_line(tmp_path, capsys):
+    """The eval starts one server; a deployment's workers and router are not one: refused before anything starts
+    (`harness eval`, and `sweep`/`submit --with-eval`, which plan their eval through `eval_task`)."""
+    from harness.cli import main as cli
+    from harness.errors import UserError
+
+    recipe = ROOT / "tests" / "fixtures" / "recipes" / "pd-local-sim.yaml"
+    with pytest.raises(UserError, match="deployment: the accuracy eval runs against one server it starts"):
+        eval_task(recipe, None, "gsm8k", 2, None, [])
+    for argv in (["eval", str(recipe), "--limit", "2", "--out", str(tmp_path)],
+                 ["sweep", str(recipe), "--with-eval", "--limit", "2", "--out", str(tmp_path)]):
+        assert cli(argv) == 2
+        err = capsys.readouterr().err
+        assert "deployment: the accuracy eval runs against one server" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "pd-local-sim").exists()
