@@ -82,3 +82,28 @@ def stop_process(proc: subprocess.Popen[Any]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# sglang-router and smg retitle their process (`/proc/PID/cmdline`): no argument of theirs can be matched
+ROUTER_TITLES = (b"sglang::router", b"smg::router")
+
+
+def live_routers() -> list[int]:
+    """Pids of every sglang-router or smg process on this machine, by the title each gives itself."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmd = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+        except OSError:
+            continue
+        if cmd.startswith(ROUTER_TITLES):
+            found.append(int(entry.name))
+    return found
+
+
+def port_listeners(ports: tuple[int, ...]) -> list[str]:
+    """Who listens on any of `ports` (the harness's own reading of /proc, `harness.point.port_owner`)."""
+    from harness.point import port_owner
+
+    return [port_owner.describe(pid) for port in ports
+            for pid in port_owner.socket_owners(port_owner.listening_inodes(port))]

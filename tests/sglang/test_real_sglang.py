@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import group_gone, wait_for_phase
+from tests.integration.conftest import group_gone, live_routers, wait_for_phase
 from tests.sglang.conftest import RECIPE, ROOT, Tier, harness
 
 SGLANG_TITLES = ("sglang::scheduler", "sglang::detokenizer")
@@ -191,8 +191,5 @@ def test_real_sglang_behind_the_real_router_serves_a_point(sglang_tier: Tier, tm
     assert fp["server"]["server_info"]["version"] == "0.5.23"
     assert record["deployment"]["affinity"]["aggregated"]["reason"].startswith("stickiness_unmeasured")
     assert no_sglang_left() == []
-    assert _router_processes() == []
+    assert live_routers() == []
 
-
-def _router_processes() -> list[int]:
-    return [pid for pid, cmd in _cmdlines() if b"sglang_router" in cmd and b"33000" in cmd]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.conftest import live_routers
 from tests.slurm.conftest import LOCAL_CI, ROOT, harness, read_json, status, wait_for
 
 RECIPE = ROOT / "tests" / "fixtures" / "recipes" / "disagg-sim-4node.yaml"
@@ -27,7 +28,8 @@ def four_nodes(slurm: None) -> None:
 
 
 def _deployment_processes() -> list[str]:
-    """Command lines of any simulator worker or router of this test's deployment (by its ports)."""
+    """Command lines of any simulator worker of this test's deployment (by its ports), and any router (routers
+    retitle themselves: their command lines name no port)."""
     out = []
     for proc in Path("/proc").iterdir():
         try:
@@ -38,7 +40,7 @@ def _deployment_processes() -> list[str]:
         if ("harness.sim" in line or "sglang_router" in line) and any(f" {port}" in line or f":{port}" in line
                                                                       for port in PORTS):
             out.append(line)
-    return out
+    return [*out, *(f"router pid {pid}" for pid in live_routers())]
 
 
 def _steps(job: str) -> str:
