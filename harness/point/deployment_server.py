@@ -247,10 +247,12 @@ class DeploymentServer:
                            api_key=self.api_key)
         except NotReady as exc:
             gone = self.exited() if exc.reason == "server_exited" else None
-            last = last_log_line(pdir / gone[0].log_name) if gone else None
-            if gone and last:   # why it exited, in its own words
-                raise NotReady(exc.reason, f"{exc}; {gone[0].log_name}: {last}") from None
-            raise
+            if gone is None:
+                raise
+            member, code = gone   # the member that exited (not the one awaited), and why in its own words
+            last = last_log_line(pdir / member.log_name)
+            raise NotReady("server_exited", f"{member.label} exited with status {code} before the deployment was "
+                                            "ready" + (f"; {member.log_name}: {last}" if last else "")) from None
         finally:
             loading.close()
         status.phase("ready")

@@ -17,28 +17,20 @@ import pytest
 
 from tests.inferencex_contract import check_contract
 
+from .conftest import live_routers, port_listeners
+
 pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip install -e .[dev])")
 pytestmark = pytest.mark.slow
 
 RECIPE = Path(__file__).parents[1] / "fixtures" / "recipes" / "pd-local-sim.yaml"
 API_KEY = "sk-deployment-0123456789"
-PORTS = ("32000", "32100", "32200")   # the router's and the two workers' HTTP ports (deployment.ports.base 32000)
+PORTS = (32000, 32001, 32100, 32200)   # router HTTP and metrics, the two workers' HTTP (ports.base 32000)
 
 
 def deployment_processes() -> list[str]:
-    """Command lines of live processes serving this recipe's ports."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        text = [a.decode(errors="replace") for a in argv]
-        if any(text[i] == "--port" and text[i + 1] in PORTS for i in range(len(text) - 1)):
-            found.append(" ".join(text))
-    return found
+    """Processes left of this recipe's deployment: listeners on its ports, and any router (routers retitle
+    themselves, so their command lines name no port)."""
+    return [*port_listeners(PORTS), *(f"router pid {pid}" for pid in live_routers())]
 
 
 def harness(*args: str, **kwargs: object) -> subprocess.Popen[str]:
@@ -125,6 +117,7 @@ def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: 
     assert row["is_multinode"] is False and row["router"] == {"name": "smg", "version": "1.13.0"}
     assert "--api-key '<redacted>'" in (pdir / "server_command.txt").read_text().split("# router")[1]
     assert [p for p in tmp_path.rglob("*") if p.is_file() and API_KEY.encode() in p.read_bytes()] == []
+    assert live_routers() == []
     assert record["deployment"]["shape"] == "1x dep4" and row["dp_attention"] == "true"
 
 
@@ -152,7 +145,7 @@ def test_a_worker_that_exits_while_starting_is_named_with_its_last_log_line(tmp_
     _, (plan, _) = load_plans(RECIPE, None, ["sim_args.sim-crash-after=0"])   # both workers exit once ready
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
     assert outcome.state == "failed" and outcome.reason is not None
-    assert re.fullmatch(r"server_exited: (prefill|decode)_w0 exited with status 1 before (it|the deployment) was "
+    assert re.fullmatch(r"server_exited: (prefill|decode)_w0 exited with status 1 before the deployment was "
                         r"ready; server_\1_w0\.log: \[sim\] simulated crash \(--sim-crash-after\)", outcome.reason), \
         outcome.reason
     assert deployment_processes() == []
