@@ -273,7 +273,7 @@ class DeploymentServer:
             port = int(m.argv[m.argv.index("--port") + 1])
             if not port_owner.port_free(port):
                 raise PointStopped("failed", f"port_in_use: port {port} of {m.label} is taken before launch: "
-                                             f"{port_owner.foreign_listener(port, time.time_ns()) or 'unknown'} "
+                                             f"{port_owner.holder(port)} "
                                              "(set deployment.ports.base to move the deployment's ports)")
 
     def wait_router(self, deadline: float, sigs: StopSignals, poll: Callable[[], None]) -> None:

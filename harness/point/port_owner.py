@@ -4,7 +4,9 @@ A real SGLang server opens its HTTP port only after loading its weights, so duri
 listening on that port (a leftover server, another user's job) would answer the readiness probe and be
 fingerprinted and benchmarked in its place. Two guards, both pure reads of the host's state:
 
-- before launch, `port_free(port)` proves nothing listens on the port (a bind on every interface succeeds);
+- before launch, `port_free(port)` proves nothing listens on the port (a bind on every interface succeeds), and
+  where it fails, `holder(port)` says what holds it: a listening process, or connections using the port as their
+  local port (ports in the kernel's ephemeral range are handed to outgoing connections);
 - whenever the port answers, `foreign_listener(port, launched_ns)` looks up the listening socket in
   `/proc/net/tcp{,6}` and the process holding it: a process started before this point launched its server
   cannot be that server. Where the owner cannot be read (no `/proc`, another user's process), the check says
@@ -20,6 +22,9 @@ from pathlib import Path
 
 PROC = Path("/proc")
 LISTEN = "0A"
+TCP_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
+              "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", LISTEN: "LISTEN",
+              "0B": "CLOSING"}
 START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution; the slack also covers clock slew
 
 
@@ -36,9 +41,9 @@ def port_free(port: int) -> bool:
     return True
 
 
-def listening_inodes(port: int, proc: Path = PROC) -> set[int]:
-    """Socket inodes listening on TCP `port` (IPv4 and IPv6)."""
-    inodes: set[int] = set()
+def local_sockets(port: int, proc: Path = PROC) -> list[tuple[str, int]]:
+    """(state, inode) of every TCP socket (IPv4 and IPv6) whose local port is `port`; state as the kernel's hex."""
+    found: list[tuple[str, int]] = []
     for name in ("tcp", "tcp6"):
         try:
             lines = (proc / "net" / name).read_text().splitlines()[1:]
@@ -46,9 +51,23 @@ def listening_inodes(port: int, proc: Path = PROC) -> set[int]:
             continue
         for line in lines:
             fields = line.split()
-            if len(fields) > 9 and fields[3] == LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(int(fields[9]))
-    return inodes
+            if len(fields) > 9 and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                found.append((fields[3], int(fields[9])))
+    return found
+
+
+def listening_inodes(port: int, proc: Path = PROC) -> set[int]:
+    """Socket inodes listening on TCP `port` (IPv4 and IPv6)."""
+    return {inode for state, inode in local_sockets(port, proc) if state == LISTEN}
+
+
+def ephemeral_range(proc: Path = PROC) -> tuple[int, int] | None:
+    """The kernel's range of local ports for outgoing connections (net.ipv4.ip_local_port_range)."""
+    try:
+        low, high = (proc / "sys" / "net" / "ipv4" / "ip_local_port_range").read_text().split()[:2]
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return None
 
 
 def socket_owners(inodes: set[int], proc: Path = PROC) -> list[int]:
@@ -104,3 +123,20 @@ def foreign_listener(port: int, launched_ns: int, proc: Path = PROC) -> str | No
         if started is not None and started < launched_ns - START_SLACK_NS:
             return describe(pid, proc)
     return None
+
+
+def holder(port: int, proc: Path = PROC) -> str:
+    """What holds `port` when it cannot be bound: the listening process, else the connections that use it as their
+    local port (with a word on the ephemeral range where the port lies in it), else that it is unknown."""
+    owners = socket_owners(listening_inodes(port, proc), proc)
+    if owners:
+        return describe(owners[0], proc)
+    states = sorted({TCP_STATES.get(state, state) for state, _ in local_sockets(port, proc)})
+    if not states:
+        return "held by a process this user cannot see"
+    text = f"nothing listens on it; connections use it as their local port ({', '.join(states)})"
+    span = ephemeral_range(proc)
+    if span and span[0] <= port <= span[1]:
+        text += (f"; it lies in the kernel's ephemeral port range {span[0]}-{span[1]} "
+                 "(net.ipv4.ip_local_port_range), from which outgoing connections take their local ports")
+    return text

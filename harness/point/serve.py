@@ -192,7 +192,7 @@ class FreshServer:
         port = int(ep.argv[ep.argv.index("--port") + 1])
         if not port_owner.port_free(port):
             raise PointStopped("failed", f"port_in_use: port {port} is taken before launch: "
-                                         f"{port_owner.foreign_listener(port, time.time_ns()) or 'unknown process'}")
+                                         f"{port_owner.holder(port)}")
         launched_ns = time.time_ns()
         self.running = ep.launcher.start(ep.argv, ep.env, ep.ctx)
         # the worker fingerprint, captured inside the server's environment while the server loads

@@ -172,7 +172,7 @@ def test_real_sglang_behind_the_real_router_serves_a_point(sglang_tier: Tier, tm
     raw["model"]["path"] = str(sglang_tier.model)
     raw["client"]["traces"] = str(RECIPE.parent / raw["client"]["traces"])
     raw["points"] = {"c2": {}}
-    raw["deployment"] = {"aggregated": {"workers": 1}, "ports": {"base": 33000},
+    raw["deployment"] = {"aggregated": {"workers": 1}, "ports": {"base": 31500},
                          "router": {"kind": "sglang-router", "policy": "round_robin"}}
     recipe = tmp_path / "tiny-llama-cpu-router.yaml"
     recipe.write_text(yaml.safe_dump(raw, sort_keys=False))
@@ -183,7 +183,7 @@ def test_real_sglang_behind_the_real_router_serves_a_point(sglang_tier: Tier, tm
     record = _read(pdir / "point_result.json")
     assert record["state"] == "completed" and record["engine"] == "sglang", record["state_reason"]
     assert "The server is fired up and ready to roll!" in (pdir / "server_aggregated_w0.log").read_text()
-    assert "--worker-urls http://127.0.0.1:33100" in (pdir / "server_command.txt").read_text()
+    assert "--worker-urls http://127.0.0.1:31600" in (pdir / "server_command.txt").read_text()
     row = _read(pdir / record["row"])
     assert row["is_multinode"] is False and row["hw"] == "cpu" and row["num_requests_successful"] > 0
     assert row["router"] == {"name": "sglang-router", "version": "0.3.2"}   # the tier venv's pip freeze
