@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.errors import UserError
 from harness.point.process_group import ProcessGroup
+from harness.point.srun_step import stop_step
 from harness.redact import is_secret_name
 
 
@@ -27,7 +28,7 @@ class LaunchContext:
     engine: str
     mounts: tuple[str, ...] = ()          # "host_path:container_path"
     gpus: tuple[str, ...] | None = None   # GPU indices or UUIDs visible to the server; None = all
-    container_name: str = "harness-server"
+    container_name: str = "harness-server"  # docker's and enroot's container; the name of a pyxis srun step
     image_path: str | None = None         # a local .sqsh / .sif to use instead of pulling `image`
     node: str | None = None               # the Slurm node of the allocation a pyxis step runs on (a deployment's)
     log_name: str = "server.log"          # the file in point_dir the process's output goes to
@@ -35,16 +36,22 @@ class LaunchContext:
 
 @dataclass
 class RunningServer:
-    """A started server: its process group and the command that stops its container, if any."""
+    """A started server: its process group, the command that stops its container, if any, and the name of its
+    srun step (pyxis), which is stopped through Slurm so that the server gets SIGTERM."""
 
     process: ProcessGroup
     argv: list[str]
     teardown_argv: list[str] | None = None
+    step_name: str | None = None
+    stopped_how: str = "SIGTERM to its process group"
 
     def exit_code(self) -> int | None:
         return self.process.exit_code()
 
     def stop(self, grace_s: float = 10.0) -> int | None:
+        if self.step_name is not None:
+            code, self.stopped_how = stop_step(self.process, self.step_name, grace_s)
+            return code
         if self.teardown_argv:
             subprocess.run(self.teardown_argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            timeout=60, check=False)
@@ -75,7 +82,8 @@ class Launcher:
     def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
         argv = self.render(server_argv, env, ctx)
         process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / ctx.log_name)
-        return RunningServer(process=process, argv=argv, teardown_argv=self.teardown(ctx))
+        return RunningServer(process=process, argv=argv, teardown_argv=self.teardown(ctx),
+                             step_name=ctx.container_name if self.kind == "pyxis" else None)
 
 
 def _local(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
@@ -118,7 +126,7 @@ def _enroot(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> 
 def _pyxis(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
     server_argv = _local(server_argv, env, ctx)  # the simulator runs with the harness's own interpreter
     argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", *([f"--nodelist={ctx.node}"] if ctx.node else []),
-            "--export=ALL", f"--container-image={ctx.image_path or ctx.image}"]
+            f"--job-name={ctx.container_name}", "--export=ALL", f"--container-image={ctx.image_path or ctx.image}"]
     if ctx.mounts:
         argv.append(f"--container-mounts={','.join(ctx.mounts)}")
     argv += ["--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint"]

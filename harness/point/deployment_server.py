@@ -10,7 +10,8 @@ group with its own log (`server_<role>_w<i>[_n<rank>].log`, `router.log`):
   lists the expected prefill/decode/aggregated workers, all healthy, then a one-token chat completion goes
   through the router;
 - **running**: any member that exits ends the run (`server_crashed`, naming the member);
-- **stop**: the router first, then every worker node (SIGTERM to each group, grace, SIGKILL); the fingerprints
+- **stop**: the router first, then every worker node (SIGTERM to each: its process group, or on Slurm its step's
+  tasks; grace; SIGKILL); the fingerprints
   are written per worker and node (`fingerprint_<role>_w<i>[_n<rank>].json`) and each member's exit status goes
   to `status.json`.
 """
@@ -344,7 +345,7 @@ class DeploymentServer:
                 ours = run.exit_code() is None
                 codes[m.label] = run.stop(grace_s)
                 if ours:
-                    note_stop(Path(self.ctx.point_dir) / m.log_name, codes[m.label])
+                    note_stop(Path(self.ctx.point_dir) / m.log_name, codes[m.label], run.stopped_how)
             if codes and status is not None:
                 status.data["server_exit_codes"] = codes
             self.running.clear()

@@ -91,8 +91,10 @@ def capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str]
 
 
 def _capture_ctx(launcher: Launcher, ctx: LaunchContext) -> LaunchContext:
-    """docker names each container (the capture needs its own name); enroot's name is the imported image."""
-    return replace(ctx, container_name=f"fingerprint-{ctx.container_name}") if launcher.kind == "docker" else ctx
+    """docker names each container and pyxis each srun step (the capture needs its own name, apart from the
+    server's); enroot's name is the imported image."""
+    named = launcher.kind in ("docker", "pyxis")
+    return replace(ctx, container_name=f"fingerprint-{ctx.container_name}") if named else ctx
 
 
 def recorded_capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str],

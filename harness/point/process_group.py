@@ -67,6 +67,14 @@ class ProcessGroup:
         """The exit status once the leader has exited (zombies are reaped here), else None."""
         return self.popen.poll()
 
+    def wait_exit(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the leader to exit; whether it has."""
+        try:
+            self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
     def group_alive(self) -> bool:
         try:
             os.killpg(self.pgid, 0)

@@ -288,15 +288,15 @@ class FreshServer:
                 ours = self.running.exit_code() is None
                 status.data["server_exit_code"] = code = self.running.stop(grace_s)
                 if ours:
-                    note_stop(Path(self.endpoint.ctx.point_dir) / "server.log", code)
+                    note_stop(Path(self.endpoint.ctx.point_dir) / "server.log", code, self.running.stopped_how)
 
 
-def note_stop(server_log: Path, exit_code: int | None) -> None:
-    """Say at the end of `server.log` that the harness stopped the server, so that the lines about it being
-    terminated (or its Slurm step CANCELLED) do not read as a failure."""
+def note_stop(server_log: Path, exit_code: int | None, how: str) -> None:
+    """Say at the end of `server.log` that the harness stopped the server (`how`), so that the lines about it
+    being terminated (or its Slurm step CANCELLED) do not read as a failure."""
     try:
-        append_text(server_log, f"[harness] the harness stopped the server when the point ended (SIGTERM to its "
-                                f"process group; exit status {exit_code}): the lines above about it being "
+        append_text(server_log, f"[harness] the harness stopped the server when the point ended ({how}; "
+                                f"exit status {exit_code}): the lines above about it being "
                                 "terminated, or its Slurm step CANCELLED, are that stop, not a failure\n")
     except OSError:
         pass   # a full disk or a removed directory: the note is a courtesy

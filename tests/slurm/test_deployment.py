@@ -76,6 +76,13 @@ def test_reused_deployment_runs_every_point_in_one_four_node_task(four_nodes: No
     assert commands.count("--dist-init-addr 127.0.1.1:31102 --nnodes 2") == 2
     assert {"fingerprint_prefill_w0.json", "fingerprint_prefill_w0_n1.json", "fingerprint_decode_w1.json"} <= \
         {f.name for f in Path(job["points"][1]["point_dir"]).iterdir()}
+    # the sweep stops the deployment through Slurm: each member's step gets SIGTERM (srun would SIGKILL it, 137)
+    # and the simulator exits 0 from it; each log (where the deployment started) ends saying so (the prefill
+    # worker's follower node exits by itself once its leader has shut down)
+    for log in ("server_prefill_w0.log", "server_decode_w0.log", "server_decode_w1.log"):
+        last = (Path(job["points"][0]["point_dir"]) / log).read_text().splitlines()[-1]
+        assert "(SIGTERM to its Slurm step's tasks (scancel --signal=TERM " in last, (log, last)
+        assert "; exit status 0)" in last, (log, last)
     assert _deployment_processes() == []
     assert _steps(job["job_id"]).strip() == ""
 

@@ -58,7 +58,7 @@ def test_enroot():
 
 def test_pyxis():
     assert get_launcher("pyxis").render(SERVER, ENV, ctx()) == [
-        "srun", "--overlap", "--nodes=1", "--ntasks=1", "--export=ALL",
+        "srun", "--overlap", "--nodes=1", "--ntasks=1", "--job-name=harness-c4", "--export=ALL",
         "--container-image=lmsysorg/sglang:v0.5.23", "--container-mounts=/models:/models,/cache:/root/.cache",
         "--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint", *SERVER]
 

@@ -24,8 +24,9 @@ def _csv(path: Path, uuid: str, watts: float, nvml: bool = True) -> None:
 
 def test_each_node_is_sampled_by_an_srun_step_on_that_node(tmp_path: Path) -> None:
     argv = sample_argv(Node(1, "n2", "127.0.1.2"), tmp_path / "power_n2.csv")
-    assert argv[:6] == ["srun", "--overlap", "--nodes=1", "--ntasks=1", "--nodelist=n2", "--export=ALL"]
-    assert argv[6:11] == [sys.executable, "-m", "harness", "power", "sample"]
+    assert argv[:7] == ["srun", "--overlap", "--nodes=1", "--ntasks=1", "--nodelist=n2",
+                        "--job-name=harness-power-n2", "--export=ALL"]   # the name its stop finds the step by
+    assert argv[7:12] == [sys.executable, "-m", "harness", "power", "sample"]
     assert argv[-2:] == ["--out", str(tmp_path / "power_n2.csv")]
 
 
