@@ -124,7 +124,7 @@ def test_bad_input_exits_2(tmp_path):
 def test_sweep_with_eval_runs_the_eval_after_the_points_and_reports_its_verdict(tmp_path):
     # from another working directory with a relative --out (lm-eval itself runs in the task's directory)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-m", "harness", "sweep", str(QUICKSTART), "--points", "c2", "c4",
+    r = subprocess.run([sys.executable, "-m", "harness", "sweep", str(QUICKSTART), "--points", "c4",
                         "--duration", "5", "--out", "rel-sweep", "--with-eval", "--limit", "6"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, start_new_session=True)
     assert r.returncode in (0, 3), r.stdout + r.stderr
@@ -136,7 +136,7 @@ def test_sweep_with_eval_runs_the_eval_after_the_points_and_reports_its_verdict(
     assert report["evals"]["quickstart-sim"]["verdict"] == "PASS"
     assert "## Accuracy evals" in (curve / "report" / "report.md").read_text()
     assert "Accuracy evals" in (curve / "report" / "report.html").read_text()
-    again = subprocess.run([sys.executable, "-m", "harness", "sweep", str(QUICKSTART), "--points", "c2", "c4",
+    again = subprocess.run([sys.executable, "-m", "harness", "sweep", str(QUICKSTART), "--points", "c4",
                             "--duration", "5", "--out", "rel-sweep", "--with-eval", "--limit", "6", "--no-report"],
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert "[eval] c4 gsm8k: already completed" in again.stdout

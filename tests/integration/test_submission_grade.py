@@ -15,12 +15,13 @@ import pytest
 
 from tests.pinned_corpus import PINNED, staged_corpus
 
-from .conftest import group_gone, wait_for_phase
+from .conftest import group_gone, live_routers, port_listeners, wait_for_phase
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU_RECIPES = sorted((ROOT / "recipes").glob("musespark-*.yaml"))
+DEPLOYMENT_EXAMPLE = ROOT / "recipes" / "examples" / "disagg-gb300-1p1d-tp4-tp4-sim.yaml"
 
 
 def harness(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -69,6 +70,41 @@ def test_gpu_recipe_at_its_own_window_reaches_profiling_on_the_staged_pinned_cor
     assert corpus["spec"] == PINNED and corpus["staged_cache"] == str(corpora) and corpus["verified"] is False
     codes = {r["code"] for r in record["publishable"]["reasons"]}
     assert codes == {"aiperf_unofficial", "invalid", "simulated", "corpus_unverified"}
+
+
+def test_a_deployment_at_agentx_length_reaches_profiling_on_the_staged_pinned_corpus(tmp_path):
+    """The shipped prefill/decode example behind the real router, at AgentX's 3600 s window on the pinned corpus
+    (AIPerf's own resolver, no override): it profiles through the router, and a SIGINT ends it cancelled with
+    every member stopped and none left."""
+    corpora = staged_corpus(tmp_path / "corpora")
+    out = tmp_path / "runs"
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "run", str(DEPLOYMENT_EXAMPLE), "--point", "c4",
+                             "--set", f"client.traces={PINNED}", "--set", "client.duration_s=3600",
+                             "--set", "client.unofficial=false", "--corpus-cache", str(corpora), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            cwd=ROOT)
+    variants = out / DEPLOYMENT_EXAMPLE.stem / "variants"
+    deadline = time.monotonic() + 60
+    while not list(variants.glob("*/conc4")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    (pdir,) = variants.glob("*/conc4")
+    wait_for_phase(proc, pdir / "status.json", "profiling", within_s=400)
+    command = (pdir / "client_command.txt").read_text()
+    assert "--public-dataset semianalysis_cc_traces_weka_062126" in command
+    assert "--benchmark-duration 3600 " in command and "--unsafe-override" not in command
+    assert "--url http://127.0.0.1:30000 " in command   # the router
+    wait_for_profiled_request(proc, pdir / "aiperf" / "profile_export.jsonl", within_s=120)
+    os.kill(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=120) == 130
+    status = json.loads((pdir / "status.json").read_text())
+    assert (status["state"], status["reason"]) == ("cancelled", "interrupted: SIGINT")
+    assert set(status["server_exit_codes"]) == {"router", "prefill_w0", "decode_w0"}
+    assert all(group_gone(pid) for pid in status["server_pids"].values())
+    assert port_listeners((30000, 30100, 30200)) == [] and live_routers() == []
+    record = json.loads((pdir / "point_result.json").read_text())
+    verdict = record["aiperf_submission"]
+    assert verdict["scenario"] == "inferencex-agentx-mvp" and verdict["submission_invalid_reasons"] == ["run_cancelled"]
+    assert record["client"]["corpus"]["spec"] == PINNED
 
 
 @pytest.mark.parametrize("recipe", GPU_RECIPES, ids=[r.stem for r in GPU_RECIPES])
