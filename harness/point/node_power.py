@@ -4,8 +4,8 @@ The point runner's own sampler sees only the GPUs of the node it runs on. For a 
 allocation's nodes, one `harness power sample` runs on each node instead, as an `srun --overlap --nodelist=NODE`
 step with the harness's own interpreter (outside the server's container), writing `power_<node>.csv` and its
 status sidecar in the point directory; SIGTERM to the step's task (through Slurm: srun itself would SIGKILL it)
-stops it with its CSV complete. The result reads every node's CSV
-as one set of GPUs (each GPU by its UUID) and lists the nodes it read.
+stops it with its CSV complete. The result reads every node's CSV as one set of GPUs (each GPU by its UUID) and
+lists the nodes it read.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def step_name(node: Node) -> str:
 
 def sample_argv(node: Node, csv: Path) -> list[str]:
     return ["srun", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node.name}",
-            f"--job-name={step_name(node)}", "--export=ALL", sys.executable, "-m", "harness", "power", "sample", "--seconds", str(LONGEST_S), "--out", str(csv)]
+            f"--job-name={step_name(node)}", "--export=ALL",
+            sys.executable, "-m", "harness", "power", "sample", "--seconds", str(LONGEST_S), "--out", str(csv)]
 
 
 class NodePowerSamplers:
