@@ -61,6 +61,11 @@ def listening_inodes(port: int, proc: Path = PROC) -> set[int]:
     return {inode for state, inode in local_sockets(port, proc) if state == LISTEN}
 
 
+def listener_pids(port: int, proc: Path = PROC) -> list[int]:
+    """Pids of the processes listening on TCP `port` (those whose fds this user may read)."""
+    return socket_owners(listening_inodes(port, proc), proc)
+
+
 def ephemeral_range(proc: Path = PROC) -> tuple[int, int] | None:
     """The kernel's range of local ports for outgoing connections (net.ipv4.ip_local_port_range)."""
     try:
@@ -118,7 +123,7 @@ def describe(pid: int, proc: Path = PROC) -> str:
 
 def foreign_listener(port: int, launched_ns: int, proc: Path = PROC) -> str | None:
     """A description of a process listening on `port` that started before `launched_ns`, else None."""
-    for pid in socket_owners(listening_inodes(port, proc), proc):
+    for pid in listener_pids(port, proc):
         started = process_start_ns(pid, proc)
         if started is not None and started < launched_ns - START_SLACK_NS:
             return describe(pid, proc)
@@ -128,10 +133,11 @@ def foreign_listener(port: int, launched_ns: int, proc: Path = PROC) -> str | No
 def holder(port: int, proc: Path = PROC) -> str:
     """What holds `port` when it cannot be bound: the listening process, else the connections that use it as their
     local port (with a word on the ephemeral range where the port lies in it), else that it is unknown."""
-    owners = socket_owners(listening_inodes(port, proc), proc)
+    sockets = local_sockets(port, proc)
+    owners = socket_owners({inode for state, inode in sockets if state == LISTEN}, proc)
     if owners:
         return describe(owners[0], proc)
-    states = sorted({TCP_STATES.get(state, state) for state, _ in local_sockets(port, proc)})
+    states = sorted({TCP_STATES.get(state, state) for state, _ in sockets})
     if not states:
         return "held by a process this user cannot see"
     text = f"nothing listens on it; connections use it as their local port ({', '.join(states)})"

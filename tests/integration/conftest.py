@@ -105,5 +105,4 @@ def port_listeners(ports: tuple[int, ...]) -> list[str]:
     """Who listens on any of `ports` (the harness's own reading of /proc, `harness.point.port_owner`)."""
     from harness.point import port_owner
 
-    return [port_owner.describe(pid) for port in ports
-            for pid in port_owner.socket_owners(port_owner.listening_inodes(port))]
+    return [port_owner.describe(pid) for port in ports for pid in port_owner.listener_pids(port)]
