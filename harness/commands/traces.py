@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--hf-cache-dir", type=Path, default=None,
                    help="Hugging Face hub cache for hf: paths (default HF_HUB_CACHE, HF_HOME/hub)")
     p.add_argument("--strict", action="store_true",
-                   help="treat warnings (AIPerf 0.13 incompatibilities) as errors")
+                   help="treat warnings (what the pinned AIPerf replays differently or rejects) as errors")
 
     p = sub.add_parser("stats", help="corpus statistics: counts, ISL/OSL/think-time percentiles, cache hits")
     p.add_argument("path", help="corpus path")

@@ -1,19 +1,23 @@
-"""The AIPerf client: the exact `aiperf profile` command of a point, running it, and reading its output.
+"""The AgentX client: the exact `aiperf profile` command of a point, running it, and reading its output.
 
-AgentX semantics come from AIPerf's own `inferencex-agentx-mvp` scenario, which the harness leaves to set its
-locks and defaults: agentic-replay timing (a lane is a whole session tree), the first-turn-prefix cache bust,
-`ignore_eos`, streaming, the 10 s system idle-gap cap and the synthesized per-lane warmup. On top, the harness
-passes what InferenceX's AgentX launcher passes: trajectory starts between 25% and 75% of each trace (the
-scenario's own default is 0-1), server-side token counts, seed 42 by default. It does not pass InferenceX's
-`--trace-idle-gap-cap-seconds 300`: AIPerf 0.13's scenario forbids a per-trace idle-gap cap.
+The client is `agentx-harness`, SemiAnalysis's AIPerf fork that InferenceX's AgentX runs use (it installs the
+`aiperf` package and command). A point replays under the scenario its recipe names (`client.scenario`):
+
+- `agentx` (the default): InferenceX's standalone command, and the preset supplies the rest: agentic-replay
+  timing (a lane is a whole session tree), the first-turn-prefix cache bust, `ignore_eos`, streaming chat,
+  trajectory starts between 25 % and 75 % of each trace, ten warm-up requests per lane, a 300 s idle cap per
+  trace, seed 42, server-side token counts, a live abort above 10 % failed requests, a 95 % latency-coverage
+  gate and its own timeouts.
+- `inferencex-agentx-mvp`: the earlier scenario, for comparing with rows measured under it; the harness then
+  passes what InferenceX's launcher passed on top of it (start ratios, server token counts, seed, timeouts).
 
 The corpus is the pinned one (`--public-dataset ALIAS` or `--hf-weka-dataset REPO`, read offline from the staged
 datasets cache) or, for smoke runs only, a local `weka_trace` directory. `--unsafe-override` is passed only for
 a run marked unofficial (`harness.recipe.scenario`); AIPerf then records `submission_valid: false`.
 
-Known AIPerf 0.13 behaviours handled here: the exit code is 0 even after failures (the harness reads the
-artifacts instead); SIGTERM loses the summary, so it is stopped with SIGINT; requests cancelled at the
-duration cutoff appear in no artifact, only in the log's `Phase ... complete | ... cancelled=N` line.
+AIPerf behaviours handled here: the harness reads the artifacts, not the exit code, to know what happened;
+SIGTERM loses the summary, so it is stopped with SIGINT; requests cancelled at the duration cutoff appear in no
+artifact, only in the log's `Phase ... complete | ... cancelled=N` line.
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ from typing import Any
 
 from harness.point.process_group import ProcessGroup
 from harness.recipe.plan import ClientPlan
-from harness.recipe.scenario import SCENARIO
+from harness.recipe.scenario import AGENTX, AGENTX_PRESET, MVP_TIMEOUT_ENV
 from harness.traces.pinned import is_pinned_spec, parse_spec
 
 SUMMARY_FILE = "profile_export_aiperf.json"
 RECORDS_FILE = "profile_export.jsonl"
 SERVER_METRICS_FILE = "server_metrics_export.json"
 LOG_FILE = "logs/aiperf.log"
+CHAT_ENDPOINT = "/v1/chat/completions"
 _PHASE_COMPLETE = re.compile(
     r"Phase (?P<name>\S+) \((?P<kind>\w+)\) complete \| completed=(?P<completed>[\d,]+), "
     r"cancelled=(?P<cancelled>[\d,]+), errors=(?P<errors>[\d,]+)")
@@ -52,6 +57,11 @@ def aiperf_executable() -> str:
 def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name: str,
                executable: str | None = None, worker_urls: Sequence[str] = ()) -> list[str]:
     """The exact `aiperf profile` argv for one point (`client.traces`: the pinned corpus, or a local directory).
+
+    Under `agentx` it is InferenceX's standalone AgentX command (`--scenario agentx --url --endpoint --model
+    --tokenizer --concurrency --public-dataset --output-artifact-dir`, `--server-metrics`) with the point's window,
+    grace and seed where they differ from the preset's; the preset supplies the rest. Under
+    `inferencex-agentx-mvp` the harness passes what InferenceX's launcher passed before the preset existed.
     `worker_urls`: a deployment's workers behind the router at `url`; AIPerf scrapes each one's `/metrics` too, as
     InferenceX's multi-node AgentX runs pass every worker's (`AIPERF_SERVER_METRICS_URLS`), since the router's
     page holds no engine metric."""
@@ -59,27 +69,21 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         ["--custom-dataset-type", "weka_trace", "--input-file", client.traces]
     argv = [
         executable or aiperf_executable(), "profile",
+        "--scenario", client.scenario,
+        "--url", url,
+        "--endpoint", CHAT_ENDPOINT,
         "--model", client.served_model_name,
         "--tokenizer", tokenizer_name,
-        "--url", url,
-        "--endpoint-type", "chat",
-        "--streaming",
-        *dataset,
-        "--scenario", SCENARIO,
         "--concurrency", str(client.concurrency),
+        *dataset,
         "--benchmark-duration", _num(client.duration_s),
         "--benchmark-grace-period", _num(client.grace_s),
-        "--trajectory-start-min-ratio", "0.25",
-        "--trajectory-start-max-ratio", "0.75",
-        "--use-server-token-count",
-        "--extra-inputs", "ignore_eos:true",
+        *scenario_flags(client),
         "--allow-dataset-wrap",
-        "--random-seed", str(client.seed),
         # the server's Prometheus page (a deployment's workers' pages), scraped through the run
         "--server-metrics", *(f"{u.rstrip('/')}/metrics" for u in (url, *worker_urls)),
-        "--no-gpu-telemetry",
         "--ui", "none",
-        "--artifact-dir", str(artifact_dir),
+        "--output-artifact-dir", str(artifact_dir),
     ]
     if client.warmup_s > 0:
         argv += ["--agentic-cache-warmup-duration", _num(client.warmup_s)]
@@ -88,6 +92,17 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
     if client.unofficial:
         argv.append("--unsafe-override")
     return argv
+
+
+def scenario_flags(client: ClientPlan) -> list[str]:
+    """The flags a point needs beyond what its scenario sets itself: under `agentx` only a seed other than the
+    preset's; under `inferencex-agentx-mvp` the AgentX settings that scenario leaves open."""
+    if client.scenario == AGENTX:
+        return [] if client.seed == AGENTX_PRESET.seed else ["--random-seed", str(client.seed)]
+    return ["--endpoint-type", "chat", "--streaming",
+            "--trajectory-start-min-ratio", "0.25", "--trajectory-start-max-ratio", "0.75",
+            "--use-server-token-count", "--extra-inputs", "ignore_eos:true",
+            "--random-seed", str(client.seed), "--no-gpu-telemetry"]
 
 
 def short_tmp_dir() -> Path:
@@ -102,20 +117,21 @@ def short_tmp_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="hx-", dir=base))
 
 
-def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path, corpus_cache: str | None = None) -> dict[str, str]:
+def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path, corpus_cache: str | None = None,
+              scenario: str = AGENTX) -> dict[str, str]:
     """Environment for AIPerf: offline tokenizer and dataset resolution, caches under `cache_dir`, IPC under
-    `tmp_dir`; the pinned corpus is read from the staged datasets cache `corpus_cache`."""
+    `tmp_dir`; the pinned corpus is read from the staged datasets cache `corpus_cache`. Under
+    `inferencex-agentx-mvp` the timeouts InferenceX sets (the `agentx` preset sets them itself)."""
     env = {
         "HF_HOME": str(hf_home),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "AIPERF_DATASET_MMAP_CACHE_DIR": str(cache_dir / "dataset_mmap"),
-        "AIPERF_HTTP_TCP_USER_TIMEOUT": "900000",
-        "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800",
-        "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800",
         "TMPDIR": str(tmp_dir),
         "MPLCONFIGDIR": str(cache_dir / "matplotlib"),
     }
+    if scenario != AGENTX:
+        env.update(MVP_TIMEOUT_ENV)
     if corpus_cache is not None:
         env["HF_DATASETS_CACHE"] = corpus_cache
     return env
@@ -332,6 +348,12 @@ def read_server_metrics(artifact_dir: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return export if isinstance(export, dict) else None
+
+
+def has_sglang_series(export: dict[str, Any]) -> bool:
+    """Whether AIPerf's server-metrics export holds an SGLang series (a `sglang:` name), as InferenceX requires."""
+    metrics = export.get("metrics")
+    return isinstance(metrics, dict) and any(str(name).startswith("sglang:") for name in metrics)
 
 
 def read_records(artifact_dir: Path) -> list[dict[str, Any]]:

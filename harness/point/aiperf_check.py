@@ -8,7 +8,8 @@ asks first. `check_aiperf(executable)` refuses, with one line naming the file:
 - an interpreter that cannot import the `aiperf` package (a broken or partial install).
 
 It does not run AIPerf itself (importing it takes seconds); it runs the interpreter once to locate the
-package (well under a second), and remembers a good answer for the life of the process.
+package and name the distribution that installed it (`agentx-harness 1.0.12`, or upstream `aiperf`), well under
+a second, and remembers a good answer for the life of the process.
 """
 
 from __future__ import annotations
@@ -17,22 +18,38 @@ import os
 import shlex
 import shutil
 import subprocess
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from harness.errors import UserError
 
 HINT = "install the harness with its pinned AIPerf (`make setup`, or `pip install -e .`)"
-_FIND = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('aiperf') else 3)"
+_FIND = ("import importlib.util, importlib.metadata as m, sys\n"
+         "if importlib.util.find_spec('aiperf') is None: sys.exit(3)\n"
+         "d = (m.packages_distributions().get('aiperf') or ['aiperf'])[0]\n"
+         "print(d, m.version(d))")
 
 
-def check_aiperf(executable: str) -> None:
-    """Refuse an AIPerf executable that cannot run (see the module docstring); one line naming the file."""
-    _check(executable)
+@dataclass(frozen=True)
+class ClientTool:
+    """The distribution that provides the `aiperf` a point runs, e.g. `agentx-harness` 1.0.12."""
+
+    name: str | None
+    version: str | None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"name": self.name, "version": self.version}
+
+
+def check_aiperf(executable: str) -> ClientTool:
+    """Refuse an AIPerf executable that cannot run (see the module docstring); one line naming the file. Returns
+    the distribution that provides it (unknown for a compiled executable)."""
+    return _check(executable)
 
 
 @cache
-def _check(executable: str) -> None:
+def _check(executable: str) -> ClientTool:
     path = Path(executable) if os.sep in executable else _on_path(executable)
     if not path.is_file():
         raise UserError(f"{path}: AIPerf not found; {HINT}")
@@ -40,7 +57,7 @@ def _check(executable: str) -> None:
         raise UserError(f"{path}: AIPerf is not executable; {HINT}")
     interpreter = _interpreter(path)
     if interpreter is None:
-        return  # a compiled executable: nothing more to check without running it
+        return ClientTool(None, None)  # a compiled executable: nothing more to check without running it
     program = Path(interpreter[0]) if os.sep in interpreter[0] else Path(shutil.which(interpreter[0]) or interpreter[0])
     if not program.is_file() or not os.access(program, os.X_OK):
         raise UserError(f"{path}: AIPerf's interpreter {program} is missing or not executable; {HINT}")
@@ -52,6 +69,10 @@ def _check(executable: str) -> None:
             raise UserError(f"{path}: AIPerf's interpreter {program} does not run ({exc}); {HINT}") from None
         if done.returncode != 0:
             raise UserError(f"{path}: AIPerf's interpreter {program} cannot import the aiperf package; {HINT}")
+        words = done.stdout.decode(errors="replace").split()
+        if len(words) == 2:
+            return ClientTool(words[0], words[1])
+    return ClientTool(None, None)
 
 
 def _on_path(name: str) -> Path:

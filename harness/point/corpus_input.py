@@ -3,7 +3,7 @@
 The pinned AgentX corpus goes to AIPerf by name and is read from the staged datasets cache, which must hold it
 (`harness.traces.pinned`); the record says which commit and whether the staged content is verified.
 
-AIPerf 0.13's `weka_trace` loader reads a directory of per-trace `*.json` files, so such a directory
+The pinned AIPerf's `weka_trace` loader reads a directory of per-trace `*.json` files, so such a directory
 is passed through unchanged, after every file in it is validated (regular file, size, trace schema) as the
 other forms are: a bad corpus is refused, naming the file, before any server starts. A JSONL file, a single trace file or an `hf:OWNER/NAME@REVISION` dataset
 is validated and written out once as such a directory under the cache (keyed by the content of the

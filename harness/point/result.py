@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
 from harness.point import aiperf, inferencex_row, publishable, result_fields
+from harness.point.aiperf_check import ClientTool
 from harness.point.engine_label import engine_label
 from harness.point.multinode_row import (
     deployment_shape,
@@ -67,10 +68,12 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
                        tokenizer: dict[str, str] | None = None,
+                       client_tool: ClientTool | None = None,
                        deployment_run: dict[str, Any] | None = None,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points).
-    `deployment_run` says which deployment a point ran on when the sweep reused one."""
+    `client_tool`: the distribution that provides the `aiperf` that ran. `deployment_run` says which deployment a
+    point ran on when the sweep reused one."""
     summary = aiperf.read_summary(artifact_dir)
     records_stamp = samples_file.stamp(artifact_dir / aiperf.RECORDS_FILE)
     raw_records = aiperf.read_records(artifact_dir)
@@ -127,7 +130,9 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "speculative_acceptance": {"target": target, "expected": expected, "achieved": achieved,
                                    "reason": al_reason}
         if target else None,
-        "client": {"aiperf_exit_code": None if client_run is None else client_run.exit_code,
+        "client": {"tool": client_identity(client_tool, summary),
+                   "scenario": plan.client.scenario,
+                   "aiperf_exit_code": None if client_run is None else client_run.exit_code,
                    "aiperf_stopped": None if client_run is None else client_run.stopped,
                    "aiperf_was_cancelled": (summary or {}).get("was_cancelled"),
                    "aiperf_benchmark_duration_s": ((summary or {}).get("benchmark_duration") or {}).get("avg"),
@@ -153,6 +158,10 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         # strict mode: the power audit files are written by now; the point itself fails
         result["state"] = "failed"
         result["state_reason"] = "power_invalid: " + ", ".join(result.get("power_invalid_reasons") or ["unknown"])
+    result["aiperf_submission"] = publishable.aiperf_submission(summary)
+    server_metrics_export = aiperf.read_server_metrics(artifact_dir)
+    result["server_metrics_sglang"] = None if server_metrics_export is None else \
+        aiperf.has_sglang_series(server_metrics_export)
     result["validity"] = verdict(result, plan.client.duration_s, thresholds)
     if result["state"] != "completed":
         result["validity"]["valid"] = False
@@ -160,16 +169,23 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                                                  "message": result["state_reason"] or result["state"]})
     result["schema_version"] = RECORD_SCHEMA_VERSION
     result["row"] = f"{result_name(plan)}.json"
-    result["aiperf_submission"] = publishable.aiperf_submission(summary)
     result["publishable"] = publishable.verdict(result)
     row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, deployment_run),
-                         metrics_after, aiperf.read_server_metrics(artifact_dir), router)
+                         metrics_after, server_metrics_export, router)
     write_foreign_json(pdir / result["row"], row)
     if plan.deployment is not None:
         result["deployment"]["affinity"] = affinity(plan.deployment, deployment_log_dir(pdir, deployment_run),
                                                     raw_records, row)
     path = write_json(pdir / RECORD_FILE, result)
     return result, path
+
+
+def client_identity(tool: ClientTool | None, summary: dict[str, Any] | None) -> dict[str, str | None]:
+    """The client that measured the point: its distribution (`agentx-harness`) and the version its own summary
+    names (`aiperf_version`), else the installed one."""
+    ran = (summary or {}).get("aiperf_version")
+    known = tool or ClientTool(None, None)
+    return {"name": known.name, "version": str(ran) if ran else known.version}
 
 
 def first_fingerprint_name(plan: PointPlan) -> str:

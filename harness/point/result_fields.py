@@ -138,8 +138,9 @@ def throughput_block(ok: list[RequestRecord], num_gpus: int) -> dict[str, Any] |
 def achieved_concurrency(records: list[RequestRecord]) -> dict[str, float] | None:
     """Mean concurrency over the throughput window, two ways.
 
-    `sessions`: live session trees (a tree is live from its first to its last profiled request; think time
-    between its requests counts, as it holds its lane) — comparable to the target concurrency.
+    `sessions`: live session trees (a tree is live from its first to its last request, clipped to the window;
+    think time between its requests counts, as it holds its lane, and so does the wait of a tree carried over
+    from the warm-up for its next turn) — comparable to the target concurrency.
     `requests`: requests in flight (sum of request durations / window) — lower, by the think time.
     """
     ok = [r for r in records if r.phase == "profiling" and r.ok]
@@ -151,7 +152,7 @@ def achieved_concurrency(records: list[RequestRecord]) -> dict[str, float] | Non
         return None
     profiled = [r for r in records if r.phase == "profiling" and r.end_ns > 0]
     spans: dict[str, list[int]] = {}
-    for r in profiled:
+    for r in (r for r in records if r.end_ns > 0):
         key = r.tree_id or r.request_id or str(id(r))
         lo, hi = spans.get(key, [r.start_ns, r.end_ns])
         spans[key] = [min(lo, r.start_ns), max(hi, r.end_ns)]

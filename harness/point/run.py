@@ -90,7 +90,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                reserve: StatusReserve, shared: SharedDeployment | None) -> PointOutcome:
     cache_dir = options.cache_dir or (Path(options.out_dir) / ".cache")
     replayed, corpus = aiperf_corpus(plan.client, cache_dir)  # bad input fails before launch
-    check_aiperf(aiperf.aiperf_executable())  # so does a missing or broken client
+    client_tool = check_aiperf(aiperf.aiperf_executable())  # so does a missing or broken client
     tokenizer_used = client_tokenizer(plan)
     labels = {**run_labels(options), "attempt": start_attempt(pdir)}   # the earlier attempt is set aside
     reserve.make()
@@ -108,7 +108,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     client_argv = aiperf.build_argv(client_plan, base_url, artifact_dir, tokenizer,
                                     worker_urls=server.metrics_urls if plan.deployment is not None else ())
     client_tmp = aiperf.short_tmp_dir()
-    client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"))
+    client_env = aiperf.build_env(cache_dir, cache_dir / "hf", client_tmp, corpus.get("staged_cache"),
+                                  client_plan.scenario)
     if plan.deployment is not None:
         client_env.update(client_routing_env(plan.deployment.router.kind, plan.deployment.router.policy))
     api_key = server.api_key
@@ -193,7 +194,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
             artifact_dir=artifact_dir,
             client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
-            reason=reason, corpus=corpus, tokenizer=tokenizer_used,
+            reason=reason, corpus=corpus, tokenizer=tokenizer_used, client_tool=client_tool,
             deployment_run=server.run_record)
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]

@@ -1,7 +1,10 @@
 """The validity verdict of a point: pure checks over the built result, with configurable thresholds.
 
 Every reason has a stable code. The thresholds used are recorded in the verdict, so a reader can tell
-what "valid" meant for this result.
+what "valid" meant for this result. InferenceX's own gates are among them: its error-rate gate (failed /
+completed requests above 0.10, `error_ratio`), its required `sglang:` server-metrics prefix
+(`server_metrics_missing`), and the runtime reasons the AgentX client gives for an invalid submission (latency
+coverage under 95 % of the window, context overflows above 1 %, a cancelled run).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ class Thresholds(BaseModel):
 
     min_completed_requests: int = Field(default=10, ge=0, description="successful profiled requests needed")
     min_window_fraction: float = Field(default=0.5, ge=0, le=1, description="measured window / requested duration")
-    max_error_ratio: float = Field(default=0.10, ge=0, le=1, description="failed / requests sent")
+    max_error_ratio: float = Field(default=0.10, ge=0, le=1,
+                                   description="failed / completed requests (InferenceX's error-rate gate)")
     max_cancelled_ratio: float = Field(default=0.20, ge=0, le=1, description="cancelled at cutoff / requests sent")
     min_concurrency_ratio: float = Field(
         default=0.5, ge=0, le=1, description="achieved session-tree concurrency / target concurrency")
@@ -31,6 +35,24 @@ def with_required_power(thresholds: Thresholds, required: bool) -> Thresholds:
 
 def _reason(code: str, message: str) -> dict[str, str]:
     return {"code": code, "message": message}
+
+
+# The AgentX client's runtime reasons for an invalid submission (its `submission_invalid_reasons`) that say the
+# measurement itself is not sound; `unsafe_override` (a smoke run) only makes a point unofficial.
+CLIENT_RUNTIME_REASONS = {
+    "insufficient_profile_metric_coverage": ("latency_coverage", "AIPerf: latency observations cover less of the "
+                                             "profiling window than the scenario requires (95 %)"),
+    "context_overflow_rate_exceeded": ("context_overflow_rate", "AIPerf: context-overflow responses above the "
+                                       "scenario's 1 % limit"),
+    "run_cancelled": ("run_cancelled", "AIPerf: the run was cancelled before its window ended"),
+}
+
+
+def client_runtime_reasons(submission: Any) -> list[dict[str, str]]:
+    """Our reasons for the AgentX client's runtime invalidity tags in its submission verdict."""
+    listed = submission.get("submission_invalid_reasons") if isinstance(submission, dict) else None
+    tags = [str(t) for t in listed] if isinstance(listed, list) else []
+    return [_reason(*CLIENT_RUNTIME_REASONS[t]) for t in tags if t in CLIENT_RUNTIME_REASONS]
 
 
 def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thresholds) -> dict[str, Any]:
@@ -48,9 +70,10 @@ def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thr
     if window < thresholds.min_window_fraction * requested_duration_s:
         reasons.append(_reason("window_too_short", f"measured window {window:.1f} s < "
                                f"{thresholds.min_window_fraction:.0%} of the requested {requested_duration_s:.0f} s"))
-    if sent and errors / sent > thresholds.max_error_ratio:
-        reasons.append(_reason("error_ratio", f"{errors}/{sent} requests failed "
-                               f"({errors / sent:.1%} > {thresholds.max_error_ratio:.0%})"))
+    if errors and (not ok or errors / ok > thresholds.max_error_ratio):
+        rate = f"{errors / ok:.1%}" if ok else "no request completed"
+        reasons.append(_reason("error_ratio", f"{errors} failed against {ok} completed requests "
+                               f"({rate} > {thresholds.max_error_ratio:.0%}, InferenceX's error-rate gate)"))
     if acc.get("cancelled_at_cutoff") is None:
         reasons.append(_reason("cancelled_unknown", "requests cancelled at the cutoff could not be counted"))
     elif sent and cancelled / sent > thresholds.max_cancelled_ratio:
@@ -79,6 +102,10 @@ def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thr
                          if spec.get("expected") else f"target {spec['target']}")
                 reasons.append(_reason("accept_length_off_target", f"achieved accept length {got:.3f} vs {basis} "
                                        f"(> {thresholds.max_accept_length_error:.0%} off)"))
+    if result.get("server_metrics_sglang") is False:
+        reasons.append(_reason("server_metrics_missing", "AIPerf captured no `sglang:` server metric "
+                               "(InferenceX requires the prefix)"))
+    reasons += client_runtime_reasons(result.get("aiperf_submission"))
     if thresholds.require_power and not result.get("power_valid"):
         why = ", ".join(result.get("power_invalid_reasons") or []) or "unknown"
         reasons.append(_reason("power_invalid", f"power required but invalid: {why}"))

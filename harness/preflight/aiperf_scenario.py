@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.preflight.checks import Finding, Level
 from harness.recipe.plan import PointPlan
-from harness.recipe.scenario import SCENARIO, Resolution, resolve
+from harness.recipe.scenario import Resolution, resolve
 
 PLACEHOLDER_URL = "http://127.0.0.1:30000"
 PLACEHOLDER_TOKENIZER = "local/tokenizer"
@@ -48,8 +48,9 @@ def findings(plans: list[PointPlan], recipe_src: str) -> list[Finding]:
     """One finding per distinct outcome: AIPerf refuses, accepts as unofficial, or accepts as a submission."""
     where = f"{recipe_src}:client"
     by_text: dict[tuple[Level, str], list[str]] = {}
+    scenario_of = {p.name: p.client.scenario for p in plans}
     for name, res in resolutions(plans).items():
-        by_text.setdefault(_outcome(res), []).append(name)
+        by_text.setdefault(_outcome(res, scenario_of[name]), []).append(name)
     return [Finding(level, "aiperf", where, f"{', '.join(names)}: {text}") for (level, text), names in by_text.items()]
 
 
@@ -62,7 +63,7 @@ def refuse_unless_accepted(plans: list[PointPlan], recipe_src: str) -> None:
         raise UserError(f"{failed[0].where}: {failed[0].message}")
 
 
-def _outcome(res: Resolution) -> tuple[Level, str]:
+def _outcome(res: Resolution, scenario: str) -> tuple[Level, str]:
     if not res.accepted:
         hint = ("; mark the run unofficial (--unofficial) for a smoke run" if res.violations else "")
         return "fail", f"AIPerf refuses this client command: {res.error}{hint}"
@@ -70,4 +71,4 @@ def _outcome(res: Resolution) -> tuple[Level, str]:
         broken = "; ".join(v.line() for v in res.violations) or "override active"
         return "warn", f"unofficial: AIPerf runs it with --unsafe-override and records submission_valid false " \
                        f"({broken})"
-    return "pass", f"AIPerf's {SCENARIO} scenario accepts it as a submission"
+    return "pass", f"AIPerf's {scenario} scenario accepts it as a submission"

@@ -57,6 +57,7 @@ class ClientPlan(Frozen):
     """What the AIPerf client replays and for how long (argv is rendered at run time: it needs the URL)."""
 
     served_model_name: str
+    scenario: str                       # the AIPerf scenario: `agentx` or `inferencex-agentx-mvp`
     traces: str
     concurrency: int
     duration_s: float
@@ -324,14 +325,15 @@ def client_plan(recipe: Recipe, point: Point, source: str, recipe_dir: Path | No
     tokenizer = recipe.client.tokenizer
     if tokenizer is not None and recipe_dir is not None and not Path(tokenizer).is_absolute():
         tokenizer = str((recipe_dir / tokenizer).resolve())
-    client = ClientPlan(served_model_name=recipe.model.served_name, traces=str(traces),
+    client = ClientPlan(served_model_name=recipe.model.served_name, scenario=recipe.client.scenario,
+                        traces=str(traces),
                         concurrency=point.conc, duration_s=recipe.client.duration_s,
                         grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
                         seed=recipe.client.seed, tokenizer=tokenizer,
                         max_sessions=recipe.client.max_sessions, unofficial=recipe.client.unofficial)
     breaks = scenario.fast_violations(client)
     if breaks and not client.unofficial:
-        raise UserError(scenario.refusal(where, breaks))
+        raise UserError(scenario.refusal(where, client.scenario, breaks))
     return client
 
 

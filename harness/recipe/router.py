@@ -76,7 +76,7 @@ def metrics_port(port: int) -> int:
     return port + 1
 
 
-# AIPerf sends its per-session correlation id as smg's routing key when this is set (AIPerf 0.13's environment).
+# AIPerf sends its per-session correlation id as smg's routing key when this is set (the pinned AIPerf's environment).
 ROUTING_KEY_ENV = "AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID"
 
 

@@ -1,18 +1,20 @@
-"""AIPerf's `inferencex-agentx-mvp` scenario: which runs it accepts as a submission, decided before any GPU hour.
+"""The AgentX client's scenarios: which runs they accept as a submission, decided before any GPU hour.
 
-AIPerf resolves a run's configuration before it starts anything; with `--scenario inferencex-agentx-mvp` that
-resolution refuses a run breaking one of the scenario's invariants (a local, unpinned corpus; a profiling window
-under 900 s; no streaming; `ignore_eos` off; a wrong cache bust; a rate-shaped load; ...), unless
-`--unsafe-override` downgrades the breaches to warnings and stamps the run `submission_valid: false`.
+The client (`agentx-harness`, the AIPerf fork InferenceX's AgentX runs use) resolves a run's configuration before
+it starts anything. Under a scenario (`agentx`, InferenceX's preset and the default; or `inferencex-agentx-mvp`,
+the earlier one) that resolution refuses a run breaking one of the scenario's invariants (a local, unpinned
+corpus; a profiling window under 900 s; no streaming; `ignore_eos` off; a wrong cache bust; a rate-shaped load;
+...), unless `--unsafe-override` downgrades the breaches to warnings and stamps the run `submission_valid: false`.
 
 The harness passes `--unsafe-override` only for a run the user marked unofficial (`--unofficial`, or
 `client.unofficial: true` in a smoke recipe), never on its own. Two layers decide:
 
 - `fast_violations(client)`: our copy of the two invariants a recipe can break (corpus and window), pure and
   instant; `build_plan` refuses a plan that breaks them without `unofficial`.
-- `resolve(argv)`: AIPerf's own parser, configuration builder and scenario resolver on the exact `aiperf profile`
-  argv of a point (imported, no network, no dataset download, no process). `plan`, `check`, `preflight`,
-  `submit` and `run` call it on every point; a test holds the fast copy equal to it on every shipped recipe.
+- `resolve(argv)`: the client's own parser, configuration builder and scenario resolver on the exact
+  `aiperf profile` argv of a point (imported, no network, no dataset download, no process). `plan`, `check`,
+  `preflight`, `submit` and `run` call it on every point; a test holds the fast copy equal to it on every shipped
+  recipe, and `AGENTX_PRESET` (what the harness leaves to the `agentx` preset) equal to the client's registry.
 """
 
 from __future__ import annotations
@@ -26,10 +28,31 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.recipe.plan import ClientPlan
 
-SCENARIO = "inferencex-agentx-mvp"
+AGENTX = "agentx"
+MVP = "inferencex-agentx-mvp"
 MIN_DURATION_S = 900.0
 LOADER_FLAG = "--input-file (loader)"
 DURATION_FLAG = "--benchmark-duration"
+# The timeouts InferenceX sets around an AgentX run; the `agentx` preset sets them itself.
+MVP_TIMEOUT_ENV = {"AIPERF_HTTP_TCP_USER_TIMEOUT": "900000", "AIPERF_DATASET_CONFIGURATION_TIMEOUT": "1800",
+                   "AIPERF_SERVICE_PROFILE_CONFIGURE_TIMEOUT": "1800"}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What the `agentx` preset sets that the harness therefore leaves out of a point's command."""
+
+    seed: int = 42
+    trajectory_start_ratios: tuple[float, float] = (0.25, 0.75)
+    failed_request_threshold: float = 0.10
+    cli_defaults: tuple[tuple[str, object], ...] = (
+        ("endpoint_type", "chat"), ("streaming", True), ("use_server_token_count", True), ("no_gpu_telemetry", True))
+    environment: tuple[tuple[str, str, object], ...] = (
+        ("HTTP", "TCP_USER_TIMEOUT", 900000), ("DATASET", "CONFIGURATION_TIMEOUT", 1800),
+        ("SERVICE", "PROFILE_CONFIGURE_TIMEOUT", 1800))
+
+
+AGENTX_PRESET = Preset()
 
 
 @dataclass(frozen=True)
@@ -55,10 +78,10 @@ def fast_violations(client: ClientPlan) -> list[Violation]:
     return found
 
 
-def refusal(where: str, violations: list[Violation]) -> str:
-    """One line: what AIPerf's scenario refuses, and the two ways out."""
+def refusal(where: str, scenario: str, violations: list[Violation]) -> str:
+    """One line: what the client's scenario refuses, and the two ways out."""
     broken = "; ".join(v.line() for v in violations)
-    return (f"{where}: AIPerf's {SCENARIO} scenario refuses this run: {broken}. Run the pinned corpus at a window "
+    return (f"{where}: AIPerf's {scenario} scenario refuses this run: {broken}. Run the pinned corpus at a window "
             f"of {MIN_DURATION_S:g} s or more, or mark the run unofficial (--unofficial, or client.unofficial: "
             "true; AIPerf then records submission_valid: false)")
 

@@ -106,6 +106,9 @@ class KvOffloadChange(Strict):
 
 
 class Client(Strict):
+    scenario: Literal["agentx", "inferencex-agentx-mvp"] = Field(default="agentx", description=(
+        "the AIPerf scenario the client replays under: `agentx` (InferenceX's AgentX preset, as InferenceX runs it "
+        "now) or `inferencex-agentx-mvp` (the earlier scenario, for comparing with rows measured under it)"))
     traces: PathText = Field(description="trace corpus: the pinned AgentX corpus as AIPerf names it "
                                     "(public-dataset:ALIAS@COMMIT or hf-weka-dataset:OWNER/NAME@COMMIT), or a local "
                                     "corpus for smoke runs: a directory of Weka v1 JSON files or a .jsonl file "

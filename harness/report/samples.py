@@ -1,4 +1,4 @@
-"""Per-request records beside a result (AIPerf 0.13 `profile_export.jsonl`): latency samples for the plots.
+"""Per-request records beside a result (the pinned AIPerf's `profile_export.jsonl`): latency samples for the plots.
 
 A point the harness ran leaves `request_samples.bin` beside its records (`harness.report.samples_file`);
 the report reads that when it matches the records file, and reads the records otherwise (another tool's

@@ -1,12 +1,12 @@
 """Checks beyond the schema: what a replayer needs to hold for a corpus to replay faithfully.
 
-Errors make a corpus unusable: AIPerf 0.13's Weka loader aborts on them.
+Errors make a corpus unusable: the pinned AIPerf's Weka loader aborts on them.
 * A conversation's first call (the root's, each subagent's) has fewer `hash_ids` than its declared
   system + tool prefix needs (ceil((tool_tokens + system_tokens) / block_size)).
 * Two subagents of one trace share an `agent_id`.
 
 Warnings replay, but not as recorded, or not with AIPerf 0.13:
-* `hash_id_scope: global` and subagents nested in subagents (AIPerf 0.13 accepts neither).
+* `hash_id_scope: global` and subagents nested in subagents (the pinned AIPerf accepts neither).
 * More `hash_ids` than ceil(in / block_size) (blocks beyond the prompt).
 * A call that starts before the previous call of its conversation, or a subagent call before its spawn.
 * A model used by a call but missing from the trace's (or subagent's) `models`.
@@ -48,7 +48,7 @@ def check_trace(trace: Trace, where: str) -> CheckReport:
     for path, sa in walk_subagents(trace):
         loc = request_path(path)
         if len(path) > 1:
-            report.warnings.append(f"{head}: {loc}: subagent nested in a subagent (AIPerf 0.13 rejects it)")
+            report.warnings.append(f"{head}: {loc}: subagent nested in a subagent (the pinned AIPerf rejects it)")
         if sa.agent_id in seen_agents:
             report.errors.append(f"{head}: {loc}.agent_id: '{sa.agent_id}' already used by {seen_agents[sa.agent_id]}")
         seen_agents.setdefault(sa.agent_id, loc)

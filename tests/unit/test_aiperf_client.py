@@ -7,14 +7,29 @@ from harness.recipe.plan import ClientPlan
 
 
 def client(**over):
-    base = dict(served_model_name="muse", traces="/traces", concurrency=8, duration_s=1800, grace_s=120,
-                warmup_s=0, seed=7, tokenizer=None, max_sessions=None)
+    base = dict(served_model_name="muse", scenario="agentx", traces="/traces", concurrency=8, duration_s=1800,
+                grace_s=120, warmup_s=0, seed=42, tokenizer=None, max_sessions=None)
     base.update(over)
     return ClientPlan(**base)
 
 
-def test_argv_has_agentx_semantics_and_no_override_for_full_windows():
+def test_agentx_argv_is_inferencex_standalone_command_with_the_points_window():
+    """InferenceX's standalone AgentX command (`--scenario agentx --url --endpoint --model --tokenizer --concurrency
+    DATASET --output-artifact-dir`), plus the point's window and grace; the preset sets everything else."""
     argv = build_argv(client(), "http://h:30000", Path("/out/aiperf"), "local/tok", executable="aiperf")
+    assert argv == ["aiperf", "profile", "--scenario", "agentx", "--url", "http://h:30000",
+                    "--endpoint", "/v1/chat/completions", "--model", "muse", "--tokenizer", "local/tok",
+                    "--concurrency", "8", "--custom-dataset-type", "weka_trace", "--input-file", "/traces",
+                    "--benchmark-duration", "1800", "--benchmark-grace-period", "120", "--allow-dataset-wrap",
+                    "--server-metrics", "http://h:30000/metrics", "--ui", "none",
+                    "--output-artifact-dir", "/out/aiperf"]
+    seeded = build_argv(client(seed=7), "u", Path("a"), "t", "aiperf")
+    assert "--random-seed 7" in " ".join(seeded)   # only a seed other than the preset's 42 is passed
+
+
+def test_mvp_argv_passes_what_inferencex_passed_before_the_preset():
+    argv = build_argv(client(scenario="inferencex-agentx-mvp", seed=7), "http://h:30000", Path("/out/aiperf"),
+                      "local/tok", executable="aiperf")
     joined = " ".join(argv)
     assert argv[:2] == ["aiperf", "profile"]
     for part in ["--scenario inferencex-agentx-mvp", "--custom-dataset-type weka_trace", "--input-file /traces",
@@ -22,7 +37,7 @@ def test_argv_has_agentx_semantics_and_no_override_for_full_windows():
                  "--trajectory-start-min-ratio 0.25", "--trajectory-start-max-ratio 0.75",
                  "--use-server-token-count", "--extra-inputs ignore_eos:true", "--streaming", "--ui none",
                  "--tokenizer local/tok", "--model muse", "--url http://h:30000", "--random-seed 7",
-                 "--artifact-dir /out/aiperf"]:
+                 "--endpoint-type chat", "--no-gpu-telemetry", "--output-artifact-dir /out/aiperf"]:
         assert part in joined, part
     assert "--unsafe-override" not in argv
     assert "--request-rate" not in argv  # would conflict with the scenario's agentic-replay lock
@@ -35,9 +50,9 @@ def test_a_deployments_workers_are_scraped_beside_the_router():
                       worker_urls=["http://p:8100", "http://d:8200/"])
     i = argv.index("--server-metrics")
     assert argv[i + 1:i + 5] == ["http://r:8000/metrics", "http://p:8100/metrics", "http://d:8200/metrics",
-                                 "--no-gpu-telemetry"]
+                                 "--ui"]
     one = build_argv(client(), "http://h:30000", Path("a"), "t", "aiperf")
-    assert one[one.index("--server-metrics") + 1:][:2] == ["http://h:30000/metrics", "--no-gpu-telemetry"]
+    assert one[one.index("--server-metrics") + 1:][:2] == ["http://h:30000/metrics", "--ui"]
 
 
 def test_only_a_run_marked_unofficial_gets_the_override():
@@ -66,6 +81,9 @@ def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path):
     assert env["HF_HUB_OFFLINE"] == "1" and env["HF_HOME"] == str(tmp_path / "hf")
     assert env["AIPERF_DATASET_MMAP_CACHE_DIR"].startswith(str(tmp_path))
     assert "HF_DATASETS_CACHE" not in env
+    assert "AIPERF_HTTP_TCP_USER_TIMEOUT" not in env   # the agentx preset sets its own timeouts
+    mvp = build_env(tmp_path, tmp_path / "hf", tmp_path / "t", scenario="inferencex-agentx-mvp")
+    assert mvp["AIPERF_HTTP_TCP_USER_TIMEOUT"] == "900000" and mvp["AIPERF_DATASET_CONFIGURATION_TIMEOUT"] == "1800"
     assert build_env(tmp_path, tmp_path / "hf", tmp_path / "t", "/staged")["HF_DATASETS_CACHE"] == "/staged"
 
 

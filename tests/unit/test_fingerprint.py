@@ -118,7 +118,7 @@ def test_real_capture_through_the_local_launcher(tmp_path):
     assert data["python_version"] == ".".join(map(str, sys.version_info[:3]))
     assert data["env"]["SGLANG_X"] == "1" and data["env"]["HF_TOKEN"] == "***REDACTED***"
     own = data["pip_packages"][sys.executable]
-    assert any(line.startswith("aiperf==") for line in own) and own == sorted(own, key=str.lower)
+    assert any(line.startswith("agentx-harness==") for line in own) and own == sorted(own, key=str.lower)
     assert len(data["timestamp"]) == 20 and data["timestamp"].endswith("Z")
     if shutil.which("nvidia-smi") is None and record["gpu_source"] == "none":
         assert data["gpu"] == {"available": False}      # nothing invented without a GPU

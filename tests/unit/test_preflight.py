@@ -101,7 +101,7 @@ def test_seed_recipes_pass_preflight_against_a_filled_in_profile(tmp_path: Path,
     assert set(warned) == {"image_version_unknown", "traces"}
     assert "UNVERIFIED content" in warned["traces"]  # the fake site stages a stand-in of the pinned corpus
     passed = codes(report, "pass")
-    assert "AIPerf's inferencex-agentx-mvp scenario accepts it as a submission" in passed["aiperf"]
+    assert "AIPerf's agentx scenario accepts it as a submission" in passed["aiperf"]
 
 
 @pytest.mark.parametrize(("recipe", "name"), [(GB300, "gb300"), (H200, "h200")])

@@ -30,11 +30,30 @@ def test_window_too_short():
     assert codes(good(request_metrics={"throughput": {"duration_seconds": 20.0}})) == ["window_too_short"]
 
 
-def test_error_ratio_above_ten_percent():
-    acc = {"successful": 88, "errors": 12, "cancelled_at_cutoff": 0}
-    assert codes(good(request_accounting=acc)) == ["error_ratio"]
+def test_error_ratio_is_inferencex_gate_failed_over_completed():
+    """InferenceX's validator: error_request_count / completed requests <= 0.10."""
     acc = {"successful": 90, "errors": 10, "cancelled_at_cutoff": 0}
-    assert codes(good(request_accounting=acc)) == []
+    assert codes(good(request_accounting=acc)) == ["error_ratio"]     # 11.1 % of completed
+    acc = {"successful": 100, "errors": 10, "cancelled_at_cutoff": 0}
+    assert codes(good(request_accounting=acc)) == []                  # exactly 0.10 passes
+    acc = {"successful": 0, "errors": 3, "cancelled_at_cutoff": 0}
+    assert "error_ratio" in codes(good(request_accounting=acc))
+
+
+def test_inferencex_requires_sglang_server_metrics():
+    assert codes(good(server_metrics_sglang=False)) == ["server_metrics_missing"]
+    assert codes(good(server_metrics_sglang=True)) == []
+    assert codes(good(server_metrics_sglang=None)) == []   # no export at all: the row says so itself
+
+
+def test_the_clients_runtime_invalidity_is_named_and_a_smoke_override_is_not():
+    submission = {"scenario": "agentx", "submission_valid": False,
+                  "submission_invalid_reasons": ["unsafe_override", "insufficient_profile_metric_coverage",
+                                                 "context_overflow_rate_exceeded", "run_cancelled"]}
+    assert codes(good(aiperf_submission=submission)) == ["latency_coverage", "context_overflow_rate",
+                                                          "run_cancelled"]
+    smoke = {"scenario": "agentx", "submission_valid": False, "submission_invalid_reasons": ["unsafe_override"]}
+    assert codes(good(aiperf_submission=smoke)) == []
 
 
 def test_cancelled_ratio_and_unknown():
