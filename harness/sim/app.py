@@ -319,6 +319,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
                 w.wake.clear()
             if engine_task.done():
                 return
+        if args.sim_errors_after is not None:
+            st.faults.errors_from_ns = time.monotonic_ns() + int(args.sim_errors_after * 1e9)
         st.ready = True
         print("The server is fired up and ready to roll!", flush=True)
         if args.sim_crash_after is not None:

@@ -26,6 +26,9 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
                    help="exit with status 1 this many seconds after becoming ready")
     g.add_argument("--sim-error-rate", type=float, default=0.0,
                    help="fraction of chat requests answered with HTTP 500")
+    g.add_argument("--sim-errors-after", type=float, default=None,
+                   help="answer with --sim-error-rate only from this many seconds after becoming ready "
+                        "(default: from the start), e.g. to fail requests after a client's warm-up")
     g.add_argument("--sim-stall-after", type=float, default=None,
                    help="stop producing tokens this many seconds after becoming ready (connections stay open)")
     g.add_argument("--sim-drop-rate", type=float, default=0.0,

@@ -35,6 +35,12 @@ class Faults:
     error_rate: float = 0.0
     drop_rate: float = 0.0
     rng: random.Random = field(default_factory=random.Random)
+    errors_from_ns: int = 0        # monotonic time from which `error_rate` applies
+
+    def inject_error(self) -> bool:
+        """Whether this request is answered with an injected HTTP 500."""
+        return (self.error_rate > 0 and time.monotonic_ns() >= self.errors_from_ns
+                and self.rng.random() < self.error_rate)
 
 
 @dataclass
@@ -168,7 +174,7 @@ class Handlers:
         if isinstance(dp_rank, str):
             return _error(400, dp_rank)
         rid = request.headers.get("X-Request-ID") or uuid.uuid4().hex
-        if st.faults.error_rate > 0 and st.faults.rng.random() < st.faults.error_rate:
+        if st.faults.inject_error():
             self._log_truth_error(rid, arrival_ns, "injected_error")
             return _error(500, "injected server error (--sim-error-rate)", "InternalServerError")
         prompt = analyse(render_chat(body["messages"], body.get("tools")))

@@ -99,7 +99,7 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert result["engine"] == "sim" and result["simulated"] is True
     # AIPerf's own verdict, read from its metadata: a smoke recipe runs under --unsafe-override, never publishable
     assert "--unsafe-override" in (pdir / "client_command.txt").read_text()
-    assert result["aiperf_submission"]["scenario"] == "inferencex-agentx-mvp"
+    assert result["aiperf_submission"]["scenario"] == "agentx"
     assert (result["aiperf_submission"]["submission_valid"],
             result["aiperf_submission"]["submission_invalid_reasons"]) == (False, ["unsafe_override"])
     assert result["publishable"]["publishable"] is False
@@ -175,7 +175,10 @@ def test_server_that_never_becomes_ready_fails_within_the_budget(tmp_path):
 
 
 def test_burst_of_server_errors_completes_but_is_invalid(tmp_path):
-    plan = sim_plan(["--sim-error-rate", "0.25"], ["client.duration_s=15"])
+    """Errors once profiling runs (the agentx preset aborts the run on any warm-up failure instead): the client
+    stops live above its 10 % threshold, and the point is invalid by InferenceX's error-rate gate and the
+    client's cancelled run."""
+    plan = sim_plan(["--sim-error-rate", "0.25", "--sim-errors-after", "25"], ["client.duration_s=40"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
     assert outcome.state == "completed" and outcome.exit_status == EXIT_INVALID
     codes = [r["code"] for r in outcome.result["validity"]["reasons"]]

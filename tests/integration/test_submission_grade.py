@@ -62,7 +62,7 @@ def test_gpu_recipe_at_its_own_window_reaches_profiling_on_the_staged_pinned_cor
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
     record = json.loads((pdir / "point_result.json").read_text())
     verdict = record["aiperf_submission"]   # AIPerf's own, from profile_export_aiperf.json's metadata
-    assert verdict["scenario"] == "inferencex-agentx-mvp" and verdict["submission_valid"] is False
+    assert verdict["scenario"] == "agentx" and verdict["submission_valid"] is False
     assert verdict["submission_invalid_reasons"] == ["run_cancelled"]
     assert verdict["dataset"]["loader"] == "semianalysis_cc_traces_weka_062126"
     assert verdict["dataset"]["hf_dataset_name"] == "semianalysisai/cc-traces-weka-062126"
@@ -103,7 +103,7 @@ def test_a_deployment_at_agentx_length_reaches_profiling_on_the_staged_pinned_co
     assert port_listeners((30000, 30100, 30200)) == [] and live_routers() == []
     record = json.loads((pdir / "point_result.json").read_text())
     verdict = record["aiperf_submission"]
-    assert verdict["scenario"] == "inferencex-agentx-mvp" and verdict["submission_invalid_reasons"] == ["run_cancelled"]
+    assert verdict["scenario"] == "agentx" and verdict["submission_invalid_reasons"] == ["run_cancelled"]
     assert record["client"]["corpus"]["spec"] == PINNED
 
 
@@ -117,7 +117,7 @@ def test_a_local_corpus_without_unofficial_is_refused_before_any_server_starts(t
     print(f"\nrefused in {took:.1f} s")
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert "inferencex-agentx-mvp scenario refuses this run" in line and "public-dataset:ALIAS@COMMIT" in line
+    assert "agentx scenario refuses this run" in line and "public-dataset:ALIAS@COMMIT" in line
     assert "--unofficial" in line
     assert not out.exists()          # nothing planned into the out dir, no server started
     assert took < 20                 # the bar is 5 s (measured 1.6 s here); the bound only catches a launch
