@@ -227,6 +227,20 @@ def _abort_line(log_path: Path) -> str | None:
     return found[0].split("; aborting", 1)[0].split(" (", 1)[0].strip()[:200] if found else None
 
 
+_RUN_ABORTED = re.compile(r"Run aborted \((?P<kind>[^)]+)\): (?P<detail>[^.]+)")
+
+
+def _abort_detail(log_path: Path) -> str | None:
+    """The client's explanation of an early abort (`Run aborted (warmup_failure): A root AgentX warmup request
+    failed, so profiling was not started`), which says more than the errors its teardown logs after it."""
+    try:
+        text = log_path.read_text(errors="replace")
+    except OSError:
+        return None
+    m = _RUN_ABORTED.search(text)
+    return f"{m.group('detail').strip()} ({m.group('kind')})"[:300] if m else None
+
+
 def _error_label(error: dict[str, Any]) -> str:
     code = error.get("code")
     return f"HTTP {code}" if isinstance(code, int) else str(error.get("type") or "no response")
@@ -267,11 +281,12 @@ def request_errors(records: list[dict[str, Any]]) -> str | None:
 def failure_reason(exit_code: int | None, artifact_dir: Path, log_path: Path) -> str:
     """Why AIPerf ended without a summary, in one line. When the server answered requests with errors, the
     reason is `server_errors` and names how many and with which status codes (AIPerf itself only says
-    `No profile results to export`); otherwise `client_failed` with AIPerf's last error."""
+    `No profile results to export`); otherwise `client_failed` with the client's own explanation of its abort, or
+    else its last error."""
     errors = request_errors(read_records(artifact_dir))
     abort = _abort_line(log_path)
     tail = (f"AIPerf {'stopped early (' + abort + ') and ' if abort else ''}exited {exit_code} without a summary: "
-            f"{last_error(log_path)}")
+            f"{_abort_detail(log_path) or last_error(log_path)}")
     if errors is None:
         return f"client_failed: {tail}"
     code = "server_errors" if "HTTP " in errors else "client_failed"

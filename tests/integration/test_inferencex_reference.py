@@ -36,15 +36,15 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "quickstart-sim.yaml"
-POINT = "c2"
+POINT = "c4"
 WINDOW_S = 30
 # AIPerf's default grace after the window (InferenceX's standalone command sets none): the harness gets the same
 SETTINGS = [f"client.duration_s={WINDOW_S}", "client.grace_s=30"]
 # Each metric may lie outside the harness's two runs by their spread, and at least by a floor below which a shared
-# 2-core runner cannot resolve a difference: 2 ms of latency (scheduling jitter of ~10 ms TTFTs), 1 % of
-# throughput, one request at the window's edge.
-FLOORS = {"tok/s/GPU": ("relative", 0.01), "E2EL p50 (s)": ("absolute", 0.002), "E2EL p90 (s)": ("absolute", 0.002),
-          "TTFT p50 (s)": ("absolute", 0.002), "TTFT p90 (s)": ("absolute", 0.002), "requests": ("absolute", 1.0)}
+# 2-core runner cannot resolve a difference: 3 ms of latency (the scheduling jitter of the simulator's ~10 ms
+# TTFTs on a loaded machine), 1 % of throughput, one request at the window's edge.
+FLOORS = {"tok/s/GPU": ("relative", 0.01), "E2EL p50 (s)": ("absolute", 0.003), "E2EL p90 (s)": ("absolute", 0.003),
+          "TTFT p50 (s)": ("absolute", 0.003), "TTFT p90 (s)": ("absolute", 0.003), "requests": ("absolute", 1.0)}
 
 
 def _free_port() -> int:
@@ -134,3 +134,4 @@ def test_the_harness_point_measures_what_inferencex_standalone_run_measures(tmp_
         if not band.low - width <= value <= band.high + width:
             outside.append(f"{metric}: InferenceX's run {value:.4g}, the harness's runs {band.values}")
     assert not outside, "; ".join(outside)
+    assert min(spread["requests"].values) >= 15   # enough requests for the percentiles to mean something

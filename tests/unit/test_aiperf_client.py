@@ -160,3 +160,18 @@ def test_failure_reason_without_failed_records_is_client_failed(tmp_path):
     assert failure_reason(None, tmp_path, tmp_path / "none.log") == \
         "client_failed: AIPerf exited None without a summary: no client log"
 
+
+def test_failure_reason_prefers_the_clients_abort_explanation_to_its_teardown_errors(tmp_path):
+    from harness.point.aiperf import failure_reason
+
+    log = tmp_path / "aiperf.log"
+    log.write_text(
+        "19:51:30.743 WARNING  Terminal warmup failure for trace synth-s0-0003; aborting run early (broadcasting "
+        "ProfileCancelCommand).\n"
+        "19:51:30.744 WARNING  Run aborted (warmup_failure): A root AgentX warmup request failed, so profiling was "
+        "not started. Check the preceding request error and inference server logs. Will exit non-zero.\n"
+        "19:51:30.759 ERROR    Tried to flush buffer, but file handle is not open: /x.jsonl\n")
+    assert failure_reason(1, tmp_path, log) == (
+        "client_failed: AIPerf stopped early (Terminal warmup failure for trace synth-s0-0003) and exited 1 without a "
+        "summary: A root AgentX warmup request failed, so profiling was not started (warmup_failure)")
+
