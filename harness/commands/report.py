@@ -27,8 +27,8 @@ def default_out(run_dirs: list[Path]) -> Path:
 
 def main(args: argparse.Namespace) -> int:
     from harness.report import build_report
-    from harness.report.curves import report_json
-    from harness.report.evals import eval_line
+    from harness.report.curves import CURVE_DEFINITION, report_json
+    from harness.report.evals import eval_lines
     from harness.report.markdown import coverage_lines
     from harness.report.table import render_curve
 
@@ -37,9 +37,10 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         from harness.report.evals import eval_json
 
-        evals = {c.config_key: eval_json(outputs.evals.get(c.config_key)) for c in outputs.curves}
+        evals = {k: eval_json(outputs.evals.get(k)) for c in outputs.curves for k in c.config_keys}
         print_json({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes})
         return 0
+    print(CURVE_DEFINITION)
     for n in outputs.notes:
         print(f"note: {n}")
     for c in outputs.curves:
@@ -48,7 +49,7 @@ def main(args: argparse.Namespace) -> int:
         print("\n".join("  " + line[2:] for line in coverage_lines(c)))
         for w in c.warnings:
             print(f"warning: {w}")
-        print(eval_line(outputs.evals.get(c.config_key), c.simulated))
+        print("\n".join(eval_lines(c.config_keys, outputs.evals, c.simulated)))
         print()
     print(f"report: {outputs.html_path}")
     print(f"markdown: {outputs.markdown_path}")

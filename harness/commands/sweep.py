@@ -115,13 +115,13 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
 
     curve_dir = args.out / config_key
     outputs = build_report([curve_dir], curve_dir / "report")
-    from harness.report.evals import eval_line
+    from harness.report.evals import eval_lines
 
     for curve in outputs.curves:  # the curves the report was built from: results are read once
         print()
         print(render_curve(curve), end="")
         if args.with_eval:
-            print(eval_line(outputs.evals.get(curve.config_key), curve.simulated))
+            print("\n".join(eval_lines(curve.config_keys, outputs.evals, curve.simulated)))
     print()
     for png in outputs.png_paths:
         print(f"plot:   {png}")

@@ -1,8 +1,10 @@
-"""The arm of a result: the serving configuration that InferenceX keeps as its own series.
+"""The arm of a result: the serving settings that tell two configs of one series apart.
 
-Two results of one model, precision, hardware and parallelism are still different arms when they differ in
+Two results of one model, precision, hardware and parallelism are different arms when they differ in
 speculative decoding, KV offloading, DP attention, disaggregation shape (prefill/decode workers and their
-parallelism) or recipe fingerprint. InferenceX gives one recipe one fingerprint across all its
+parallelism) or recipe fingerprint. A report draws every arm of a series on one curve, as point attributes
+(`harness.report.attributes`); the arm keeps configs apart (`harness.report.configs`), so `harness compare`
+never pairs two of them without being asked. InferenceX gives one recipe one fingerprint across all its
 concurrencies, so for InferenceX rows the fingerprint is part of the arm. A recipe of this harness may give
 single points their own server overrides (and so their own per-point fingerprint), so our own records are
 identified by config key and the fingerprint is compared only where the caller asks for it.

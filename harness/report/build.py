@@ -37,7 +37,7 @@ Distributions = dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]
 
 
 def distributions(curves: list[Curve]) -> Distributions:
-    """(curve index, conc) -> (TTFT, E2EL) quantiles, for points with a per-request file beside them."""
+    """(curve index, point index) -> (TTFT, E2EL) quantiles, for points with a per-request file beside them."""
     with reading_distributions(curves) as result:
         return result()
 
@@ -46,7 +46,7 @@ def distributions(curves: list[Curve]) -> Distributions:
 def reading_distributions(curves: list[Curve]) -> Iterator[Callable[[], Distributions]]:
     """Start reading the points' per-request files (the bulk of a large report's time) in worker processes,
     one per CPU, while the caller draws what does not need them; the callable waits for the quantiles."""
-    jobs = [((i, p.conc), path) for i, c in enumerate(curves) for p in c.points
+    jobs = [((i, j), path) for i, c in enumerate(curves) for j, p in enumerate(c.points)
             if (path := record_file(p.point_dir)) is not None]
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if min(len(jobs), cpus) < 2 or "fork" not in multiprocessing.get_all_start_methods():
@@ -83,8 +83,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     from harness.report.markdown import render_markdown
 
     evals = newest_evals(run_dirs)
-    keys = {k: all(c.simulated for c in curves if c.config_key == k)   # config key -> only simulated curves
-            for k in dict.fromkeys(c.config_key for c in curves)}
+    keys = {k: all(c.simulated for c in curves if k in c.config_keys)   # config key -> only simulated curves
+            for k in dict.fromkeys(k for c in curves for k in c.config_keys)}
     json_path = write_json(out_dir / "report.json",
                            {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys},
                             "notes": notes})

@@ -1,10 +1,12 @@
-"""Comparing two runs of a curve point by point: old -> new with percentage change, added and removed points.
+"""Comparing two runs of a config point by point: old -> new with percentage change, added and removed points.
 
-Simulated and real results, results of different images, and different arms (`harness.report.arms`:
-speculative decoding, KV offloading, DP attention, disaggregation shape, and for InferenceX rows the recipe
-fingerprint) are never compared as one curve unless the caller allows it explicitly (`allow_mixed`):
-neither within one side (a side whose curve key spans two engines or images) nor across the two sides.
-When allowed, every comparison that mixes them says so (`mixed`).
+A comparison pairs configs (`harness.report.configs`), not a report's curves: a curve gathers every config
+of a series, and one concurrency of two configs is two points, not one changed point. Simulated and real
+results, results of different images, and different arms (`harness.report.arms`: speculative decoding, KV
+offloading, DP attention, disaggregation shape, and for InferenceX rows the recipe fingerprint) are never
+compared as one config unless the caller allows it explicitly (`allow_mixed`): neither within one side (a
+side whose config key spans two engines or images) nor across the two sides. When allowed, every
+comparison that mixes them says so (`mixed`).
 
 Each latency percentile of a point pair carries a bootstrap interval of B − A from the two points'
 per-request records (`harness.report.noise`), or the reason it has none. Throughput per GPU has none: it is
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.errors import UserError
-from harness.report.curves import Curve, frontiers_for, group_curves, latest_per_conc
+from harness.report.configs import Config, group_configs, latest_per_conc
 from harness.report.load import PointResult
 from harness.report.noise import (
     LEVEL,
@@ -82,8 +84,8 @@ class PointDelta:
 @dataclass(frozen=True)
 class CurveComparison:
     config_key: str
-    old: Curve
-    new: Curve
+    old: Config
+    new: Config
     changed: list[PointDelta]
     added: list[int]
     removed: list[int]
@@ -118,12 +120,12 @@ def with_noise(comparisons: list[CurveComparison], samples_of: SamplesOf) -> lis
                                 for d in c.changed]) for c in comparisons]
 
 
-def _identity(c: Curve) -> str:
+def _identity(c: Config) -> str:
     return f"{'simulated' if c.simulated else 'real'} ({c.engine}), image {c.image or 'unknown'}"
 
 
-def identity_differences(a: Curve, b: Curve) -> list[str]:
-    """`field A vs B` for each identity field two curves differ in: engine kind, image, then the arm."""
+def identity_differences(a: Config, b: Config) -> list[str]:
+    """`field A vs B` for each identity field two configs differ in: engine kind, image, then the arm."""
     out = []
     if a.simulated != b.simulated:
         kind = {True: "simulated", False: "real"}
@@ -133,9 +135,9 @@ def identity_differences(a: Curve, b: Curve) -> list[str]:
     return out + a.arm.differences(b.arm)
 
 
-def _pair_arm_mismatches(old: dict[str, Curve], new: dict[str, Curve], only_old: list[str],
-                         only_new: list[str]) -> list[tuple[str, Curve, Curve]]:
-    """Curves left unpaired that share a base key (one on each side): the same curve in another arm."""
+def _pair_arm_mismatches(old: dict[str, Config], new: dict[str, Config], only_old: list[str],
+                         only_new: list[str]) -> list[tuple[str, Config, Config]]:
+    """Configs left unpaired that share a base key (one on each side): the same config in another arm."""
     pairs = []
     for base in sorted({old[k].base_key for k in only_old} & {new[k].base_key for k in only_new}):
         olds = [k for k in only_old if old[k].base_key == base]
@@ -147,11 +149,11 @@ def _pair_arm_mismatches(old: dict[str, Curve], new: dict[str, Curve], only_old:
     return pairs
 
 
-def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str, Curve]:
-    by_key: dict[str, list[Curve]] = {}
-    for c in curves:
+def _merge_by_key(configs: list[Config], side: str, allow_mixed: bool) -> dict[str, Config]:
+    by_key: dict[str, list[Config]] = {}
+    for c in configs:
         by_key.setdefault(c.key, []).append(c)
-    merged: dict[str, Curve] = {}
+    merged: dict[str, Config] = {}
     for key, group in by_key.items():
         diffs = sorted({d for c in group[1:] for d in identity_differences(group[0], c)})
         if len(group) > 1 and not allow_mixed:
@@ -165,26 +167,25 @@ def _merge_by_key(curves: list[Curve], side: str, allow_mixed: bool) -> dict[str
             # Explicitly allowed: one curve, the newest result per concurrency.
             points, warnings = latest_per_conc(p for c in group for p in c.points)
             warnings = [f"{MIXED_WITHIN}{side}: {d}" for d in diffs] + warnings
-            merged[key] = Curve(config_key=group[0].config_key, variant=group[0].variant,
-                                overrides=group[0].overrides, image=" + ".join(sorted({c.image for c in group})),
-                                engine="/".join(sorted({c.engine for c in group})),
-                                simulated=any(c.simulated for c in group), points=points,
-                                frontiers=frontiers_for(points), warnings=warnings, arm=group[-1].arm,
-                                named_by_arm=group[-1].named_by_arm)
+            merged[key] = Config(config_key=group[0].config_key, variant=group[0].variant,
+                                 overrides=group[0].overrides, image=" + ".join(sorted({c.image for c in group})),
+                                 engine="/".join(sorted({c.engine for c in group})),
+                                 simulated=any(c.simulated for c in group), points=points, warnings=warnings,
+                                 arm=group[-1].arm, named_by_arm=group[-1].named_by_arm)
     return merged
 
 
 def compare_points(
     old_points: Sequence[PointResult], new_points: Sequence[PointResult], *, allow_mixed: bool = False
 ) -> tuple[list[CurveComparison], list[str], list[str]]:
-    """Pair curves by key (the same curve in another arm, or the only curve of each side, when no key
+    """Pair configs by key (the same config in another arm, or the only config of each side, when no key
     matches) and compare them point by point.
 
-    Returns the comparisons and the curve keys found only in the old and only in the new side. A pair that
+    Returns the comparisons and the config keys found only in the old and only in the new side. A pair that
     differs in engine kind, image or arm is refused (one line naming the fields) unless `allow_mixed`.
     """
-    old = _merge_by_key(group_curves(old_points), "A", allow_mixed)
-    new = _merge_by_key(group_curves(new_points), "B", allow_mixed)
+    old = _merge_by_key(group_configs(old_points), "A", allow_mixed)
+    new = _merge_by_key(group_configs(new_points), "B", allow_mixed)
     pairs = [(k, old[k], new[k]) for k in sorted(old.keys() & new.keys())]
     only_old, only_new = sorted(old.keys() - new.keys()), sorted(new.keys() - old.keys())
     pairs += _pair_arm_mismatches(old, new, only_old, only_new)

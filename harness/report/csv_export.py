@@ -1,4 +1,5 @@
-"""`report.csv`: the curves as one row per point with every published metric (spreadsheets, notebooks).
+"""`report.csv`: the curves as one row per point with every published metric (spreadsheets, notebooks); each
+row names its curve, the point's identity in it and the point's attributes.
 
 Latency columns are `<metric>_<stat>` for every metric and statistic a result publishes (seconds;
 tokens/s/user for the interactivity metrics); an unmeasured value is an empty cell.
@@ -10,6 +11,8 @@ import csv
 import io
 from collections.abc import Sequence
 
+from harness.report.attributes import topology
+from harness.report.configs import config_name
 from harness.report.curves import Curve
 from harness.report.load import LATENCY_METRICS
 from harness.report.table import power_text
@@ -20,7 +23,7 @@ COLUMNS = (
     "conc", "state", "valid", "invalid_reasons", "invalid_messages", "total_tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu",
     *(f"{m}_{s}" for m in LATENCY_METRICS for s in STATS),
     "num_requests_total", "num_requests_successful", "errors", "cancelled_at_cutoff", "power",
-    "curve", "spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint",
+    "curve", "point", "topology", "spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint",
     "harness_commit", "source", "publishable", "publish_label",
 )
 
@@ -30,9 +33,9 @@ def render_csv(curves: Sequence[Curve]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
     for c in curves:
-        for p in c.points:
+        for pid, p in c.labelled():
             w.writerow([
-                c.config_key, c.variant or "", ";".join(c.overrides), p.tag or "", p.note or "", p.engine,
+                p.config_key or config_name(p), c.variant or "", ";".join(c.overrides), p.tag or "", p.note or "", p.engine,
                 str(p.simulated).lower(), p.image, p.model, p.hw, p.conc, p.state, str(p.valid).lower(),
                 ";".join(r.code for r in p.invalid_reasons),
                 "; ".join(f"{r.code}: {r.message}" if r.message else r.code for r in p.invalid_reasons),
@@ -40,7 +43,7 @@ def render_csv(curves: Sequence[Curve]) -> str:
                 *(_cell(p.stat(m, s)) for m in LATENCY_METRICS for s in STATS),
                 *(_cell(v) for v in (p.num_requests_total, p.num_requests_successful, p.errors,
                                      p.cancelled_at_cutoff)),
-                power_text(p), c.key, p.arm.spec_decoding, p.arm.kv_offloading, p.arm.dp_attention, p.arm.disagg,
+                power_text(p), c.key, pid, topology(p), p.arm.spec_decoding, p.arm.kv_offloading, p.arm.dp_attention, p.arm.disagg,
                 p.recipe_fingerprint or "", p.harness_commit or "", str(p.source),
                 "" if p.publishable is None else str(p.publishable).lower(), p.publish_label or "",
             ])

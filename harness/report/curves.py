@@ -1,15 +1,17 @@
-"""Grouping points into curves and computing each curve's Pareto frontiers.
+"""Curves: the points of one InferenceX series, and each curve's Pareto frontiers.
 
-A curve is one config: the points sharing a config key (our records: the recipe, plus its variant/tag), one
-image and one engine kind. A recipe's points are one curve even where single points change a setting (the
-GB300 recipe turns DRAM HiCache on from c24): the setting is annotated on those points (`varying_fields`,
-`point_settings`), not split off into a curve of its own. For rows without a config key (InferenceX's) the
-config is the key derived from model, precision, hardware, framework and parallelism with the recipe
-fingerprint InferenceX gives every point of one recipe (and the disaggregation shape); a row without a
-fingerprint falls back to its whole arm (`harness.report.arms`). Simulated and real results, two images, two
-configs, or a tuned variant (`--set`/`--tag`) and the recipe as written never share a curve. Within a curve
-each concurrency appears once; when a directory holds several results for one concurrency the newest file
-wins and the others are named in the curve's warnings.
+A curve is what InferenceX-app draws as one line: the points of one series (`harness.report.series`: model,
+scenario, base GPU + framework, precision). Every config of that series in the report is on it: a recipe's
+points, other recipes and config keys, InferenceX rows of other recipe fingerprints, aggregated and
+disaggregated deployments, other images. Their differences (KV offload, speculative method, DP attention,
+topology, config, image, fingerprint) are attributes of points (`harness.report.attributes`), and the frontier
+is taken over all of the curve's points, so a point dominated by another config's point is dominated, as
+InferenceX's code-owner review counts it (throughput per GPU against E2EL p90; p75 beside it).
+
+Two things the harness keeps as curves of their own: simulated and real results (the simulator is an engine,
+not hardware; its numbers never sit on a line with measured ones), and a hand-tuned variant or tagged run
+(`--set`/`--tag`, never a published row), drawn beside the recipe's own points. Within a curve a concurrency
+may appear once per config (`harness.report.configs` keeps the newest result of a config's concurrency).
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.report.arms import ARM_FIELDS, Arm
+from harness.report.attributes import attributes, identities, settings, varying
+from harness.report.configs import Config, config_name, group_configs
 from harness.report.load import PointResult
 from harness.report.pareto import Direction, Frontier, pareto_frontier
+from harness.report.series import Series
+
+CURVE_DEFINITION = ("A curve is one InferenceX series: model, scenario, GPU+framework, precision; KV offload, "
+                    "speculative method, DP attention, topology, config, image and recipe fingerprint are point "
+                    "attributes. Simulated and real results never share a curve; a tuned variant or tag is a "
+                    "curve of its own.")
 
 
 @dataclass(frozen=True)
@@ -33,10 +42,11 @@ class Axis:
     value: Callable[[PointResult], float | None]
 
 
-# In reading order (and the plots' order): the headline E2EL p90 view first, then interactivity, the
-# secondary E2EL p75 last.
+# In reading order (and the plots' order): the headline E2EL p90 view the review counts, E2EL p75 beside it,
+# then interactivity.
 FRONTIER_AXES: tuple[Axis, ...] = (
     Axis("e2el_p90", "E2EL p90 (s)", "min", lambda p: p.stat("e2el", "p90")),
+    Axis("e2el_p75", "E2EL p75 (s)", "min", lambda p: p.stat("e2el", "p75")),
     Axis("intvty_p90", "interactivity p90 (tok/s/user)", "max", lambda p: p.stat("intvty", "p90")),
     Axis(
         "e2e_norm_intvty_p90",
@@ -44,7 +54,6 @@ FRONTIER_AXES: tuple[Axis, ...] = (
         "max",
         lambda p: p.stat("e2e_norm_intvty", "p90"),
     ),
-    Axis("e2el_p75", "E2EL p75 (s)", "min", lambda p: p.stat("e2el", "p75")),
 )
 Y_LABEL = "total throughput per GPU (tok/s/GPU; higher is better)"
 
@@ -55,19 +64,35 @@ def y_value(p: PointResult) -> float | None:
 
 @dataclass(frozen=True)
 class Curve:
-    """The points of one curve (sorted by concurrency) and its frontier per axis."""
+    """The points of one curve (by concurrency, then config), each point's identity (`ids`, in the same
+    order) and the frontier per axis over those identities."""
 
-    config_key: str
-    image: str
-    engine: str
+    series: Series | None          # None: no point of the curve has a record that names it
     simulated: bool
+    engine: str
     points: list[PointResult]
-    frontiers: dict[str, Frontier[int]]
+    ids: list[str]
+    frontiers: dict[str, Frontier[str]]
+    configs: tuple[Config, ...] = ()
     warnings: list[str] = field(default_factory=list)
     variant: str | None = None
     overrides: tuple[str, ...] = ()
-    arm: Arm = field(default_factory=Arm)
-    named_by_arm: bool = False   # InferenceX rows: the key is derived, so the arm is part of the name
+    varying: tuple[str, ...] = ()   # the point attributes that differ between the curve's points
+
+    @property
+    def config_keys(self) -> tuple[str, ...]:
+        """The config keys of the curve's points (keys derived from identity for InferenceX rows)."""
+        return tuple(dict.fromkeys(c.config_key for c in self.configs))
+
+    @property
+    def config_names(self) -> tuple[str, ...]:
+        """The configs by the names their points go by (`harness.report.configs.config_name`)."""
+        return tuple(n for n in dict.fromkeys(config_name(p) for p in self.points) if n)
+
+    @property
+    def image(self) -> str:
+        """The image, or the images joined by `, ` where the curve's points ran on several."""
+        return ", ".join(dict.fromkeys(p.image for p in self.points if p.image))
 
     @property
     def engine_label(self) -> str | None:
@@ -75,26 +100,23 @@ class Curve:
         return next((p.engine_label for p in self.points if p.engine_label), None)
 
     @property
-    def base_key(self) -> str:
-        """The config key, with `[variant]` for a tuned variant."""
-        return f"{self.config_key} [{self.variant}]" if self.variant else self.config_key
+    def variant_of(self) -> str | None:
+        """The config key of the recipe a tuned variant or tagged run belongs to."""
+        return self.configs[0].config_key if self.variant and self.configs else None
 
     @property
     def key(self) -> str:
-        """The curve's name: the config key (for InferenceX rows followed by `{arm}` where the arm is not
-        the default), with `[variant]` for a tuned variant."""
-        label = self.arm.label() if self.named_by_arm else ""
-        name = f"{self.config_key} {{{label}}}" if label else self.config_key
-        return f"{name} [{self.variant}]" if self.variant else name
+        """The curve's name: the series (`model/scenario/hwKey/precision`), or for a tuned variant or tagged
+        run its recipe's config key with `[variant]`."""
+        if self.variant:
+            return f"{self.variant_of} [{self.variant}]"
+        return self.series.name if self.series else (self.config_keys or ("?",))[0]
 
     @property
     def titled(self) -> str:
-        """The name a report shows over the curve: the key, and the deployment's shape where the curve ran on one
-        (`... · disagg 1p1d tp4/tp4`) and the key does not already carry its arm."""
-        from harness.report.arms import AGG
-
-        shape = self.arm.disagg if self.arm.disagg != AGG and not self.named_by_arm else ""
-        return f"{self.key} · {shape}" if shape else self.key
+        """The name a report shows over the curve: the key, and the configs a series curve gathers."""
+        names = ", ".join(self.config_names)
+        return f"{self.key} · {names}" if names and not self.variant else self.key
 
     @property
     def label(self) -> str:
@@ -110,107 +132,62 @@ class Curve:
     def invalid(self) -> list[PointResult]:
         return [p for p in self.points if not p.valid]
 
+    def labelled(self) -> list[tuple[str, PointResult]]:
+        """(identity, point) in the curve's order."""
+        return list(zip(self.ids, self.points))
+
     def point(self, conc: int) -> PointResult | None:
+        """The first point of concurrency `conc` (a curve of several configs may hold more than one)."""
         return next((p for p in self.points if p.conc == conc), None)
 
 
-def frontiers_for(points: list[PointResult]) -> dict[str, Frontier[int]]:
-    """Frontier per axis. Invalid points are excluded (shown elsewhere, never on a frontier)."""
-    out: dict[str, Frontier[int]] = {}
+def frontiers_for(points: list[PointResult], ids: list[str]) -> dict[str, Frontier[str]]:
+    """Frontier per axis over the points, named by their identities. Invalid points are excluded (shown
+    elsewhere, never on a frontier)."""
+    out: dict[str, Frontier[str]] = {}
     for axis in FRONTIER_AXES:
-        rows = [
-            (p.conc, axis.value(p), y_value(p)) if p.valid else (p.conc, None, None) for p in points
-        ]
+        rows = [(i, axis.value(p), y_value(p)) if p.valid else (i, None, None) for i, p in zip(ids, points)]
         out[axis.name] = pareto_frontier(rows, axis.direction, "max")
     return out
 
 
-def _mtime(p: PointResult) -> int:
-    try:
-        return p.source.stat().st_mtime_ns
-    except OSError:
-        return 0
+def _recorded_series(c: Config) -> Series | None:
+    return next((p.series for p in c.points if p.recorded and p.series is not None), None)
 
 
-def latest_per_conc(members: Iterable[PointResult]) -> tuple[list[PointResult], list[str]]:
-    """One point per concurrency (the newest file), sorted by concurrency, and a warning per repeat."""
-    by_conc: dict[int, list[PointResult]] = {}
-    for p in members:
-        by_conc.setdefault(p.conc, []).append(p)
-    chosen: list[PointResult] = []
-    warnings: list[str] = []
-    for conc in sorted(by_conc):
-        candidates = sorted(by_conc[conc], key=lambda p: (_mtime(p), str(p.source)))
-        chosen.append(candidates[-1])
-        if len(candidates) > 1:
-            others = ", ".join(str(c.source) for c in candidates[:-1])
-            warnings.append(f"conc {conc}: {len(candidates)} results; using {candidates[-1].source}, not {others}")
-    return chosen, warnings
-
-
-def config_identity(p: PointResult) -> tuple[str, ...]:
-    """What, beside the key, keeps configs apart: nothing for our records (the config key is the config),
-    the disaggregation shape and recipe fingerprint for a fingerprinted row, else the row's whole arm."""
-    if p.config_key is not None:
-        return ()
-    if p.arm.recipe_fingerprint:
-        return ("fingerprint", p.arm.disagg, p.arm.recipe_fingerprint)
-    return tuple(str(v) for v in p.arm.as_json().values())
-
-
-def curve_arm(points: Iterable[PointResult]) -> Arm:
-    """The arm of a curve's measured points: each field's value, or its values in concurrency order joined
-    by `/` where points differ (`kv_offloading: none/dram`)."""
-    arms = [p.curve_arm for p in sorted(points, key=lambda p: p.conc) if p.recorded] or [Arm()]
-    values: dict[str, list[Any]] = {name: list(dict.fromkeys(getattr(a, name) for a in arms)) for name in ARM_FIELDS}
-    fp = values["recipe_fingerprint"]
-    return Arm(spec_decoding="/".join(values["spec_decoding"]), kv_offloading="/".join(values["kv_offloading"]),
-               dp_attention="/".join(values["dp_attention"]), disagg="/".join(values["disagg"]),
-               recipe_fingerprint=fp[0] if len(fp) == 1 else None)
-
-
-def varying_fields(points: Iterable[PointResult]) -> tuple[str, ...]:
-    """The arm fields whose value differs between a curve's measured points."""
-    arms = [p.curve_arm for p in points if p.recorded]
-    return tuple(n for n in ARM_FIELDS[:-1] if len({getattr(a, n) for a in arms}) > 1)
-
-
-_SETTING_WORDS = {"spec_decoding": "spec", "kv_offloading": "kv", "dp_attention": "dp-attention", "disagg": ""}
-
-
-def point_settings(p: PointResult, fields: Iterable[str]) -> str:
-    """A point's value of each of `fields`, e.g. `kv dram` (empty for a point without a record)."""
-    if not p.recorded:
-        return ""
-    return ", ".join(f"{_SETTING_WORDS[n]} {getattr(p.curve_arm, n)}".strip() for n in fields)
+def curve_of(configs: list[Config], series: Series | None) -> Curve:
+    """One curve of configs of one series (or of one variant): points by concurrency, then config."""
+    order = {id(c): i for i, c in enumerate(configs)}
+    members = sorted(((p, order[id(c)]) for c in configs for p in c.points), key=lambda t: (t[0].conc, t[1]))
+    points = [p for p, _ in members]
+    ids = identities(points)
+    variant = configs[0].variant
+    return Curve(series=series, simulated=configs[0].simulated,
+                 engine="/".join(sorted({e for c in configs for e in c.engine.split("/")})), points=points,
+                 ids=ids, frontiers=frontiers_for(points, ids), configs=tuple(configs),
+                 warnings=[w for c in configs for w in c.warnings], variant=variant,
+                 overrides=configs[0].overrides if variant else (), varying=varying(points))
 
 
 def group_curves(points: Iterable[PointResult]) -> list[Curve]:
-    """Curves in order of (key, variant, engine, image, config); the recipe as written before its variants;
-    points within a curve by concurrency."""
-    groups: dict[tuple[str, str, bool, str, tuple[str, ...]], list[PointResult]] = {}
-    for p in points:
-        groups.setdefault((p.curve_key, p.variant or "", p.simulated, p.image, config_identity(p)), []).append(p)
-    curves: list[Curve] = []
-    for (key, variant, simulated, image, _config), members in sorted(groups.items()):
-        chosen, warnings = latest_per_conc(members)
-        engines = sorted({p.engine for p in chosen})
-        curves.append(
-            Curve(
-                config_key=key,
-                image=image,
-                engine="/".join(engines),
-                simulated=simulated,
-                points=chosen,
-                frontiers=frontiers_for(chosen),
-                warnings=warnings,
-                variant=variant or None,
-                overrides=chosen[-1].overrides if variant else (),
-                arm=curve_arm(chosen),
-                named_by_arm=chosen[-1].config_key is None,
-            )
-        )
-    return curves
+    """Curves in order of (series, engine kind, variant): every config of one series and engine kind on one
+    curve, a tuned variant or tagged run on a curve of its own after it. A config with no record (its points
+    failed before measuring) joins the series of its config key's recorded points."""
+    configs = group_configs(points)
+    by_key: dict[str, Series] = {}
+    for c in configs:
+        found = _recorded_series(c)
+        if found is not None:
+            by_key.setdefault(c.config_key, found)
+    groups: dict[tuple[str, bool, str, str], list[Config]] = {}
+    series_of: dict[tuple[str, bool, str, str], Series | None] = {}
+    for c in configs:
+        series = _recorded_series(c) or by_key.get(c.config_key)
+        name = series.name if series is not None else f"?{c.config_key}"   # unknown: one curve per config key
+        gkey = (name, c.simulated, c.config_key if c.variant else "", c.variant or "")
+        groups.setdefault(gkey, []).append(c)
+        series_of[gkey] = series
+    return [curve_of(groups[k], series_of[k]) for k in sorted(groups)]
 
 
 def point_json(p: PointResult) -> dict[str, Any]:
@@ -241,6 +218,9 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "power": power_text(p),
         "power_valid": p.power_valid,
         "power_invalid_reasons": list(p.power_invalid_reasons),
+        "config_key": p.config_key,
+        "attributes": {**{k: v or None for k, v in attributes(p).items()},
+                       "recipe_fingerprint": p.recipe_fingerprint or None} if p.recorded else None,
         "kv_offloading": p.kv_offloading,
         "recipe_fingerprint": p.recipe_fingerprint,
         "arm": p.arm.as_json(),
@@ -253,27 +233,26 @@ def point_json(p: PointResult) -> dict[str, Any]:
 
 
 def curve_json(c: Curve) -> dict[str, Any]:
-    """One entry of `report --json`'s `curves` list."""
+    """One entry of `report --json`'s `curves` list: each point with its identity (`id`) and attributes, the
+    frontiers as lists of identities."""
     first = next((p for p in c.points if p.recorded), c.points[0])
     return {
-        "config_key": c.config_key,
         "key": c.key,
+        "series": c.series.as_json() if c.series else None,
+        "config_keys": list(c.config_keys),
+        "configs": list(c.config_names),
         "variant": c.variant,
         "overrides": list(c.overrides),
-        "image": c.image,
+        "images": list(dict.fromkeys(p.image for p in c.points if p.image)),
         "engine": c.engine,
         "simulated": c.simulated,
         "model": first.model,
         "framework": first.framework,
         "precision": first.precision,
-        "spec_decoding": first.spec_decoding,
         "hw": first.hw,
-        "tp": first.tp,
-        "ep": first.ep,
-        "arm": c.arm.as_json(),
-        "varying": list(varying_fields(c.points)),
-        "points": [{**point_json(p), "settings": point_settings(p, varying_fields(c.points)) or None}
-                   for p in c.points],
+        "varying": list(c.varying),
+        "points": [{"id": pid, **point_json(p), "settings": settings(p, c.varying) or None}
+                   for pid, p in c.labelled()],
         "frontier": {
             name: {
                 "frontier": f.frontier,
@@ -288,4 +267,4 @@ def curve_json(c: Curve) -> dict[str, Any]:
 
 
 def report_json(curves: list[Curve]) -> dict[str, Any]:
-    return {"curves": [curve_json(c) for c in curves]}
+    return {"curve_definition": CURVE_DEFINITION, "curves": [curve_json(c) for c in curves]}

@@ -9,7 +9,7 @@ the same verdicts as a gate, and does not accept a partial eval.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,6 +122,13 @@ def eval_line(s: EvalSummary | None, simulated: bool = False) -> str:
     partial = f" [partial: --limit {s.limit}]" if s.partial else ""
     return (f"accuracy eval: {s.verdict} at c{s.conc} {s.task} {s.score_name} {s.score:.4f}{se}{n}; threshold "
             f"{s.min_score:.2f} ({s.threshold_source}){partial}{sim}")
+
+
+def eval_lines(config_keys: Sequence[str], evals: Mapping[str, EvalSummary], simulated: bool = False) -> list[str]:
+    """`eval_line` of each config key of a curve, led by the key where the curve holds more than one."""
+    if len(config_keys) == 1:
+        return [eval_line(evals.get(config_keys[0]), simulated)]
+    return [f"{k}: {eval_line(evals.get(k), simulated)}" for k in config_keys]
 
 
 def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:

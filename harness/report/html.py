@@ -16,8 +16,9 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
-from harness.report.table import SIMULATED, conc_cell, curve_notes, fmt, power_text, verdict
+from harness.report.attributes import describe_point
+from harness.report.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve
+from harness.report.table import SIMULATED, conc_cells, curve_notes, fmt, power_text, verdict
 from harness.report.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 
 _STYLE = """
@@ -53,10 +54,10 @@ def _cut(value: object, limit: int = 48) -> str:
     return f'<span title="{_e(text)}">{_e(text[: limit - 1])}…</span>'
 
 
-def _frontier_cell(c: Curve, conc: int, valid: bool) -> str:
+def _frontier_cell(c: Curve, pid: str, valid: bool) -> str:
     if not valid:
         return "-"
-    on = [a.name for a in FRONTIER_AXES if conc in c.frontiers[a.name].frontier]
+    on = [a.name for a in FRONTIER_AXES if pid in c.frontiers[a.name].frontier]
     return ", ".join(on) if on else "dominated"
 
 
@@ -76,11 +77,14 @@ def _verdict_section(c: Curve) -> str:
         + "".join(f'<td class="n">{_e(v)}</td>' if name in NUMERIC else f"<td>{_e(v)}</td>"
                   for name, v in zip(COLUMNS, row.cells))
         + "</tr>"
-        for row in verdict_rows(c.points, varying_fields(c.points))
+        for row in verdict_rows(c.points, conc_cells(c))
     )
-    variant = f" Variant <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>." if c.variant else ""
+    variant = f" Variant <code>{_e(c.variant)}</code> of <code>{_e(c.variant_of)}</code>." if c.variant else ""
+    series = f"Series <code>{_e(c.series.name)}</code>" if c.series else "Series unknown"
+    configs = ", ".join(f"<code>{_e(n)}</code>" for n in c.config_names)
     notes = "".join(f'<p class="tag">{_e(n)}</p>' for n in footnotes(c.points))
-    return (f"<h3>{_heading(c)}</h3><p>Image <code>{_e(c.image or 'unknown')}</code>, engine "
+    return (f"<h3>{_heading(c)}</h3><p>{series}{'; configs ' + configs if configs else ''}. "
+            f"Image <code>{_e(c.image or 'unknown')}</code>, engine "
             f"<code>{_e(c.engine)}</code>, model <code>{_e(model)}</code>.{variant}</p>"
             f'<table class="verdict"><tr>{head}</tr>{rows}</table>{notes}')
 
@@ -89,7 +93,7 @@ def _coverage_section(c: Curve) -> str:
     """Per frontier axis: how many valid points are on the frontier, which are dominated."""
     items = "".join(
         f"<li><code>{a.name}</code>: {c.frontiers[a.name].coverage} on the frontier; dominated: "
-        f"{_e(', '.join(f'c{x}' for x in c.frontiers[a.name].dominated) or 'none')}</li>"
+        f"{_e(', '.join(c.frontiers[a.name].dominated) or 'none')}</li>"
         for a in FRONTIER_AXES
     )
     return f"<h3>{_heading(c)}</h3><ul>{items}</ul>"
@@ -102,14 +106,13 @@ def _curve_section(c: Curve) -> str:
             "TTFT p50 (s)", "requests ok/total", "errors", "cancelled at cutoff", "power", "verdict",
             "on frontier"]
     rows = []
-    varying = varying_fields(c.points)
-    for p in c.points:
+    for (pid, p), cell in zip(c.labelled(), conc_cells(c)):
         ok = f"{fmt(p.num_requests_successful)}/{fmt(p.num_requests_total)}"
-        cells = [conc_cell(p, varying), fmt(p.total_tput_per_gpu, 1), fmt(p.output_tput_per_gpu, 1),
+        cells = [cell, fmt(p.total_tput_per_gpu, 1), fmt(p.output_tput_per_gpu, 1),
                  fmt(p.stat("e2el", "p50")), fmt(p.stat("e2el", "p75")), fmt(p.stat("e2el", "p90")),
                  fmt(p.stat("ttft", "p50")), ok, fmt(p.errors), fmt(p.cancelled_at_cutoff)]
         reasons = "; ".join(f"{r.code}: {r.message}" for r in p.invalid_reasons)
-        frontier = _frontier_cell(c, p.conc, p.valid)
+        frontier = _frontier_cell(c, pid, p.valid)
         rows.append(
             f'<tr class="{"valid" if p.valid else "invalid"}">'
             + "".join(f'<td class="n">{_e(v)}</td>' for v in cells)
@@ -117,21 +120,22 @@ def _curve_section(c: Curve) -> str:
             + f'<td class="{"" if frontier in ("-", "dominated") else "on"}">{_e(frontier)}</td></tr>'
         )
     invalid = "".join(
-        f"<li>c{p.conc}: {_e('; '.join(f'{r.code}: {r.message}' for r in p.invalid_reasons) or 'unspecified')}</li>"
-        for p in c.invalid
+        f"<li>{_e(pid)}: {_e('; '.join(f'{r.code}: {r.message}' for r in p.invalid_reasons) or 'unspecified')}</li>"
+        for pid, p in c.labelled() if not p.valid
     )
     fp_rows = "".join(
-        f"<tr><td class=\"n\">{p.conc}</td><td>{_e(p.fingerprint.get('host', '-'))}</td>"
+        f"<tr><td class=\"n\">{_e(cell)}</td><td>{_e(describe_point(p))}</td>"
+        f"<td>{_e(p.fingerprint.get('host', '-'))}</td>"
         f"<td>{_cut(p.fingerprint.get('gpus', '-'))}</td><td>{_e(p.fingerprint.get('sglang_version', '-'))}</td>"
         f"<td>{_e(p.fingerprint.get('image', p.image) or '-')}</td>"
         f"<td><code>{_e((p.recipe_fingerprint or '-')[:16])}</code></td>"
         f"<td><code>{_e((p.harness_commit or '-')[:18])}</code></td></tr>"
-        for p in c.points
+        for p, cell in zip(c.points, conc_cells(c))
     )
     warnings = "".join(f"<li>{_e(w)}</li>" for w in c.warnings)
-    variant = (f"<p class=\"tag\">Tuned variant <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>; "
+    variant = (f"<p class=\"tag\">Tuned variant <code>{_e(c.variant)}</code> of <code>{_e(c.variant_of)}</code>; "
                f"overrides: {_e(', '.join(c.overrides))}.</p>") if c.variant and c.overrides else \
-        (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.config_key)}</code>: the recipe "
+        (f"<p class=\"tag\">Tagged run <code>{_e(c.variant)}</code> of <code>{_e(c.variant_of)}</code>: the recipe "
          "as written, no overrides.</p>") if c.variant else ""
     notes = "".join(f"<p class=\"tag\">{_e(n)}</p>" for n in curve_notes(c))
     return (
@@ -139,7 +143,8 @@ def _curve_section(c: Curve) -> str:
         f"<table><tr>{''.join(f'<th>{_e(h)}</th>' for h in head)}</tr>{''.join(rows)}</table>"
         + (f"<h4>Invalid points</h4><ul>{invalid}</ul>" if invalid else "")
         + (f"<h4>Warnings</h4><ul>{warnings}</ul>" if warnings else "")
-        + "<h4>Fingerprints</h4><table><tr><th>conc</th><th>host</th><th>GPUs</th><th>SGLang</th>"
+        + "<h4>Points and fingerprints</h4><table><tr><th>conc</th><th>attributes</th><th>host</th><th>GPUs</th>"
+        "<th>SGLang</th>"
         f"<th>image</th><th>recipe fingerprint</th><th>harness commit</th></tr>{fp_rows}</table>"
     )
 
@@ -158,7 +163,7 @@ def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Age
         names = ", ".join(c.key for c in curves if c.simulated)
         banner = (f'<p class="sim">{SIMULATED}: {_e(names)} ran on the embedded simulator; its numbers are '
                   "not hardware measurements and power was not measured.</p>")
-    body = (banner
+    body = (banner + f'<p class="tag">{_e(CURVE_DEFINITION)}</p>'
             + f'<h2 id="verdicts">Verdicts</h2><p class="tag">{_e(COLUMN_NOTE)}</p>'
             + "".join(_verdict_section(c) for c in curves)
             + '<h2 id="frontier">Pareto coverage</h2><p class="tag">x-axis vs total throughput per GPU; invalid '

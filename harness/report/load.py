@@ -9,6 +9,7 @@ and is kept if it looks like an agentic aggregate: an object with `conc` and `re
 holding such objects (InferenceX's concatenated `agg_*.json`; its fixed-sequence rows are skipped and
 counted in a note). Both InferenceX row forms are read: single-node rows (one `tp`/`ep`) and multinode
 rows with `prefill_*`/`decode_*` fields, whose shape becomes part of the point's arm (`harness.report.arms`).
+Each point carries the InferenceX series it belongs to (`harness.report.series`).
 
 Metrics are read leniently (a point whose server never answered has none: it is shown, marked and kept
 off the frontier); identity is read strictly (a result without an integer `conc` is an error).
@@ -28,6 +29,7 @@ from harness.errors import UserError
 from harness.json_input import MAX_BYTES, read_json_value
 from harness.point.engine_label import engine_label
 from harness.report.arms import Arm, arm_of
+from harness.report.series import Series, model_name, series_of
 
 RESULT_PREFIX = "bmk_agentic_"
 ATTEMPTS_DIR = "attempts"        # harness.point.attempt: a point's earlier attempts, never read as results
@@ -97,10 +99,11 @@ class PointResult:
     state: str = "completed"            # our record's state: completed | failed | cancelled (| running: no record yet)
     achieved_sessions: float | None = None   # our record's achieved concurrency (live session trees), if any
     window_seconds: float | None = None      # the throughput window (first profiled start -> last ok end)
+    series: Series | None = None        # the InferenceX-app series (None: no record names it)
 
     @property
-    def curve_arm(self) -> Arm:
-        """The arm that keeps curves apart: the whole arm for InferenceX rows; for our own records (which
+    def config_arm(self) -> Arm:
+        """The arm that keeps configs apart: the whole arm for InferenceX rows; for our own records (which
         have a config key and may carry per-point overrides) the arm without the per-point fingerprint."""
         return self.arm if self.config_key is None else self.arm.without_fingerprint()
 
@@ -237,8 +240,7 @@ def _dig(d: Any, *keys: str) -> Any:
 
 def derived_curve_key(d: Mapping[str, Any]) -> str:
     """A curve key for aggregates without a config key: model, precision, hardware, framework, parallelism."""
-    model = str(d.get("infmax_model_prefix") or d.get("model") or "unknown-model").rstrip("/").split("/")[-1]
-    parts = [model, str(d.get("precision") or "")]
+    parts = [model_name(d) or "unknown-model", str(d.get("precision") or "")]
     if d.get("hw"):
         parts.append(str(d["hw"]).replace("cluster:", ""))
     parts.append(str(d.get("framework") or ""))
@@ -276,6 +278,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
     simulated = bool(d.get("simulated")) or d.get("engine") == "sim" or d.get("hw") == "sim"
     power_valid = d.get("power_valid")
     config_key = d.get("config_key") if isinstance(d.get("config_key"), str) else None
+    hw = "sim" if simulated else str(d.get("hw") or "")   # an older simulated record may name the recipe's GPU
     return PointResult(
         source=source,
         conc=conc,
@@ -288,7 +291,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         framework=str(d.get("framework") or ""),
         precision=str(d.get("precision") or ""),
         spec_decoding=str(d.get("spec_decoding") or ""),
-        hw="sim" if simulated else str(d.get("hw") or ""),   # an older simulated record may name the recipe's GPU
+        hw=hw,
         engine_label=engine_label(str(d.get("engine") or ""), str(d.get("hw") or "")),
         tp=_int(d.get("tp")),
         ep=_int(d.get("ep")),
@@ -320,6 +323,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         state=d["state"] if d.get("state") in ("completed", "failed", "cancelled") else "completed",
         achieved_sessions=finite_number(_dig(d, "achieved_concurrency", "sessions")),
         window_seconds=finite_number(_dig(metrics, "throughput", "duration_seconds")),
+        series=series_of(d, hw),
     )
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from harness.report.curves import FRONTIER_AXES, Curve, varying_fields
-from harness.report.table import SIMULATED, curve_notes
+from harness.report.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve
+from harness.report.table import SIMULATED, conc_cells, curve_notes
 from harness.report.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 
 
@@ -21,8 +21,8 @@ def _code(value: object) -> str:
     return "`" + " ".join(str(value).replace("`", "'").split()) + "`"
 
 
-def _concs(concs: Sequence[int]) -> str:
-    return ", ".join(f"c{c}" for c in concs) if concs else "none"
+def _ids(ids: Sequence[str]) -> str:
+    return _text(", ".join(ids)) if ids else "none"
 
 
 def coverage_lines(c: Curve) -> list[str]:
@@ -30,9 +30,10 @@ def coverage_lines(c: Curve) -> list[str]:
     lines = []
     for axis in FRONTIER_AXES:
         f = c.frontiers[axis.name]
-        line = f"- `{axis.name}`: {f.coverage} on the frontier ({_concs(f.frontier)}); dominated: {_concs(f.dominated)}"
+        line = (f"- `{axis.name}`: {f.coverage} on the frontier ({_ids(f.frontier)}); "
+                f"dominated: {_ids(f.dominated)}")
         if f.excluded:
-            line += f"; excluded: {_concs(f.excluded)}"
+            line += f"; excluded: {_ids(f.excluded)}"
         lines.append(line)
     return lines
 
@@ -43,13 +44,16 @@ def _heading(c: Curve) -> str:
 
 
 def _identity(c: Curve) -> list[str]:
-    """The curve's image and engine, and what a variant or tagged run changes."""
-    out = [f"Image {_code(c.image or 'unknown')}, engine {_code(c.engine)}.", ""]
+    """The curve's series, configs, image and engine, and what a variant or tagged run changes."""
+    series = f"Series {_code(c.series.name)} (model/scenario/GPU+framework/precision)" if c.series else "Series unknown"
+    configs = ", ".join(_code(n) for n in c.config_names)
+    out = [f"{series}{'; configs ' + configs if configs else ''}. Image {_code(c.image or 'unknown')}, engine "
+           f"{_code(c.engine)}.", ""]
     if c.variant and c.overrides:
-        out += [f"Tuned variant {_code(c.variant)} of {_code(c.config_key)}; overrides: "
+        out += [f"Tuned variant {_code(c.variant)} of {_code(c.variant_of)}; overrides: "
                 + ", ".join(_code(o) for o in c.overrides) + ".", ""]
     elif c.variant:
-        out += [f"Tagged run {_code(c.variant)} of {_code(c.config_key)}: the recipe as written, no overrides.", ""]
+        out += [f"Tagged run {_code(c.variant)} of {_code(c.variant_of)}: the recipe as written, no overrides.", ""]
     return out
 
 
@@ -57,7 +61,7 @@ def verdict_lines(c: Curve) -> list[str]:
     """The curve's verdict table (`harness.report.verdicts`) and the footnotes its marks need."""
     out = ["| " + " | ".join(COLUMNS) + " |",
            "|" + "|".join("---:" if name in NUMERIC else "---" for name in COLUMNS) + "|"]
-    for row in verdict_rows(c.points, varying_fields(c.points)):
+    for row in verdict_rows(c.points, conc_cells(c)):
         out.append("| " + " | ".join(_text(cell) for cell in row.cells) + " |")
     notes = footnotes(c.points)
     return [*out, *([""] + [_text(n) for n in notes] if notes else [])]
@@ -68,14 +72,14 @@ def _details(c: Curve) -> list[str]:
     out: list[str] = []
     if curve_notes(c):
         out += [*(f"- {_text(n)}" for n in curve_notes(c))]
-    cancelled = [p for p in c.points if p.cancelled_at_cutoff]
+    cancelled = [(pid, p) for pid, p in c.labelled() if p.cancelled_at_cutoff]
     if cancelled:
         out.append("- requests cancelled at the end-of-run cutoff: "
-                   + ", ".join(f"c{p.conc}: {p.cancelled_at_cutoff}" for p in cancelled))
-    power = [p for p in c.points if p.power_valid is False and not p.simulated]
+                   + ", ".join(f"{_text(pid)}: {p.cancelled_at_cutoff}" for pid, p in cancelled))
+    power = [(pid, p) for pid, p in c.labelled() if p.power_valid is False and not p.simulated]
     if power:
         out.append("- power invalid: " + ", ".join(
-            f"c{p.conc} ({_text(','.join(p.power_invalid_reasons) or 'unspecified')})" for p in power))
+            f"{_text(pid)} ({_text(','.join(p.power_invalid_reasons) or 'unspecified')})" for pid, p in power))
     if c.simulated:
         out.append("- power: not measured (simulator).")
     out += [f"- warning: {_text(w)}" for w in c.warnings]
@@ -86,7 +90,8 @@ def render_markdown(curves: Sequence[Curve], plots: Sequence[str] = ()) -> str:
     """The report in markdown: the verdict table of each curve first, then the Pareto coverage, then the
     plots (`plots`: image paths relative to the markdown file), then the details."""
     title = "Agentic sweep report"
-    out: list[str] = [f"# {SIMULATED}: {title}" if any(c.simulated for c in curves) else f"# {title}", ""]
+    out: list[str] = [f"# {SIMULATED}: {title}" if any(c.simulated for c in curves) else f"# {title}", "",
+                      _text(CURVE_DEFINITION), ""]
     out += ["## Verdicts", "", _text(COLUMN_NOTE), ""]
     for c in curves:
         out += [_heading(c), "", *_identity(c), *verdict_lines(c), ""]

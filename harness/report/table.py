@@ -1,8 +1,8 @@
-"""The plain-text curve table: one row per concurrency point."""
+"""The plain-text curve table: one row per point, named by its identity in the curve."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,50 +71,41 @@ def curve_title(c: Curve) -> str:
 
 
 def curve_notes(c: Curve) -> list[str]:
-    """The curve's arm where its name does not say it, the `--note`s of its points, once each, and the
-    harness commits that produced them."""
-    from harness.report.curves import point_settings, varying_fields
+    """The point attributes the curve's points share and those that vary (`harness.report.attributes`), the
+    `--note`s of its points, once each, and the harness commits that produced them."""
+    from harness.report.attributes import describe
 
     notes = list(dict.fromkeys(p.note for p in c.points if p.note))
     commits = list(dict.fromkeys(p.harness_commit for p in c.points if p.harness_commit))
-    arm = "" if c.named_by_arm else c.arm.label()
-    out = [f"arm: {arm}"] if arm else []
-    varying = varying_fields(c.points)
-    if varying:
-        by_setting: dict[str, list[str]] = {}
-        for p in c.points:
-            if p.recorded:
-                by_setting.setdefault(point_settings(p, varying), []).append(f"c{p.conc}")
-        out.append("per-point settings (one config): "
-                   + "; ".join(f"{', '.join(concs)}: {text}" for text, concs in by_setting.items()))
+    out = describe(c.points)
     out += [f"note: {n}" for n in notes]
     if commits:
         out.append("harness commit: " + ", ".join(commits))
     return out
 
 
+def conc_cells(c: Curve) -> list[str]:
+    """The conc column of a curve's tables: each point's identity without its `c` (`24 (kv dram)`)."""
+    return [pid[1:] for pid in c.ids]
+
+
 def render_curve(c: Curve) -> str:
     """A curve's title line, its notes and its table."""
-    from harness.report.curves import varying_fields
-
-    return "\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points,
-                                                                                    varying_fields(c.points))
+    return "\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points, conc_cells(c))
 
 
-def conc_cell(p: PointResult, varying: Iterable[str] = ()) -> str:
-    """`24`, or `24 (kv dram)` where the curve's points differ in a setting."""
-    from harness.report.curves import point_settings
+def ordered(points: Iterable[PointResult], cells: Sequence[str] | None) -> list[tuple[str, PointResult]]:
+    """(conc cell, point): in the given order with `cells`, else by concurrency with the bare concurrency."""
+    if cells is None:
+        return [(str(p.conc), p) for p in sorted(points, key=lambda p: p.conc)]
+    return list(zip(cells, points))
 
-    settings = point_settings(p, varying)
-    return f"{p.conc} ({settings})" if settings else str(p.conc)
 
-
-def table_rows(points: Iterable[PointResult], varying: Iterable[str] = ()) -> list[tuple[str, ...]]:
-    """One row per point; with `varying` (arm fields the curve's points differ in) each conc says its own."""
-    varying = tuple(varying)
+def table_rows(points: Iterable[PointResult], cells: Sequence[str] | None = None) -> list[tuple[str, ...]]:
+    """One row per point; `cells` (parallel to `points`) names each point in the conc column."""
     return [
         (
-            conc_cell(p, varying),
+            cell,
             fmt(p.total_tput_per_gpu, 1),
             fmt(p.stat("e2el", "p50")),
             fmt(p.stat("e2el", "p90")),
@@ -122,14 +113,15 @@ def table_rows(points: Iterable[PointResult], varying: Iterable[str] = ()) -> li
             fmt(p.errors),
             verdict(p),
         )
-        for p in sorted(points, key=lambda p: p.conc)
+        for cell, p in ordered(points, cells)
     ]
 
 
 def render_table(results: Iterable[PointResult | Mapping[str, Any] | Path | str],
-                 varying: Iterable[str] = ()) -> str:
-    """A fixed-width table sorted by concurrency; numbers right-aligned, the verdict left-aligned."""
-    rows = table_rows(as_points(results), varying)
+                 cells: Sequence[str] | None = None) -> str:
+    """A fixed-width table, sorted by concurrency unless `cells` names the points in their given order;
+    numbers right-aligned, the verdict left-aligned."""
+    rows = table_rows(as_points(results), cells)
     widths = [max(len(COLUMNS[i]), *(len(r[i]) for r in rows)) for i in range(len(COLUMNS))]
 
     def line(cells: tuple[str, ...]) -> str:

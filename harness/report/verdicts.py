@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from harness.report.achieved import achieved_concurrency
 from harness.report.load import PointResult
-from harness.report.table import conc_cell, fmt, power_text
+from harness.report.table import fmt, ordered, power_text
 
 MIN_TAIL_SAMPLES = 10
 FEW = "†"        # a percentile from too few requests
@@ -70,19 +70,19 @@ def _achieved(p: PointResult) -> str:
     return fmt(a.value, 1) + (f" {INFLIGHT}" if a.source == "littles_law" else "")
 
 
-def verdict_row(p: PointResult, varying: Iterable[str] = ()) -> VerdictRow:
+def verdict_row(p: PointResult, cell: str | None = None) -> VerdictRow:
+    """`cell` names the point in the conc column (its identity in a curve; the concurrency by default)."""
     valid = "valid" if p.valid else "INVALID"
     publishable = p.publish_label or "-"
-    cells = (conc_cell(p, varying), valid, publishable, reasons_text(p), fmt(p.num_requests_successful),
+    cells = (str(p.conc) if cell is None else cell, valid, publishable, reasons_text(p), fmt(p.num_requests_successful),
              _achieved(p), fmt(p.total_tput_per_gpu, 1),
              *(_percentile(p, metric, q) for metric, q in _PERCENTILES), power_text(p))
     return VerdictRow(conc=p.conc, valid=p.valid, cells=cells)
 
 
-def verdict_rows(points: Iterable[PointResult], varying: Iterable[str] = ()) -> list[VerdictRow]:
-    """One row per point, by concurrency."""
-    varying = tuple(varying)
-    return [verdict_row(p, varying) for p in sorted(points, key=lambda p: p.conc)]
+def verdict_rows(points: Iterable[PointResult], cells: Sequence[str] | None = None) -> list[VerdictRow]:
+    """One row per point: by concurrency, or in the given order with `cells` (`harness.report.table.ordered`)."""
+    return [verdict_row(p, cell) for cell, p in ordered(points, cells)]
 
 
 COLUMN_NOTE = ("requests ok: successful requests, the sample every percentile is taken from; achieved conc: mean "

@@ -14,7 +14,6 @@ from harness.point import aiperf, inferencex_row, result_fields
 from harness.report.arms import Arm
 from harness.report.compare import compare_points
 from harness.report.load import load_results
-from harness.report.table import curve_notes
 
 AIPERF = Path(__file__).parent.parent / "fixtures" / "results" / "sim-run" / "quickstart-sim" / "conc4" / "aiperf"
 IDENTITY = {"hw": "sim", "conc": 4, "image": "lmsysorg/sglang:v0.5.23-cu130", "recipe_fingerprint": "b" * 64,
@@ -77,7 +76,7 @@ def test_layout_and_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
     (c,), only_a, only_b = compare_points([ours], [back])  # our curve and its InferenceX reading pair, unmixed
     assert (c.mixed, only_a, only_b, [d.conc for d in c.changed]) == ((), [], [], [4])
     assert c.new.key == "agentic-coder-8b-bf16-sim-sglang-tp1-ep1 {kv dram, dp-attention, recipe bbbbbbbb}"
-    assert (c.old.key, curve_notes(c.old)[:1], curve_notes(c.new)[:1]) == ("k", ["arm: kv dram, dp-attention"], [])
+    assert (c.old.key, c.old.arm.label()) == ("k", "kv dram, dp-attention")   # our config is named by its key
 
 
 def test_no_points_is_a_user_error(tmp_path: Path) -> None:

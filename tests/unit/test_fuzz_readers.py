@@ -170,7 +170,7 @@ def report(run: Path, tmp: Path) -> None:
     curves = group_curves(points)
     distributions(curves)
     evals = newest_evals([run])
-    keys = {c.config_key: c.simulated for c in curves}
+    keys = {k: c.simulated for c in curves for k in c.config_keys}
     json.dumps({**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys}}, default=str)
     render_markdown(curves) + eval_markdown(keys, evals) + render_html(curves, []) + eval_html(keys, evals)
     render_csv(curves)

@@ -11,10 +11,13 @@ from harness.report import build_report, render_table
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
 EXPECTED_SIM_FRONTIER = {
-    "e2el_p90": {"frontier": [1, 2, 4, 16], "dominated": [8], "excluded": [32], "coverage": "4/5"},
-    "e2el_p75": {"frontier": [1, 2, 4, 8, 16], "dominated": [], "excluded": [32], "coverage": "5/5"},
-    "intvty_p90": {"frontier": [1, 2, 4, 16], "dominated": [8], "excluded": [32], "coverage": "4/5"},
-    "e2e_norm_intvty_p90": {"frontier": [1, 4, 16], "dominated": [2, 8], "excluded": [32], "coverage": "3/5"},
+    "e2el_p90": {"frontier": ["c1", "c2", "c4", "c16"], "dominated": ["c8"], "excluded": ["c32"], "coverage": "4/5"},
+    "e2el_p75": {"frontier": ["c1", "c2", "c4", "c8", "c16"], "dominated": [], "excluded": ["c32"],
+                 "coverage": "5/5"},
+    "intvty_p90": {"frontier": ["c1", "c2", "c4", "c16"], "dominated": ["c8"], "excluded": ["c32"],
+                   "coverage": "4/5"},
+    "e2e_norm_intvty_p90": {"frontier": ["c1", "c4", "c16"], "dominated": ["c2", "c8"], "excluded": ["c32"],
+                            "coverage": "3/5"},
 }
 
 EXPECTED_TABLE = """\
@@ -32,8 +35,8 @@ def test_build_report_writes_every_output(tmp_path):
     out = build_report([FIX / "sim-run", FIX / "inferencex" / "artifacts"], tmp_path / "report")
     assert out.html_path.name == "report.html" and out.markdown_path.name == "report.md"
     names = [p.name for p in out.png_paths]
-    assert names == ["pareto.png", "pareto_intvty_p90.png", "pareto_e2e_norm_intvty_p90.png",
-                     "pareto_e2el_p75.png", "latency_by_conc.png"]
+    assert names == ["pareto.png", "pareto_e2el_p75.png", "pareto_intvty_p90.png",
+                     "pareto_e2e_norm_intvty_p90.png", "latency_by_conc.png"]
     for p in out.png_paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     html = out.html_path.read_text()
@@ -42,7 +45,7 @@ def test_build_report_writes_every_output(tmp_path):
     assert "INVALID (error_rate)" in html and "node-a" in html
     # simulated points: power is "not measured", never "invalid (clock_sync_failed)"
     assert "not measured (simulator)" in html and "clock_sync_failed" not in html
-    assert "<h3>agentic-coder-8b-bf16-sim-sglang-tp1-ep1 {kv dram, recipe 0bd6cc1a}" in html
+    assert "<h3>agentic-coder-8b/agentic-coding/sim_sglang/bf16 · recipe 0bd6cc1a, recipe 3b8f70b0" in html
     # verdicts first, then the Pareto coverage, the plots and the details
     order = [html.index(s) for s in ('<table class="verdict">', 'id="frontier"', "data:image/png", 'id="details"')]
     assert order == sorted(order), order
@@ -50,19 +53,28 @@ def test_build_report_writes_every_output(tmp_path):
 
     data = json.loads(out.json_path.read_text())
     assert data["schema_version"] == 1
-    keys = [(c["key"], c["arm"]["kv_offloading"], c["arm"]["disagg"]) for c in data["curves"]]
-    ix = "agentic-coder-8b-bf16-sim-sglang"
-    assert keys == [(f"{ix}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}", "dram", "agg"),
-                    (f"{ix}-tp1-ep1 {{recipe 3b8f70b0}}", "none", "agg"),
-                    (f"{ix}-tp2-ep1 {{disagg 1p1d tp1/tp1}}", "none", "disagg 1p1d tp1/tp1"),
-                    ("quickstart-sim", "none", "agg")]
+    # one curve per series: InferenceX's rows of two recipes, aggregated and disaggregated, on one line
+    keys = [(c["key"], c["configs"], c["varying"]) for c in data["curves"]]
+    assert keys == [("Qwen3-0.6B/agentic-coding/sim_sglang/bf16", ["quickstart-sim"], []),
+                    ("agentic-coder-8b/agentic-coding/sim_sglang/bf16", ["recipe 0bd6cc1a", "recipe 3b8f70b0"],
+                     ["config", "topology", "kv_offloading"])]
     assert all(c["simulated"] for c in data["curves"])  # InferenceX rows with hw: sim
-    sim = data["curves"][3]
+    sim = data["curves"][0]
     assert sim["frontier"] == EXPECTED_SIM_FRONTIER
     assert [p["conc"] for p in sim["points"]] == [1, 2, 4, 8, 16, 32]
     assert sim["points"][5]["valid"] is False and sim["points"][5]["cancelled_at_cutoff"] == 7
-    assert data["curves"][1]["frontier"]["e2el_p90"] == {"frontier": [2, 4], "dominated": [], "excluded": [],
-                                                           "coverage": "2/2"}
+    ix = data["curves"][1]
+    assert [p["id"] for p in ix["points"]] == [
+        "c2 recipe 0bd6cc1a (tp1, kv dram)", "c2 recipe 3b8f70b0 (tp1)", "c4 recipe 0bd6cc1a (tp1, kv dram)",
+        "c4 recipe 3b8f70b0 (tp1)", "c4 (disagg 1p1d tp1/tp1)"]
+    # the disaggregated c4 (the same server's numbers over two GPUs) is dominated by the aggregated one
+    assert ix["frontier"]["e2el_p90"] == {
+        "frontier": ["c2 recipe 0bd6cc1a (tp1, kv dram)", "c2 recipe 3b8f70b0 (tp1)", "c4 recipe 3b8f70b0 (tp1)"],
+        "dominated": ["c4 recipe 0bd6cc1a (tp1, kv dram)", "c4 (disagg 1p1d tp1/tp1)"], "excluded": [],
+        "coverage": "3/5"}
+    assert ix["points"][4]["attributes"] == {
+        "config": None, "image": "lmsysorg/sglang:v0.5.23-cu130", "hw": "sim", "topology": "disagg 1p1d tp1/tp1",
+        "spec_decoding": "none", "dp_attention": "false", "kv_offloading": "none", "recipe_fingerprint": None}
 
 
 def test_render_table_exact():
@@ -87,8 +99,9 @@ def test_markdown_opens_with_verdicts_then_pareto_coverage_then_plots(tmp_path):
 
 def test_simulated_and_real_results_of_one_key_are_separate_curves(tmp_path):
     out = build_report([FIX / "sim-run", FIX / "real-run"], tmp_path)
-    assert [(c.config_key, c.engine, len(c.points)) for c in out.curves] == [
-        ("quickstart-sim", "sglang", 3), ("quickstart-sim", "sim", 6)]
+    assert [(c.config_keys, c.engine, len(c.points)) for c in out.curves] == [
+        (("quickstart-sim",), "sglang", 3), (("quickstart-sim",), "sim", 6)]
+    assert out.curves[0].series == out.curves[1].series   # one series, two engines: two curves
 
 
 def test_report_command_json_and_errors(tmp_path, capsys):

@@ -1,5 +1,6 @@
 """Reading InferenceX's own rows (written by its aggregator and collector, see the fixture's README):
-both row forms, mixed `agg_bmk.json` lists, and arms kept apart by report and compare."""
+both row forms, mixed `agg_bmk.json` lists, arms drawn on one curve of their series by report and kept
+apart by compare."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from harness.cli import main as cli_main
 from harness.errors import UserError
 from harness.report.arms import Arm, arm_of
 from harness.report.compare import compare_points
+from harness.report.configs import group_configs
 from harness.report.curves import group_curves
 from harness.report.load import load_results, load_results_noted
 
@@ -36,16 +38,19 @@ def _copy_rows(dst: Path, keep) -> Path:
     return dst
 
 
-def test_both_row_forms_are_read_into_one_curve_per_arm():
+def test_both_row_forms_are_read_into_one_curve_of_their_series_and_one_config_per_arm():
     points = load_results([ARTIFACTS])  # the fixed-sequence row (a lone object) is not an agentic result
     assert len(points) == 5 and all(p.simulated and p.config_key is None for p in points)
-    curves = group_curves(points)
-    assert [(c.key, [p.conc for p in c.points]) for c in curves] == [
+    (curve,) = group_curves(points)
+    assert curve.key == "agentic-coder-8b/agentic-coding/sim_sglang/bf16"
+    assert [p.conc for p in curve.points] == [2, 2, 4, 4, 4]
+    configs = group_configs(points)
+    assert [(c.key, [p.conc for p in c.points]) for c in configs] == [
         (f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}", [2, 4]),
         (f"{KEY}-tp1-ep1 {{recipe 3b8f70b0}}", [2, 4]),
         (f"{KEY}-tp2-ep1 {{disagg 1p1d tp1/tp1}}", [4]),
     ]
-    dram, base, disagg = (c.arm for c in curves)
+    dram, base, disagg = (c.arm for c in configs)
     assert dram == Arm("none", "dram", "false", "agg", HICACHE_FP)
     assert base == Arm("none", "none", "false", "agg", BASE_FP)
     assert disagg == Arm("none", "none", "false", "disagg 1p1d tp1/tp1", None)  # no fingerprint given
@@ -92,7 +97,7 @@ def test_mixed_agg_bmk_takes_the_agentic_rows_and_notes_the_others(tmp_path, cap
     assert len(points) == 5 and len(json.loads((FIX / "agg_bmk.json").read_text())) == 6
     assert notes == [f"{FIX / 'agg_bmk.json'}: read 5 agentic row(s), skipped 1 other row(s) "
                      "(fixed-sequence or not a result)"]
-    assert len(group_curves(points)) == 3
+    assert (len(group_curves(points)), len(group_configs(points))) == (1, 3)
     assert cli_main(["report", str(FIX / "agg_bmk.json"), "--out", str(tmp_path), "--no-records"]) == 0
     assert "note: " + notes[0] in capsys.readouterr().out
     assert json.loads((tmp_path / "report.json").read_text())["notes"] == notes
@@ -100,9 +105,11 @@ def test_mixed_agg_bmk_takes_the_agentic_rows_and_notes_the_others(tmp_path, cap
 
     rows = list(csv.DictReader((tmp_path / "report.csv").open()))
     assert [(r["conc"], r["kv_offloading"], r["disagg"], r["recipe_fingerprint"][:8]) for r in rows] == [
-        ("2", "dram", "agg", "0bd6cc1a"), ("4", "dram", "agg", "0bd6cc1a"), ("2", "none", "agg", "3b8f70b0"),
+        ("2", "dram", "agg", "0bd6cc1a"), ("2", "none", "agg", "3b8f70b0"), ("4", "dram", "agg", "0bd6cc1a"),
         ("4", "none", "agg", "3b8f70b0"), ("4", "none", "disagg 1p1d tp1/tp1", "")]
-    assert rows[0]["curve"] == f"{KEY}-tp1-ep1 {{kv dram, recipe 0bd6cc1a}}"
+    assert {r["curve"] for r in rows} == {"agentic-coder-8b/agentic-coding/sim_sglang/bf16"}
+    assert [r["point"] for r in rows][::2] == ["c2 recipe 0bd6cc1a (tp1, kv dram)", "c4 recipe 0bd6cc1a (tp1, kv dram)",
+                                               "c4 (disagg 1p1d tp1/tp1)"]
 
 
 def test_compare_refuses_two_arms_in_one_line_and_pairs_them_when_allowed(tmp_path, capsys):

@@ -201,6 +201,7 @@ def test_the_report_reads_record_files_in_workers_with_the_same_quantiles(tmp_pa
     curves = group_curves(load_results([tmp_path]))
     got = distributions(curves)
     assert len(got) == 3
-    for (i, conc), quantiles in got.items():
-        path = next(p for p in curves[i].points if p.conc == conc).point_dir / "aiperf" / "profile_export.jsonl"
+    for (i, j), quantiles in got.items():
+        conc = curves[i].points[j].conc
+        path = curves[i].points[j].point_dir / "aiperf" / "profile_export.jsonl"
         assert quantiles == _point_quantiles(path) and quantiles[1] is not None and quantiles[1].n == 30 * conc

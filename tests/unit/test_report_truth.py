@@ -1,6 +1,6 @@
 """Report truth: failed and invalid points appear in every report format with their reason; a recipe's
 points are one curve even where single points change a setting (annotated on those points); `compare`
-still refuses to pair different configs and never crashes on curves without a shared concurrency."""
+still refuses to pair different configs and never crashes on configs without a shared concurrency."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def test_a_point_that_failed_before_any_request_is_in_every_report_format(tmp_pa
     assert point["state"] == "failed" and point["valid"] is False
     assert point["invalid_reasons"] == [{"code": "point_failed", "message": NEVER_READY}]
     # never on a frontier, counted as excluded
-    assert 64 in out.curves[0].frontiers["e2el_p90"].excluded
+    assert "c64" in out.curves[0].frontiers["e2el_p90"].excluded
 
 
 def _hicache_from_c16(run: Path) -> Path:
@@ -74,14 +74,17 @@ def test_a_recipe_with_a_per_point_setting_is_one_curve_annotated_on_its_points(
     (curve,) = out.curves
     assert [p.conc for p in curve.points] == [1, 2, 4, 8, 16, 32]
     f = curve.frontiers["e2el_p90"]
-    assert (f.frontier, f.dominated, f.excluded, f.coverage) == ([1, 2, 4, 16], [8], [32], "4/5")
-    assert curve.arm.kv_offloading == "none/dram"
+    assert (f.frontier, f.dominated, f.excluded, f.coverage) == (
+        ["c1", "c2", "c4", "c16 (kv dram)"], ["c8"], ["c32 (kv dram)"], "4/5")
+    assert curve.varying == ("kv_offloading",)
     md = out.markdown_path.read_text()
-    assert "per-point settings (one config): c1, c2, c4, c8: kv none; c16, c32: kv dram" in md
-    assert "| 16 (kv dram) | valid |" in md and "| 8 (kv none) | valid |" in md
+    assert "varies: kv none: c1, c2, c4, c8; kv dram: c16, c32" in md
+    assert "| 16 (kv dram) | valid |" in md and "| 8 | valid |" in md
     assert "<td class=\"n\">16 (kv dram)</td>" in out.html_path.read_text()
     points = {p["conc"]: p for p in json.loads(out.json_path.read_text())["curves"][0]["points"]}
-    assert points[16]["settings"] == "kv dram" and points[1]["settings"] == "kv none"
+    assert points[16]["settings"] == "kv dram" and points[1]["settings"] is None
+    assert (points[16]["id"], points[16]["attributes"]["kv_offloading"]) == ("c16 (kv dram)", "dram")
+    assert points[1]["attributes"]["kv_offloading"] == "none"
 
 
 def test_compare_still_refuses_two_different_configs(tmp_path: Path) -> None:
@@ -110,12 +113,13 @@ INFERENCEX = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "inf
 
 def test_inferencex_rows_of_one_recipe_are_one_curve_whatever_their_per_point_settings() -> None:
     """Rows InferenceX's aggregator wrote for one recipe (one fingerprint), HiCache on at c4 only: one curve,
-    the setting on each point; the rows of two other recipes stay curves of their own."""
-    from harness.report.curves import group_curves, point_settings, varying_fields
+    the setting on each point; the rows of two other recipes and a disaggregated row of the same series join
+    that curve, each point named by its config."""
+    from harness.report.curves import group_curves
 
     (curve,) = group_curves(load_results([INFERENCEX / "one-config"]))
-    assert [p.conc for p in curve.points] == [2, 4] and curve.arm.kv_offloading == "none/dram"
-    assert [point_settings(p, varying_fields(curve.points)) for p in curve.points] == ["kv none", "kv dram"]
+    assert [p.conc for p in curve.points] == [2, 4] and curve.ids == ["c2", "c4 (kv dram)"]
     assert curve.frontiers["e2el_p90"].coverage == "2/2"
-    others = group_curves(load_results([INFERENCEX / "one-config", INFERENCEX / "artifacts"]))
-    assert sorted(len(c.points) for c in others) == [1, 2, 2, 2]   # multinode c4, base, hicache, this recipe
+    (joined,) = group_curves(load_results([INFERENCEX / "one-config", INFERENCEX / "artifacts"]))
+    assert len(joined.points) == 7 and len(joined.configs) == 4   # this recipe, base, hicache, multinode c4
+    assert joined.config_names == ("recipe 0bd6cc1a", "recipe 363537c7", "recipe 3b8f70b0")

@@ -100,7 +100,7 @@ def test_report_step_writes_the_curve_table_and_verdicts_to_the_job_summary(tmp_
     assert proc.returncode == 0, proc.stderr
     text = summary.read_text()
     assert text.startswith("# SIMULATED: Agentic sweep report")
-    assert "## Verdicts" in text and "### quickstart-sim (SIMULATED)" in text
+    assert "## Verdicts" in text and "### Qwen3-0.6B/agentic-coding/sim_sglang/bf16 · quickstart-sim (SIMULATED)" in text
     assert "| conc | valid | publishable | reasons |" in text and "| 32 | INVALID | - | error_rate: " in text
     assert (out / "report" / "report.html").exists() and (out / "report" / "report.csv").exists()
     empty = tmp_path / "empty"

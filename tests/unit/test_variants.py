@@ -87,7 +87,8 @@ def test_report_draws_a_variant_as_its_own_labelled_series(tmp_path):
     run = _with_variant(tmp_path)
     out = build_report([run], tmp_path / "report")
     keys = [(c.key, [p.conc for p in c.points]) for c in out.curves]
-    assert keys == [("quickstart-sim", [1, 2, 4, 8, 16, 32]), ("quickstart-sim [mrr64]", [4, 8])]
+    assert keys == [("Qwen3-0.6B/agentic-coding/sim_sglang/bf16", [1, 2, 4, 8, 16, 32]),
+                    ("quickstart-sim [mrr64]", [4, 8])]   # the recipe's series, and the variant beside it
     baseline, tuned = out.curves
     assert baseline.point(4).total_tput_per_gpu == 300.0 and tuned.point(4).total_tput_per_gpu == 330.0
     assert tuned.label == "quickstart-sim [mrr64] (args.max-running-requests=64) [sim]"
