@@ -102,6 +102,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "conc": plan.conc,
         "image": plan.image,
         "model": args.get("model-path"),
+        "infmax_model_prefix": plan.model_prefix,   # the model as InferenceX names it (its series' model)
         "served_model_name": plan.client.served_model_name,
         "framework": "sglang",
         "precision": settings.get("precision"),

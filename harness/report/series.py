@@ -7,8 +7,8 @@ row names (parallelism, DP attention, speculative method, KV offload, image, agg
 recipe fingerprint) is an attribute of a point inside the series. InferenceX's Pareto coverage counts the
 same unit: `model/scenario/hwKey/precision`.
 
-The model is InferenceX's model prefix (`infmax_model_prefix`) where a result names one, else the last part
-of its model path (our point records name only the path).
+The model is InferenceX's model prefix (`infmax_model_prefix`, in its rows and in our records), else the last part
+of its model path (records written before they carried the prefix).
 """
 
 from __future__ import annotations
