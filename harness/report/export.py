@@ -8,7 +8,9 @@ a variant never replaces the recipe's own point):
   rounds them (5 places);
 - `agentic_<name>/aiperf_artifacts/…`: AIPerf's files (without `inputs.json` and `profile_export_raw.jsonl`,
   which InferenceX does not upload either);
-- `server_logs_<name>/server.log` (a deployment: every worker node's `server_<member>.log` and `router.log`);
+- `server_logs_<name>/server.log` (a deployment: every worker node's log named as srt-slurm names it,
+  `node<K>_<role>_w<N>.out` with role `prefill`, `decode` or `agg`, which is how InferenceX-app's AgentX ingest
+  tells workers and roles apart, and `router.log`);
 - `gpu_metrics_<name>/gpu_metrics.csv` in UTC, with `agentic_power_timezone_offset.txt` saying `+00:00`,
   when sampled (the app reads the timestamps as they are written);
 
@@ -76,6 +78,19 @@ def _inside(path: Path, root: Path) -> bool:
 
 def _read_object(path: Path, what: str) -> dict[str, Any]:
     return read_json_object(path, what)   # the bounded reader every result reader goes through
+
+
+_MEMBER_LOG = re.compile(r"^server_(?P<role>prefill|decode|aggregated)_w(?P<worker>\d+)(?:_n(?P<node>\d+))?\.log$")
+
+
+def exported_log_name(name: str) -> str:
+    """A deployment member's log as srt-slurm names it (`server_prefill_w0_n1.log` -> `node1_prefill_w0.out`); the
+    single server's `server.log` and the router's `router.log` keep their names."""
+    m = _MEMBER_LOG.match(name)
+    if m is None:
+        return name
+    role = "agg" if m.group("role") == "aggregated" else m.group("role")
+    return f"node{m.group('node') or 0}_{role}_w{m.group('worker')}.out"
 
 
 def _copy_from(src: Path) -> Callable[[Path], None]:
@@ -152,7 +167,7 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
                 plan.add(out / f"agentic_{name}" / "aiperf_artifacts" / src.relative_to(aiperf), _copy_from(src), src)
     for log in server_logs(pdir):   # a deployment: every worker node's and the router's
         if log.exists() and _inside(log, root) and not log.is_symlink():
-            plan.add(out / f"server_logs_{name}" / log.name, _copy_from(log), log)
+            plan.add(out / f"server_logs_{name}" / exported_log_name(log.name), _copy_from(log), log)
     csv, offset = pdir / CSV_NAME, pdir / OFFSET_NAME
     if _inside(csv, root) and not csv.is_symlink():
         offset_text = offset.read_text() if _inside(offset, root) and not offset.is_symlink() else None

@@ -223,3 +223,12 @@ def test_earlier_attempts_are_not_exported(tmp_path: Path, capsys: pytest.Captur
     write_json(pdir / "status.json", {"config_key": "k", "conc": 4, "state": "completed"})
     assert main(["export", "--inferencex", "--include-unofficial", str(tmp_path / "run"), str(tmp_path / "out")]) == 0
     assert "1 InferenceX row(s)" in capsys.readouterr().out
+
+
+def test_deployment_logs_are_exported_under_srt_slurm_names_the_apps_ingest_reads() -> None:
+    from harness.report.export import exported_log_name
+
+    assert exported_log_name("server_prefill_w0.log") == "node0_prefill_w0.out"
+    assert exported_log_name("server_decode_w2_n1.log") == "node1_decode_w2.out"
+    assert exported_log_name("server_aggregated_w1.log") == "node0_agg_w1.out"
+    assert exported_log_name("server.log") == "server.log" and exported_log_name("router.log") == "router.log"
