@@ -67,9 +67,11 @@ def test_one_deployment_serves_two_points_and_publishes_multinode_rows(tmp_path:
         assert "[harness] the harness stopped the server" in (curve / "conc2" / log).read_text()
     assert not (curve / "conc4" / "router.log").exists()
     assert deployment_processes() == []
-    # the report names the deployment's shape over the curve
-    assert "### pd-local-sim · disagg 1p1d tp1/tp1 (SIMULATED)" in (curve / "report" / "report.md").read_text()
-    assert "== pd-local-sim · disagg 1p1d tp1/tp1  SIMULATED" in out
+    # the curve is the InferenceX series; the deployment's shape is an attribute of its points
+    md = (curve / "report" / "report.md").read_text()
+    assert "### pd/agentic-coding/sim_sglang/bf16 · pd-local-sim (SIMULATED)" in md
+    assert "topology disagg 1p1d tp1/tp1" in md
+    assert "== pd/agentic-coding/sim_sglang/bf16 · pd-local-sim  SIMULATED" in out
 
 
 def test_a_worker_killed_mid_run_ends_the_point_and_nothing_is_left(tmp_path: Path) -> None:
