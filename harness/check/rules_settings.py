@@ -8,6 +8,7 @@ from harness.check.evidence import forbidden_settings, grouped, point_names
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, short_error
 from harness.check.rule import Rule
 from harness.errors import UserError
+from harness.point.engine_label import CPU_HW
 from harness.recipe import flags
 from harness.recipe.plan import effective_args
 
@@ -30,6 +31,9 @@ class UpstreamImage(Rule):
         r = recipe.recipe
         if r.engine != "sglang":
             return [Finding("N/A", f"engine {r.engine}: the image {r.image} is recorded for identity only")]
+        if r.hardware.gpu == CPU_HW:
+            return [Finding("N/A", f"hardware {CPU_HW}: a real-SGLang CPU smoke curve, never GPU numbers; the image "
+                                   f"{r.image} is recorded for identity only")]
         match = _UPSTREAM_IMAGE.match(r.image)
         if match is None:
             return [Finding("FAIL", f"image: {r.image} is not the upstream lmsysorg/sglang image "

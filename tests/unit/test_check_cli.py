@@ -53,6 +53,14 @@ def test_shipped_muse_spark_recipes_pass(recipe: Path, capsys: pytest.CaptureFix
     assert "FAIL" not in capsys.readouterr().out
 
 
+def test_the_readme_pre_merge_check_of_every_shipped_recipe_is_green(capsys: pytest.CaptureFixture[str]) -> None:
+    """README: `harness check recipes/*.yaml` before merging a recipe change; main must pass it."""
+    shipped = sorted((ROOT / "recipes").glob("*.yaml"))
+    assert len(shipped) >= 2
+    assert cli_main(["check", *map(str, shipped)]) == 0, capsys.readouterr().out
+    assert "FAIL" not in capsys.readouterr().out
+
+
 def test_muse_spark_copy_with_nvfp4_nextn_moe_in_base_fails_on_every_point(tmp_path: Path) -> None:
     from harness.check import check_recipe
     from harness.recipe.load import expand_points, load_recipe

@@ -72,6 +72,15 @@ def test_upstream_image_is_not_applicable_on_the_simulator() -> None:
     assert results(quickstart)["upstream-image"].status == "N/A"
 
 
+def test_upstream_image_is_not_applicable_to_a_cpu_smoke_recipe(tmp_path: Path) -> None:
+    """A real-SGLang CPU recipe (`hardware.gpu: cpu`) installs SGLang from PyPI; its results are never GPU numbers."""
+    got = variant(tmp_path, lambda r: r.update(engine="sglang", image="pypi:sglang==0.5.23",
+                                               hardware={**r["hardware"], "gpu": "cpu"}))["upstream-image"]
+    assert got.status == "N/A" and "cpu" in evidence(got)
+    gpu = variant(tmp_path, lambda r: r.update(engine="sglang", image="pypi:sglang==0.5.23"))["upstream-image"]
+    assert gpu.status == "FAIL"
+
+
 # ------------------------------------------------------------------------------------- forbidden env
 
 
