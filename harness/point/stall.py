@@ -11,7 +11,9 @@ every decode step, so a long generation still moves them). The server is stalled
   progressed for `bound_s` (an idle server is not stalled: the clock restarts while nothing is in flight), or
 - `/health` answers 503 on two probes in a row with no progress in between. SGLang's `/health` runs a
   one-token generation and answers 503 when no output arrived within its own check (20 s), or while it
-  shuts down. It is probed only while the counters stand still, so a busy server is never probed.
+  shuts down. It is probed only while the counters stand still, so a busy server is never probed, or
+- it answers neither `/metrics` nor `/health` for `bound_s`, whether or not requests are in flight (a frozen
+  or hung process between two requests owes no tokens, but it does owe an answer).
 
 Without those metrics (a server started without `--enable-metrics`) only `/health` is watched: AIPerf's
 records alone cannot tell a long generation from a stall. The server is sampled by a background thread,
@@ -51,6 +53,10 @@ class ServerSample:
     in_flight: float | None
     health: int | None = None
 
+    @property
+    def answered(self) -> bool:
+        return self.progress is not None or self.health is not None
+
 
 class StallJudge:
     """The pure decision, fed with what was seen and when (monotonic seconds). `record` names what the
@@ -60,6 +66,8 @@ class StallJudge:
         self.bound_s = bound_s
         self.record = record
         self.last_progress = now
+        self.last_answer = now
+        self.unanswered = False      # the latest look at the server got no answer
         self.records = 0
         self.progress: tuple[float, ...] | None = None
         self.in_flight: float | None = None
@@ -75,19 +83,25 @@ class StallJudge:
             self._moved(now)
 
     def saw_server(self, sample: ServerSample, now: float) -> None:
+        self.unanswered = not sample.answered
+        if sample.answered:
+            self.last_answer = now
         if sample.progress is not None:     # a scrape that got no answer keeps what was seen last
             if self.progress is not None and sample.progress != self.progress:
                 self._moved(now)
             self.progress, self.in_flight = sample.progress, sample.in_flight
-        if self.in_flight is not None and self.in_flight <= 0:
-            self.last_progress = now        # idle: nothing is owed
+            if self.in_flight is not None and self.in_flight <= 0:
+                self.last_progress = now    # idle: nothing is owed
         if sample.health == 503:
             self.health_503 += 1
         elif sample.health is not None:
             self.health_503 = 0
 
     def verdict(self, now: float) -> str | None:
-        silent = now - self.last_progress
+        silent, mute = now - self.last_progress, now - self.last_answer
+        if self.unanswered and mute >= self.bound_s:
+            return (f"server_stalled: the server answered neither /metrics nor /health for {mute:.0f} s "
+                    f"(bound {self.bound_s:g} s) ({self._seen()})")
         if self.health_503 >= HEALTH_503_IN_A_ROW:
             return (f"server_stalled: /health answered 503 {self.health_503} times in a row, no progress for "
                     f"{silent:.0f} s ({self._seen()})")
@@ -168,4 +182,5 @@ class StallWatch:
 def armed_line(stall_s: float) -> str:
     """The line that says the watch is on, worded as a condition (it is not a failure)."""
     return (f"[watch] stall watch armed: stops the run as server_stalled only if requests in flight make no "
-            f"progress for {stall_s:g} s, or /health answers 503 twice in a row")
+            f"progress for {stall_s:g} s, /health answers 503 twice in a row, or the server answers neither "
+            f"/metrics nor /health for {stall_s:g} s")

@@ -62,6 +62,35 @@ def test_stalled_server_answering_health_503_is_caught_at_once(tmp_path):
     assert elapsed < 60, elapsed   # long before the 300 s no-progress bound
 
 
+
+def test_a_frozen_server_is_caught_whether_or_not_requests_are_in_flight(tmp_path):
+    """SIGSTOP of the server a few seconds into profiling: it answers nothing, tokens or not owed."""
+    import os
+    import signal
+    import threading
+
+    frozen: list[int] = []
+
+    def freeze_once_profiling() -> None:
+        for _ in range(600):                   # bounded by the point's own start-up, not by the clock
+            statuses = list(tmp_path.rglob("status.json"))
+            status = json.loads(statuses[0].read_text()) if statuses else {}
+            if status.get("phase") == "profiling" and status.get("server_pid"):
+                time.sleep(3)
+                frozen.append(int(status["server_pid"]))
+                os.kill(frozen[0], signal.SIGSTOP)
+                return
+            time.sleep(0.5)
+
+    freezer = threading.Thread(target=freeze_once_profiling, daemon=True)
+    freezer.start()
+    outcome = run_point(sim_plan([], [f"client.duration_s={WINDOW_S}"]),
+                        PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0, stall_timeout_s=5))
+    freezer.join(timeout=5)
+    assert frozen, "the point never reached profiling"
+    _check_failed(outcome)
+    assert outcome.reason.startswith("server_stalled: "), outcome.reason
+
 def test_server_errors_that_make_aiperf_give_up_are_named_in_the_reason(tmp_path):
     plan = sim_plan(["--sim-error-rate", "0.5"], ["client.duration_s=15"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0))

@@ -71,3 +71,29 @@ def test_server_sample_reads_the_progress_counters_and_in_flight_requests():
     assert server_sample(counters) == ServerSample((7.0, 0.0, 0.0, 3.0, 0.0), 3.0)
     assert server_sample({"sglang:generation_tokens_total": 7.0}).in_flight is None
     assert server_sample(None) == ServerSample(None, None) == server_sample({"other": 1.0})
+
+
+def test_a_server_that_answers_nothing_stalls_even_with_nothing_in_flight():
+    j = StallJudge(30, now=0)
+    j.saw_server(busy(100, in_flight=0), 5)        # idle between two requests, then frozen (SIGSTOP)
+    j.saw_server(ServerSample(None, None), 37)     # /metrics and /health timed out
+    assert j.verdict(34) is None
+    assert j.verdict(35) == ("server_stalled: the server answered neither /metrics nor /health for 30 s "
+                             "(bound 30 s) (0 AIPerf records, sglang:generation_tokens_total 100)")
+
+
+def test_an_answer_after_a_missed_look_clears_the_mute_clock():
+    j = StallJudge(30, now=0)
+    j.saw_server(busy(100, in_flight=0), 5)
+    j.saw_server(ServerSample(None, None), 20)     # one slow look
+    j.saw_server(busy(100, in_flight=0), 25)
+    assert j.verdict(100) is None
+    j.saw_server(ServerSample(None, None, 200), 101)   # metrics gone, /health still answers
+    assert j.verdict(200) is None
+
+
+def test_a_stale_idle_reading_does_not_keep_a_silent_server_idle():
+    j = StallJudge(10, now=0)
+    j.saw_server(busy(100, in_flight=0), 1)
+    j.saw_server(ServerSample(None, None), 5)      # the idle reading is old: the mute clock runs from 1
+    assert j.last_progress == 1 and j.verdict(11) is not None
