@@ -3,7 +3,8 @@
 Each point's exact `aiperf profile` argv (with a placeholder URL, tokenizer and artifact directory) goes
 through AIPerf's configuration and scenario resolution (`harness.recipe.scenario.resolve`): whatever AIPerf
 would refuse at minute 0 of the job is a failed finding here. Points whose argv differ only in their
-concurrency are resolved once per distinct command.
+concurrency are resolved once per distinct command, and a command resolved before by the same client version is
+read from the cache (`harness.recipe.scenario_cache`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from harness.preflight.checks import Finding, Level
 from harness.recipe.plan import PointPlan
 from harness.recipe.scenario import Resolution, resolve
+from harness.recipe.scenario_cache import kept_resolve
 
 PLACEHOLDER_URL = "http://127.0.0.1:30000"
 PLACEHOLDER_TOKENIZER = "local/tokenizer"
@@ -39,7 +41,7 @@ def resolutions(plans: list[PointPlan]) -> dict[str, Resolution]:
             argv = client_argv(plan, Path(tmp))
             key = tuple(tok for i, tok in enumerate(argv) if i == 0 or argv[i - 1] != "--concurrency")
             if key not in seen:
-                seen[key] = resolve(argv)
+                seen[key] = kept_resolve(argv, tmp, resolve)
             out[plan.name] = seen[key]
     return out
 
