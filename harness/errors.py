@@ -16,7 +16,7 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """` (did you mean 'x'?)` naming the closest candidates (at most three), or '' when none is close."""
     import difflib
 
-    close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(word, list(dict.fromkeys(candidates)), n=3, cutoff=0.6)
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 

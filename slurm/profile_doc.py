@@ -30,7 +30,7 @@ and `harness preflight RECIPE --cluster clusters/NAME.yaml` read it.
 
 A profile is strict: an unknown key, a wrong type or a malformed value is one line naming the file, the line,
 the key and what was expected (exit status 2), before anything reaches Slurm. `harness profile FILE` checks
-one without a recipe; `harness profile --schema --json-schema` prints the JSON Schema of profile files for
+one without a recipe (exit status 1 while values marked SITE are left to fill in, naming them); `harness profile --schema --json-schema` prints the JSON Schema of profile files for
 editors (for example `# yaml-language-server: $schema=cluster-profile.schema.json` at the top of the file,
 with the schema saved next to it).
 

@@ -14,7 +14,7 @@ from harness.artifacts import print_json
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipe", help="recipe YAML file")
     parser.add_argument("--cluster", required=True, help="cluster profile YAML (clusters/*.yaml)")
-    parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 (default: all)")
+    parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 or c1,c8 (default: all)")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SETTING=VALUE",
                         help="override a setting first, as submit does")
     parser.add_argument("--time", dest="time_limit", help="time limit per point (overrides the profile)")

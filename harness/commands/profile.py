@@ -45,18 +45,37 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
         return 0
-    print(f"{args.profile}: valid cluster profile {profile.name!r} ({profile.gpus_per_node} x {profile.gpu} per "
-          f"node, {profile.cpu_arch}, {profile.container.runtime})")
+    summary = (f"cluster profile {profile.name!r} ({profile.gpus_per_node} x {profile.gpu} per node, "
+               f"{profile.cpu_arch}, {profile.container.runtime})")
+    placeholders = site_placeholders(args.profile)
+    if placeholders:
+        print(f"{args.profile}: {summary} is a template: {len(placeholders)} SITE value(s) to replace with this "
+              f"site's before a submit: {', '.join(placeholders)}")
+        return 1
+    print(f"{args.profile}: valid {summary}")
     return 0
+
+
+def site_placeholders(path: str) -> list[str]:
+    """The keys of a profile file whose values are still SITE placeholders (preflight fails on each)."""
+    from harness.preflight.checks import cluster_fields
+    from harness.yaml_input import load_yaml_file
+
+    raw, _ = load_yaml_file(path, "cluster profile")
+    found = cluster_fields(raw if isinstance(raw, dict) else {}, path)
+    return [f.where.removeprefix(f"{path}:") for f in found if f.code == "cluster_placeholder"]
 
 
 def lookup(data: dict[str, Any], key: str, source: str) -> Any:
     """The value at a dotted key (`driver.python`) of a profile's data; an unknown key is a UserError."""
     from harness.errors import UserError
 
+    from harness.errors import did_you_mean
+
     node: Any = data
     for part in key.split("."):
         if not isinstance(node, dict) or part not in node:
-            raise UserError(f"{source}: {key}: no such field (see harness profile --schema)")
+            hint = did_you_mean(part, node) if isinstance(node, dict) else ""
+            raise UserError(f"{source}: {key}: no such field{hint} (see harness profile --schema)")
         node = node[part]
     return node

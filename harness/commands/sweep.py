@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.commands.run import add_point_options
 
     add_point_options(parser)
-    parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 (default: all)")
+    parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 or c1,c8 (default: all)")
     parser.add_argument("--force", action="store_true", help="re-run points already completed in --out")
     parser.add_argument("--no-report", action="store_true", help="skip the report at the end")
     parser.add_argument("--reuse-deployment", action="store_true",

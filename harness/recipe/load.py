@@ -284,7 +284,7 @@ def select_points(points: list[Point], names: list[str] | None, source: str = "<
     """Keep the named points (`c4` or `4`), in concurrency order; unknown names are an error."""
     if not names:
         return points
-    wanted = [normalize_point_name(n) for n in names]
+    wanted = [normalize_point_name(n) for name in names for n in name.split(",") if n]   # c2 c4, or c2,c4
     by_name = {p.name: p for p in points}
     missing = [n for n in wanted if n not in by_name]
     if missing:

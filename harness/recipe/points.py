@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.errors import UserError
+from harness.errors import UserError, did_you_mean
 from harness.recipe.load import expand_points, load_recipe, parse_recipe, select_points
 from harness.recipe.plan import PointPlan, build_plans
 from harness.recipe.schema import OWNED_FLAGS, KvOffload, Point, Recipe
@@ -107,10 +107,13 @@ def _set_recipe(raw: dict[str, Any], path: list[str], value: Any, text: str) -> 
         if child is None and part in set(Recipe.model_fields) | _section_fields(path[:i]):
             child = node[part] = {}
         if not isinstance(child, dict):
-            raise UserError(f"--set {short(text)}: {'.'.join(path)} is not a recipe setting")
+            raise UserError(f"--set {short(text)}: {'.'.join(path)} is not a recipe setting"
+                            + did_you_mean(part, [*node, *(Recipe.model_fields if i == 0 else ())]))
         node = child
     if path[-1] not in node and tuple(path[:-1]) not in _FREE_MAPPINGS:
-        raise UserError(f"--set {short(text)}: {'.'.join(path)} is not a recipe setting")
+        known = [*node, *(Recipe.model_fields if len(path) == 1 else _section_fields(path[:-1]))]
+        raise UserError(f"--set {short(text)}: {'.'.join(path)} is not a recipe setting"
+                        + did_you_mean(path[-1], known))
     if value is None and tuple(path[:-1]) in _FREE_MAPPINGS:
         node.pop(path[-1], None)
     else:

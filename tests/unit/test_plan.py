@@ -195,8 +195,10 @@ def test_set_routes_owned_flags_to_their_block() -> None:
 
 def test_set_unknown_recipe_key() -> None:
     recipe = parse_recipe(copy.deepcopy(SPEC), "r.yaml")
-    with pytest.raises(UserError, match="clinet.duration_s is not a recipe setting"):
+    with pytest.raises(UserError, match="clinet.duration_s is not a recipe setting \\(did you mean 'client'\\?\\)"):
         apply_overrides(recipe, None, ["clinet.duration_s=3"], "r.yaml")
+    with pytest.raises(UserError, match="client.duraton_s is not a recipe setting \\(did you mean 'duration_s'\\?\\)"):
+        apply_overrides(recipe, None, ["client.duraton_s=3"], "r.yaml")
     with pytest.raises(UserError, match="--port is set by the harness per launch"):
         apply_overrides(recipe, None, ["args.port=1"], "r.yaml")
 

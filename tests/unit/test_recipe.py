@@ -252,5 +252,6 @@ def test_missing_file() -> None:
 def test_select_points() -> None:
     pts = expand_points(parse_recipe(recipe(points={"c1": {}, "c8": {}, "c4": {}})))
     assert [p.name for p in select_points(pts, ["8", "c1"])] == ["c1", "c8"]
+    assert [p.name for p in select_points(pts, ["c8,c1"])] == ["c1", "c8"]     # --points c8,c1
     with pytest.raises(UserError, match="no point c9"):
         select_points(pts, ["c9"])

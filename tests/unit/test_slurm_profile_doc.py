@@ -91,3 +91,12 @@ def test_profile_command_checks_and_reads_one_value(capsys: pytest.CaptureFixtur
     assert "nope: no such field" in capsys.readouterr().err
     assert _run("profile", "--json-schema")[0] == 2
     assert "--json-schema goes with --schema" in capsys.readouterr().err
+    assert _run("profile", str(ROOT / "clusters" / "gb300.yaml"), "--get", "partiton")[0] == 2
+    assert "partiton: no such field (did you mean 'partition'?)" in capsys.readouterr().err
+
+
+def test_a_profile_with_site_placeholders_is_a_template_not_a_valid_profile() -> None:
+    rc, text = _run("profile", str(ROOT / "clusters" / "gb300.yaml"))
+    assert rc == 1 and "is a template: 4 SITE value(s) to replace" in text
+    assert text.rstrip().endswith("account, partition, container.image_cache_dir, driver.python")
+    assert _run("profile", str(ROOT / "clusters" / "local-ci.yaml"))[0] == 0
