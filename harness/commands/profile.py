@@ -68,9 +68,7 @@ def site_placeholders(path: str) -> list[str]:
 
 def lookup(data: dict[str, Any], key: str, source: str) -> Any:
     """The value at a dotted key (`driver.python`) of a profile's data; an unknown key is a UserError."""
-    from harness.errors import UserError
-
-    from harness.errors import did_you_mean
+    from harness.errors import UserError, did_you_mean
 
     node: Any = data
     for part in key.split("."):
