@@ -7,14 +7,18 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 .PHONY: demo test setup lint clean
 
 $(BIN)/python:
+	@echo "make: creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "error: could not create $(VENV) with $(PYTHON);" \
 	  "on Debian/Ubuntu install the venv module: apt-get install python3-venv" >&2; exit 1; }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@echo "make: installing the harness and its pinned dependencies (AgentX client, test tools) into $(VENV);" \
+	  "the first time takes a few minutes, longer on a busy machine"
+	$(BIN)/python -m pip install --quiet --progress-bar off -e '.[dev]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
+	@echo "make: $(VENV) ready"
 
 setup: $(STAMP)
 
