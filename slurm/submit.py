@@ -15,8 +15,10 @@ only, which exports the submitting environment to the tasks); `harness run-point
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,7 +101,9 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
         if not report.ok:
             raise PreflightFailed([f.line() for f in report.failures()])
         plans, staged = report.plans, report.staged
+        warnings = [f.line() for f in report.warnings()]
     else:
+        warnings = []
         from harness.preflight.aiperf_scenario import refuse_unless_accepted
         from harness.preflight.files import with_corpus_cache
 
@@ -133,7 +137,8 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
     write_text(script, render.batch_script(python, plan_file, sbatch, profile, plans[0].image))
     os.chmod(script, 0o755)
     return {"profile": profile.name, "plans": plans, "staged": staged, "out_dir": out_dir,
-            "plan_file": plan_file, "script": script, "sbatch": sbatch, "eval": sweep.eval, "secrets": secrets}
+            "plan_file": plan_file, "script": script, "sbatch": sbatch, "eval": sweep.eval, "secrets": secrets,
+            "warnings": warnings}
 
 
 def check_deployment(plans: list[Any], profile: Any, req: SubmitRequest) -> None:
@@ -181,11 +186,21 @@ def secrets_env(secrets: dict[str, str]) -> dict[str, str] | None:
     return {**os.environ, SECRETS_ENV: json.dumps(secrets)} if secrets else None
 
 
-def submit(req: SubmitRequest) -> dict[str, Any]:
-    """Prepare, run sbatch once, record the job; returns the submission record."""
+def submit(req: SubmitRequest, warn: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Prepare, run sbatch once, record the job; returns the submission record. Preflight's warnings go to
+    `warn`, one line each. When sbatch refuses the job, the plan and script written for it are removed."""
     now = time.time_ns()
     prep = prepare(req, now)
-    job_id = query.sbatch(prep["sbatch"], env=secrets_env(prep["secrets"]))
+    for line in prep["warnings"]:
+        warn(line)
+    try:
+        job_id = query.sbatch(prep["sbatch"], env=secrets_env(prep["secrets"]))
+    except query.SlurmError:
+        for path in (prep["script"], prep["plan_file"]):
+            path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            prep["script"].parent.rmdir()    # slurm/, when nothing else was ever submitted there
+        raise
     record = render.submission_record(
         job_id, cluster=prep["profile"], recipe=str(Path(req.recipe).resolve()), plan_file=prep["plan_file"],
         script=prep["script"], sbatch=prep["sbatch"], plans=prep["plans"], out_dir=prep["out_dir"],

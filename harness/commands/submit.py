@@ -83,6 +83,9 @@ def main(args: argparse.Namespace) -> int:
                         eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
                         preflight=not args.no_preflight, tag=args.tag, note=args.note, unofficial=args.unofficial,
                         reuse_deployment=args.reuse_deployment)
+    def warn(line: str) -> None:
+        print(f"preflight: {line}", file=sys.stderr)
+
     try:
         prep = prepare(req, time.time_ns()) if args.dry_run else None
     except PreflightFailed as exc:
@@ -92,11 +95,13 @@ def main(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if prep is not None:
+        for line in prep["warnings"]:
+            warn(line)
         print(shlex.join(prep["sbatch"]))
         print(f"script: {prep['script']}\nplan:   {prep['plan_file']}", file=sys.stderr)
         return 0
     try:
-        record = submit(req)
+        record = submit(req, warn)
     except PreflightFailed as exc:
         for line in exc.lines:
             print(line, file=sys.stderr)

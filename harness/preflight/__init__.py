@@ -35,6 +35,9 @@ class Report:
     def failures(self) -> list[Finding]:
         return [f for f in self.findings if f.level == "fail"]
 
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "warn"]
+
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "findings": [f.to_json() for f in self.findings]}
 

@@ -114,6 +114,22 @@ def test_submit_dry_run_of_the_seed_recipes_passes(tmp_path: Path, capsys: pytes
     assert plan["points"][0]["client"]["tokenizer"].endswith("Muse-Spark-Open-816B-A42B-NVFP4")
 
 
+def test_submit_says_preflights_warnings_and_a_refused_sbatch_leaves_no_script_or_plan(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from slurm import query
+
+    def refuse(argv: list[str], env: dict[str, str] | None = None) -> str:
+        raise query.SlurmError("sbatch: error: invalid partition specified: gb300")
+
+    monkeypatch.setattr(query, "sbatch", refuse)
+    rc = cli(["submit", str(GB300), "--cluster", str(profile(tmp_path, "gb300")), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert rc == 1 and "invalid partition" in err
+    warned = [line for line in err.splitlines() if line.startswith("preflight: WARN")]
+    assert warned, err                            # e.g. the nodes' CPU architecture could not be checked here
+    assert not (tmp_path / "out" / "slurm").exists()
+
+
 def test_shipped_profiles_with_placeholders_fail_one_line_each(capsys: pytest.CaptureFixture[str]) -> None:
     rc = cli(["preflight", str(GB300), "--cluster", str(ROOT / "clusters" / "gb300.yaml"), "--json"])
     assert rc == 2
