@@ -85,6 +85,11 @@ def cluster_fields(raw: dict[str, Any], source: str) -> list[Finding]:
 def gpus(recipe: Recipe, plans: list[PointPlan], profile: Any, recipe_src: str, cluster_src: str) -> list[Finding]:
     """The recipe's GPU type and node size match the cluster; tp×pp of every point fits one array task."""
     out: list[Finding] = []
+    if recipe.engine == "sim" and profile.gpu != "sim" and profile.exclusive:
+        out.append(Finding("warn", "gpu_idle", f"{recipe_src}:engine",
+                           f"the simulator uses no GPU, but every point takes an exclusive {profile.gpu} node of "
+                           f"{cluster_src} ({profile.gpus_per_node} GPUs idle per point); use a profile with "
+                           "gpu: sim or exclusive: false for rehearsals"))
     if recipe.engine != "sim":
         if recipe.hardware.gpu != profile.gpu:
             out.append(Finding("fail", "gpu_type", f"{recipe_src}:hardware.gpu",
@@ -105,7 +110,7 @@ def gpus(recipe: Recipe, plans: list[PointPlan], profile: Any, recipe_src: str, 
             out.append(Finding("fail", "gpus_per_task", f"{recipe_src}:points.{plan.name}",
                                f"tp×pp = {plan.resources.num_gpus} GPUs, an array task on {cluster_src} gets "
                                f"{profile.task_gpus}"))
-    if not out:
+    if not any(f.level == "fail" for f in out):
         dep = plans[0].deployment if plans else None
         fits = (f"every worker fits its nodes of {profile.gpus_per_node} GPUs ({dep.nodes} node(s) per task)"
                 if dep is not None else f"tp×pp fits the {profile.task_gpus} GPUs of an array task")

@@ -340,3 +340,10 @@ def test_an_unset_driver_on_a_machine_of_another_architecture_fails(tmp_path: Pa
            "built on an aarch64 host" in fails["driver"]
     monkeypatch.setattr("slurm.arch.local_arch", lambda: "aarch64")
     assert "driver" in codes(cluster_preflight(GB300, path), "warn")
+
+
+def test_a_simulator_recipe_on_exclusive_gpu_nodes_is_warned_of_the_idle_gpus(tmp_path: Path) -> None:
+    quickstart = ROOT / "recipes" / "quickstart-sim.yaml"
+    warned = codes(cluster_preflight(quickstart, profile(tmp_path, "h200")), "warn")
+    assert "8 GPUs idle per point" in warned["gpu_idle"]
+    assert "gpu_idle" not in codes(cluster_preflight(quickstart, ROOT / "clusters" / "local-ci.yaml"), "warn")
