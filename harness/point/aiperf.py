@@ -214,7 +214,11 @@ def last_error(log_path: Path) -> str:
     except OSError:
         return "no client log"
     errors = [ln for ln in lines if " ERROR " in ln]
-    return errors[-1].split(" ERROR ", 1)[1].strip()[:300] if errors else "no ERROR line in the client log"
+    if errors:
+        return errors[-1].split(" ERROR ", 1)[1].strip()[:300]
+    tail = [ln.strip() for ln in lines if ln.strip()][-3:]
+    return ("no ERROR line in the client log; its last lines: " + " | ".join(tail))[:400] if tail else \
+        "the client log is empty"
 
 
 def _abort_line(log_path: Path) -> str | None:
@@ -285,12 +289,26 @@ def failure_reason(exit_code: int | None, artifact_dir: Path, log_path: Path) ->
     else its last error."""
     errors = request_errors(read_records(artifact_dir))
     abort = _abort_line(log_path)
-    tail = (f"AIPerf {'stopped early (' + abort + ') and ' if abort else ''}exited {exit_code} without a summary: "
+    tail = (f"AIPerf {'stopped early (' + abort + ') and ' if abort else ''}{_exit_words(exit_code)} without a summary: "
             f"{_abort_detail(log_path) or last_error(log_path)}")
     if errors is None:
         return f"client_failed: {tail}"
     code = "server_errors" if "HTTP " in errors else "client_failed"
     return f"{code}: {errors}; {tail}"
+
+
+def _exit_words(exit_code: int | None) -> str:
+    """`exited 1`, or `was killed by SIGSEGV` for a signal (a negative code, or a shell's 128 + N)."""
+    import signal
+
+    number = -exit_code if exit_code is not None and exit_code < 0 else \
+        exit_code - 128 if exit_code is not None and 128 < exit_code < 160 else None
+    if number is not None:
+        try:
+            return f"was killed by {signal.Signals(number).name} (exit {exit_code})"
+        except ValueError:
+            pass
+    return f"exited {exit_code}"
 
 
 _PHASE_STARTED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) started")

@@ -152,6 +152,19 @@ def test_failure_reason_names_the_servers_errors_when_aiperf_gives_up_in_warmup(
         "without a summary: No profile results to export (system_controller.py:2350)")
 
 
+def test_a_client_killed_by_a_signal_is_named_with_the_signal_and_its_last_words(tmp_path):
+    from harness.point.aiperf import failure_reason
+
+    log = tmp_path / "client.log"
+    log.write_text("aiperf 1.0.12\nloading plugins\nFatal Python error: Segmentation fault\n")
+    assert failure_reason(-11, tmp_path, log) == (
+        "client_failed: AIPerf was killed by SIGSEGV (exit -11) without a summary: no ERROR line in the client "
+        "log; its last lines: aiperf 1.0.12 | loading plugins | Fatal Python error: Segmentation fault")
+    log.write_text("")
+    assert failure_reason(139, tmp_path, log) == (
+        "client_failed: AIPerf was killed by SIGSEGV (exit 139) without a summary: the client log is empty")
+
+
 def test_failure_reason_without_failed_records_is_client_failed(tmp_path):
     from harness.point.aiperf import failure_reason
 
