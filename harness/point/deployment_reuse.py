@@ -68,9 +68,10 @@ class SharedDeployment:
 
     def for_point(self, plan: PointPlan, pdir: Path, launcher: str, mounts: tuple[str, ...],
                   image_path: str | None) -> ReusedDeployment:
-        if self.server is None:
+        if self.server is None:   # the first point, or the first after a failed deployment was stopped
             self.server = DeploymentServer(plan, pdir, launcher, mounts=mounts, image_path=image_path)
             self.first_point = str(pdir)
+            self.points = 0       # counts the points on this deployment, not the sweep's
         self.points += 1
         return ReusedDeployment(self, self.server, pdir, self.points)
 
