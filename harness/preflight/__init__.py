@@ -74,6 +74,7 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     if recipe.engine != "sim":
         found += files.image(profile, recipe.image, cluster_src)
     found += arch.driver(profile, python, cluster_src)
+    found += arch.driver_build(profile, python, cluster_src)
     return Report(found, ready, staged)
 
 

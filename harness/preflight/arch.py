@@ -12,6 +12,16 @@ from harness.preflight.checks import Finding
 
 NodeArches = tuple[str, dict[str, str]]   # (partition, node -> architecture)
 
+# Dependencies with no aarch64 wheel on PyPI, which installing the harness on an aarch64 host builds from source,
+# and what that build needs (None: pure Python published as an sdist only, built by pip alone). tools/
+# aarch64_wheels.py (run by the tests) fails on any other dependency without an aarch64 wheel.
+AARCH64_SOURCE_BUILDS: dict[str, str | None] = {
+    "crick": "a C compiler and the Python headers (Debian/Ubuntu: gcc python3-dev; RHEL: gcc python3-devel)",
+    "rouge-score": None,    # lm-eval's
+    "sqlitedict": None,     # lm-eval's
+    "word2number": None,    # lm-eval's
+}
+
 
 def ask_slurm(partition: str | None) -> NodeArches | str:
     """The partition's nodes and their architecture (`scontrol show node`), or why Slurm could not say."""
@@ -71,3 +81,21 @@ def driver(profile: Any, python: str | None, cluster_src: str) -> list[Finding]:
         return [Finding("fail", "driver", where, f"{python}: its venv is built for {built}, but cpu_arch is {arch}: "
                                                  f"build it on an {arch} host")]
     return [Finding("pass", "driver", where, python + (f" ({built})" if built else ""))]
+
+
+def driver_build(profile: Any, python: str | None, cluster_src: str) -> list[Finding]:
+    """Where cpu_arch is aarch64 and the driver venv is still to be built (no interpreter at `--python` /
+    `driver.python`, or none set): a WARN naming the dependencies that compile there and what the build host
+    needs, before the venv build fails on a node without a compiler."""
+    if profile.cpu_arch != "aarch64":
+        return []
+    python = python or profile.driver.python
+    if python is not None and Path(python).is_file():
+        return []
+    compiled = {name: needs for name, needs in AARCH64_SOURCE_BUILDS.items() if needs}
+    names = ", ".join(sorted(compiled))
+    needs = "; ".join(f"{name}: {need}" for name, need in sorted(compiled.items()))
+    return [Finding("warn", "driver_build", f"{cluster_src}:cpu_arch",
+                    f"the driver venv is still to be built on an aarch64 host, and {names} (no aarch64 wheel on "
+                    f"PyPI) compile(s) there: that host needs {needs}; or build the wheels once and install "
+                    "with `pip install --find-links WHEELHOUSE` (docs/slurm.md, \"GB300: the driver on aarch64\")")]

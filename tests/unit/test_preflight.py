@@ -342,6 +342,22 @@ def test_an_unset_driver_on_a_machine_of_another_architecture_fails(tmp_path: Pa
     assert "driver" in codes(cluster_preflight(GB300, path), "warn")
 
 
+def test_an_aarch64_driver_venv_still_to_be_built_is_warned_of_the_compiler_its_source_builds_need(
+        tmp_path: Path) -> None:
+    path = profile(tmp_path, "gb300")
+    missing = str(tmp_path / "venv-arm-to-build" / "bin" / "python")
+    warned = codes(cluster_preflight(GB300, path, python=missing), "warn")
+    assert "the driver venv is still to be built on an aarch64 host, and crick (no aarch64 wheel on PyPI) " \
+           "compile(s) there: that host needs crick: a C compiler and the Python headers" in warned["driver_build"]
+    assert "--find-links WHEELHOUSE" in warned["driver_build"]
+    assert warned["driver_build"].startswith(f"WARN driver_build           {path}:cpu_arch: ")
+    # built already (an aarch64 venv there): nothing to warn of
+    arm = _venv(tmp_path / "venv-arm", "aarch64")
+    assert "driver_build" not in codes(cluster_preflight(GB300, path, python=str(arm)), "warn")
+    # x86_64 nodes install every dependency from wheels
+    assert "driver_build" not in codes(cluster_preflight(H200, profile(tmp_path, "h200"), python=missing), "warn")
+
+
 def test_a_simulator_recipe_on_exclusive_gpu_nodes_is_warned_of_the_idle_gpus(tmp_path: Path) -> None:
     quickstart = ROOT / "recipes" / "quickstart-sim.yaml"
     warned = codes(cluster_preflight(quickstart, profile(tmp_path, "h200")), "warn")
