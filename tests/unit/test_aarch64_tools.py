@@ -1,0 +1,99 @@
+"""tools/aarch64_dockerfile.py (a Dockerfile's install steps as a bash script, for the emulated arm64 rootfs where
+there is no container engine) and tools/aarch64_request.py (one streamed request to the simulator)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import urllib.error
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import aarch64_dockerfile  # noqa: E402
+import aarch64_request  # noqa: E402
+
+
+def test_the_client_dockerfile_builds_wheels_with_a_compiler_and_installs_them_without_one() -> None:
+    script = aarch64_dockerfile.translate((ROOT / "containers" / "Dockerfile").read_text())
+    build, final = script.split("Dockerfile stage ")[1:]
+    assert build.startswith("build ")
+    assert "apt-get install -y --no-install-recommends gcc libc6-dev" in build
+    assert "pip wheel --wheel-dir /opt/wheels ." in build
+    assert "export PATH=/opt/docker/stage-0/bin:$BASE_PATH" in build and "unset CC" in build
+    assert "export PATH=/opt/docker/no-compiler:/opt/docker/stage-1/bin:$BASE_PATH" in final
+    assert "pip install --no-index --find-links /opt/wheels agentic-bench-harness" in final
+    assert "gcc" not in final.split("export CC=false")[1]
+
+
+def test_a_translated_dockerfile_runs_its_stages_and_hides_the_compiler_in_the_last(tmp_path: Path) -> None:
+    ctx, root, out = tmp_path / "ctx", tmp_path / "root", tmp_path / "out"
+    (ctx / "src").mkdir(parents=True)
+    (ctx / "src" / "a.txt").write_text("from the context\n")
+    (ctx / "top.txt").write_text("top\n")
+    dockerfile = f"""# two stages
+FROM python:3.11-slim AS build
+ENV GREETING=hello OTHER=x
+WORKDIR {out}/build
+COPY src ./src
+COPY top.txt ./
+RUN echo "$GREETING" > made.txt && \\
+    cat src/a.txt >> made.txt
+FROM python:3.11-slim
+WORKDIR {out}/final
+RUN --mount=type=bind,from=build,source={out}/build,target={out}/build cp {out}/build/made.txt . && \\
+    python -c "import sys; print(sys.prefix)" > prefix.txt
+RUN if gcc --version; then echo compiled > cc.txt; else echo none > cc.txt; fi
+CMD ["--help"]
+"""
+    script = aarch64_dockerfile.translate(dockerfile, context=str(ctx), root=str(root))
+    subprocess.run(["bash", "-euo", "pipefail", "-c", script], check=True, capture_output=True, timeout=120)
+    assert (out / "build" / "made.txt").read_text() == "hello\nfrom the context\n"
+    assert (out / "build" / "top.txt").read_text() == "top\n"
+    assert (out / "final" / "made.txt").read_text() == "hello\nfrom the context\n"
+    assert (out / "final" / "prefix.txt").read_text().strip() == str(root / "stage-1")   # the stage's own venv
+    assert (out / "final" / "cc.txt").read_text() == "none\n"
+
+
+@pytest.mark.parametrize(("line", "error"), [
+    ("ARG VERSION=1", "line 2: ARG not supported"),
+    ("RUN --mount=type=bind,from=build,source=/a,target=/b true", "source and target are the same path"),
+    ("RUN --network=none true", "RUN flag --network not supported"),
+    ("COPY --chown=1 a b", "COPY flag(s) ['chown'] not supported"),
+    ("ENV KEY value", "ENV needs the KEY=value form"),
+])
+def test_what_the_translation_cannot_run_faithfully_is_an_error(line: str, error: str) -> None:
+    with pytest.raises(aarch64_dockerfile.DockerfileError, match=re.escape(error)):
+        aarch64_dockerfile.translate(f"FROM python:3.11-slim\n{line}\n")
+    with pytest.raises(aarch64_dockerfile.DockerfileError, match="must start with FROM"):
+        aarch64_dockerfile.translate("RUN true\n")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_request_helper_streams_one_completion_from_the_simulator(tmp_path: Path) -> None:
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    with pytest.raises(TimeoutError, match="not ready after 1s"):
+        aarch64_request.wait_ready(base, 1.0)
+    sim = subprocess.Popen([sys.executable, "-m", "harness.sim", "--model-path", "m", "--served-model-name", "sim",
+                            "--host", "127.0.0.1", "--port", str(port), "--sim-profile", "demo"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        assert aarch64_request.main([base, "sim", "--ready-timeout", "60"]) == 0
+        got = aarch64_request.stream_chat(base, "sim")
+        assert got["chunks"] == 32 and got["usage"]["completion_tokens"] == 32   # type: ignore[index]
+        with pytest.raises(urllib.error.HTTPError):
+            aarch64_request.stream_chat(base + "/nope", "sim")
+    finally:
+        sim.terminate()
+        sim.wait(timeout=30)
