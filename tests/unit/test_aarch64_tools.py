@@ -24,7 +24,7 @@ def test_the_client_dockerfile_builds_wheels_with_a_compiler_and_installs_them_w
     build, final = script.split("Dockerfile stage ")[1:]
     assert build.startswith("build ")
     assert "apt-get install -y --no-install-recommends gcc libc6-dev" in build
-    assert "pip wheel --wheel-dir /opt/wheels ." in build
+    assert "pip wheel --use-pep517 --wheel-dir /opt/wheels ." in build
     assert "export PATH=/opt/docker/stage-0/bin:$BASE_PATH" in build and "unset CC" in build
     assert "export PATH=/opt/docker/no-compiler:/opt/docker/stage-1/bin:$BASE_PATH" in final
     assert "pip install --no-index --find-links /opt/wheels agentic-bench-harness" in final
