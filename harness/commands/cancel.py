@@ -30,7 +30,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"cancelled job {record['job_id']}", flush=True)
     if args.wait:
         while True:
-            tasks, source = query.task_states(record["job_id"])
+            tasks, source = query.job_task_states(record)
             if finished(record, tasks, source):
                 break
             time.sleep(1.0)

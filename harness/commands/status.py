@@ -24,7 +24,7 @@ def main(args: argparse.Namespace) -> int:
     from slurm.progress import finished, job_json, point_views, render_table
 
     record = find_job(args.job, args.out)
-    tasks, source = query.task_states(record["job_id"])
+    tasks, source = query.job_task_states(record)
     views = point_views(record, tasks)
     if args.json:
         data = job_json(record, views)

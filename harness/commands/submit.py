@@ -119,7 +119,7 @@ def main(args: argparse.Namespace) -> int:
                        cancel_on_interrupt=args.cancel_on_interrupt)
         status = exit_status(views)
     else:
-        views = point_views(record, query.task_states(record["job_id"])[0])
+        views = point_views(record, query.job_task_states(record)[0])
         status = 0
     report_lines: list[str] = []
     html = None
