@@ -14,12 +14,12 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import write_json
 from harness.recipe.scenario import Resolution, Violation
 
 CLIENT_DISTRIBUTIONS = ("agentx-harness", "aiperf")   # the fork replaces upstream's aiperf package
@@ -86,12 +86,6 @@ def kept_resolve(argv: list[str], scratch: str, resolve: Callable[[list[str]], R
     except (OSError, ValueError, KeyError, TypeError):
         pass
     res = resolve(argv)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as tmp:
-            json.dump(res.to_json(), tmp)
-        os.replace(tmp.name, path)
-    except OSError:
-        with contextlib.suppress(OSError, NameError):
-            os.unlink(tmp.name)
+    with contextlib.suppress(OSError):
+        write_json(path, res.to_json())   # atomic, secrets redacted
     return res
