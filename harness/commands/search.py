@@ -117,7 +117,8 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
         stop.append(done.exit_status)
         return None
     verdict = read_verdict(pdir, plan.conc, slos)
-    mark = "meets the SLO" if verdict.meets_slo else "does not meet the SLO"
+    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO",
+            "inconclusive": "inconclusive (invalid only for too little evidence)"}[verdict.outcome]
     values = ", ".join(f"{c.slo.name}={c.value if c.value is None else f'{c.value:.4g}'}" for c in verdict.checks)
     print(f"[search] c{plan.conc}: {mark} ({values}{'' if verdict.valid else '; invalid'}"
           f"{'; uncertain' if verdict.uncertain else ''})", flush=True)

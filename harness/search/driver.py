@@ -24,7 +24,7 @@ class SearchRun:
 
 
 def run_search(min_conc: int, max_conc: int, test: Callable[[int], PointVerdict | None],
-               on_point: Callable[[SearchRun], None] | None = None) -> SearchRun:
+               on_point: Callable[[SearchRun], object] | None = None) -> SearchRun:
     """Test concurrencies in the search's order; `test` returns None when the search must stop (a signal, a
     full disk): then the run is incomplete."""
     tested: list[PointVerdict] = []

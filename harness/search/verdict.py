@@ -23,7 +23,6 @@ from harness.search.order import Outcome
 from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval
 
-
 EVIDENCE_REASONS = frozenset({"too_few_completed", "window_too_short"})
 
 
