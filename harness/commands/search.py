@@ -71,10 +71,13 @@ def main(args: argparse.Namespace) -> int:
     run = run_search(args.min_conc, args.max_conc, test, lambda partial: _write(out_file, spec, partial))
     doc = _write(out_file, spec, run)
     from harness.search.outcome import render_summary
+    from harness.search.plot import PLOT_FILE, plot_search
 
     print()
     print(render_summary(doc), end="")
     print(f"search: {out_file}")
+    if doc["points"]:
+        print(f"plot:   {plot_search(doc, out_file.parent / PLOT_FILE)}")
     return stop[0] if stop else 0
 
 

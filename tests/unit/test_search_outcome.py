@@ -102,3 +102,12 @@ def test_power_not_measured_at_the_boundary_leaves_agents_per_kw_absent_with_the
     doc = search_json(spec(), tested, bracket({32: "pass"}, 32, 32), True)
     assert (doc["boundary_conc"], doc["upper_bound_reached"], doc["agents_per_gpu"]) == (32, True, 8.0)
     assert (doc["agents_per_kw"], doc["agents_per_kw_reason"]) == (None, "power not measured (nvml_unavailable)")
+
+
+def test_the_plot_is_drawn_beside_search_json(tmp_path: Path) -> None:
+    from harness.search.plot import plot_search
+
+    tested = [read_verdict(write_point(tmp_path, c, t), c, SLOS) for c, t in [(1, 0.1), (2, 0.9)]]
+    doc = search_json(spec(), tested, bracket({v.conc: v.outcome for v in tested}, 1, 32), True)
+    png = plot_search(doc, tmp_path / "search" / "search.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
