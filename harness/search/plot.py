@@ -16,6 +16,7 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import ScalarFormatter
 
     from harness.search.slo import parse_slo
 
@@ -35,6 +36,7 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
         if doc["boundary_conc"] is not None:
             ax.axvline(doc["boundary_conc"], color="black", linestyle=":", label=f"boundary c{doc['boundary_conc']}")
         ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.set_xlabel("concurrency")
         ax.set_ylabel(f"{slo.name}")
         ax.legend(fontsize="small")
