@@ -68,8 +68,17 @@ def main(args: argparse.Namespace) -> int:
         plan = plan_at(recipe, points, conc, args.point_template, args.recipe)
         return _test_point(args, recipe, plan, options, slos, stop)
 
-    run = run_search(args.min_conc, args.max_conc, test, lambda partial: _write(out_file, spec, partial))
-    doc = _write(out_file, spec, run)
+    def write(run: SearchRun) -> dict[str, Any]:
+        """search.json, the capacity counted on the boundary point's own GPUs and nodes."""
+        import dataclasses
+
+        at = run.state.boundary
+        plan = first if at is None else plan_at(recipe, points, at, args.point_template, args.recipe)
+        return _write(out_file, dataclasses.replace(spec, num_gpus=plan.resources.num_gpus,
+                                                    nodes=plan.resources.nodes), run)
+
+    run = run_search(args.min_conc, args.max_conc, test, write)
+    doc = write(run)
     from harness.search.outcome import render_summary
     from harness.search.plot import PLOT_FILE, plot_search
 

@@ -29,7 +29,7 @@ class SearchSpec:
     slos: tuple[Slo, ...]
     min_conc: int
     max_conc: int
-    num_gpus: int
+    num_gpus: int   # of the boundary point (of the first point while there is none)
     nodes: int
 
 
