@@ -25,6 +25,7 @@ from typing import Any, TextIO
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("harness.commands.sweep", "run every point of a recipe, one fresh server each, then report"),
     "run": ("harness.commands.run", "run one point of a recipe on one fresh server"),
+    "search": ("harness.commands.search", "the highest concurrency that meets an SLO (agents per GPU, per kW)"),
     "eval": ("harness.commands.eval", "accuracy eval (lm-eval GSM8K) of a point's serving config, with its verdict"),
     "plan": ("harness.commands.plan", "the exact server command, env, client and resources of every point"),
     "diff": ("harness.commands.diff", "per-point changes between two versions of a recipe (paths or REV:path)"),
