@@ -239,7 +239,7 @@ def _failed_points(run_dir: Path, root: Path, points: list[Path]) -> dict[Path, 
         if pdir in points or not _inside(status_path, root):
             continue
         status = _read_object(status_path, "point status")
-        if status.get("state") in ("failed", "cancelled"):
+        if status.get("kind", "point") == "point" and status.get("state") in ("failed", "cancelled"):  # not an eval
             failed[pdir] = point_failure(status) or str(status.get("state"))
     return failed
 

@@ -253,9 +253,11 @@ def test_a_run_whose_points_all_failed_says_so(tmp_path: Path, capsys: pytest.Ca
     record = json.loads((crashed / "point_result.json").read_text())
     write_json(crashed / "point_result.json", {**record, "state": "failed", "state_reason": "server_crashed"})
     write_json(run / "k" / "conc8" / "status.json", {"state": "failed", "reason": "server_start_failed: port"})
+    write_json(run / "k" / "eval-conc8" / "status.json", {"kind": "eval", "state": "failed", "reason": "lm_eval"})
     assert main(["export", "--inferencex", "--include-unofficial", str(run), str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "all 2 points failed:" in err and "server_start_failed: port" in err and "server_crashed" in err
+    assert "lm_eval" not in err   # a failed eval is not a point
     assert not (tmp_path / "out").exists()
 
 
