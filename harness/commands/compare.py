@@ -1,5 +1,7 @@
-"""`harness compare A B [--json] [--allow-mixed]`: per point, old (A) -> new (B), with a bootstrap interval
-of B - A for each latency percentile from the points' per-request records.
+"""`harness compare A B [--json] [--allow-mixed] [--resolve PCT]`: per point, old (A) -> new (B), with a
+bootstrap interval of B - A for each latency percentile from the points' per-request records (all runs of a
+point run with `--repeat N`), and for a change within noise the requests (and `--duration`) that would
+resolve a change of PCT percent.
 
 `harness compare RUN --variant NAME`: the recipe's own points of RUN (A) against the tuned variant NAME (B),
 each variant point paired with its baseline point.
@@ -25,10 +27,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--variant", metavar="NAME",
                         help="compare the tuned variant NAME of run A (variants/NAME/) with A's baseline points")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument("--resolve", type=_percent, default=5.0, metavar="PCT",
+                        help="for a change within noise, say how many requests per side (and what --duration) "
+                             "would resolve a change of PCT percent of A's percentile (default 5)")
     parser.add_argument("--allow-mixed", action="store_true",
                         help="allow simulated and real results, different images or different arms (speculative "
                              "decoding, KV offloading, DP attention, disaggregation shape, recipe fingerprint) "
                              "in one compared curve; the output names what differs")
+
+
+def _percent(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a percentage such as 5") from None
+    if not 0 < value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a percentage above 0 and at most 1000")
+    return value
 
 
 def main(args: argparse.Namespace) -> int:
@@ -55,17 +70,26 @@ def main(args: argparse.Namespace) -> int:
                                                  allow_mixed=args.allow_mixed or args.variant is not None)
     comparisons = with_noise(comparisons, _samples_of)
     if args.json:
-        print_json({"schema_version": 1, **comparison_json(comparisons, only_a, only_b), "notes": notes})
+        print_json({"schema_version": 1, **comparison_json(comparisons, only_a, only_b, args.resolve),
+                    "notes": notes})
     else:
         for n in notes:
             print(f"note: {n}")
-        print(render_comparison(comparisons, only_a, only_b, variant=args.variant is not None), end="")
+        print(render_comparison(comparisons, only_a, only_b, variant=args.variant is not None,
+                                resolve_pct=args.resolve), end="")
     return 0
 
 
-def _samples_of(point: PointResult) -> RequestSamples | None:
-    """The per-request samples beside a point's result, or None when it has no per-request records."""
+def _samples_of(point: PointResult) -> list[RequestSamples] | None:
+    """The per-request samples of each run of a point (its repeats, `harness.report.repeats`), or None when
+    it has no per-request records."""
+    from harness.report.repeats import run_samples
+
+    return run_samples(point.point_dir, _run_samples) or None
+
+
+def _run_samples(run_dir: Path) -> RequestSamples | None:
     from harness.report.samples import load_request_samples, record_file
 
-    path = record_file(point.point_dir)
+    path = record_file(run_dir)
     return None if path is None else load_request_samples(path)

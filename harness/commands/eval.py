@@ -78,7 +78,9 @@ def describe_eval(o: EvalOutcome) -> str:
     sim = (f" [partial: --limit {r['limit']}]" if r.get("partial") else "") + (" (simulated)" if r["simulated"] else "")
     lines = [f"{o.eval_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
     if r["score"] is not None:
-        verdict = "PASS" if r["passed"] else "FAIL (below threshold)"
+        verdict = ("FAIL (below threshold)" if not r["passed"] else
+                   "PARTIAL (at or above threshold on part of the test split: not an acceptance)"
+                   if r.get("partial") else "PASS")   # as the report and `harness check` judge it
         lines.append(f"  {r['task']} {r['score_name']} = {r['score']:.4f} ± {_se(r['score_se'])} "
                      f"(n={r['n_eff']}){sim}; threshold {r['min_score']:.2f} ({r['threshold_source']}): {verdict}")
     else:

@@ -30,6 +30,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.report.curves import CURVE_DEFINITION, report_json
     from harness.report.evals import eval_lines
     from harness.report.markdown import coverage_lines
+    from harness.report.plain import plain
     from harness.report.table import render_curve
 
     out_dir = args.out or default_out(args.run_dirs)
@@ -40,17 +41,15 @@ def main(args: argparse.Namespace) -> int:
         evals = {k: eval_json(outputs.evals.get(k)) for c in outputs.curves for k in c.config_keys}
         print_json({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes})
         return 0
-    print(CURVE_DEFINITION)
-    for n in outputs.notes:
-        print(f"note: {n}")
+    lines = [CURVE_DEFINITION, *(f"note: {n}" for n in outputs.notes)]
     for c in outputs.curves:
-        print(render_curve(c), end="")
-        print("Pareto coverage:")
-        print("\n".join("  " + line[2:] for line in coverage_lines(c)))
-        for w in c.warnings:
-            print(f"warning: {w}")
-        print("\n".join(eval_lines(c.config_keys, outputs.evals, c.simulated)))
-        print()
+        lines.append(render_curve(c).rstrip("\n"))
+        lines.append("Pareto coverage:")
+        lines += ["  " + line[2:] for line in coverage_lines(c)]
+        lines += [f"warning: {w}" for w in c.warnings]
+        lines += eval_lines(c.config_keys, outputs.evals, c.simulated)
+        lines.append("")
+    print("\n".join(plain(line) for line in lines))   # the lines shared with report.md, without their Markdown
     print(f"report: {outputs.html_path}")
     print(f"markdown: {outputs.markdown_path}")
     print(f"json: {outputs.json_path}")

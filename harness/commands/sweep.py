@@ -111,6 +111,7 @@ def _run_eval(args: argparse.Namespace, task: EvalTask, options: ServerOptions, 
 
 def _report(args: argparse.Namespace, config_key: str) -> None:
     from harness.report import build_report
+    from harness.report.plain import plain
     from harness.report.table import render_curve
 
     curve_dir = args.out / config_key
@@ -119,9 +120,9 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
 
     for curve in outputs.curves:  # the curves the report was built from: results are read once
         print()
-        print(render_curve(curve), end="")
+        print(plain(render_curve(curve)), end="")
         if args.with_eval:
-            print("\n".join(eval_lines(curve.config_keys, outputs.evals, curve.simulated)))
+            print("\n".join(plain(line) for line in eval_lines(curve.config_keys, outputs.evals, curve.simulated)))
     print()
     for png in outputs.png_paths:
         print(f"plot:   {png}")

@@ -64,6 +64,23 @@ class PointStatus:
         write_json(self.path, self.data)
 
 
+def shown_phase(status: dict[str, Any]) -> str | None:
+    """The phase a status view shows: the current one while the point runs; for a completed point none (it is
+    done, not `collecting`); for a failed or cancelled one the phase it had reached when it stopped (every
+    point ends by writing out its record, so `collecting` alone says nothing of where it stopped)."""
+    phase, state = status.get("phase"), status.get("state")
+    if not isinstance(phase, str):
+        return None
+    if state not in FINAL_STATES:
+        return phase
+    if state == "completed":
+        return None
+    phases = status.get("phases")
+    reached = [(t, name) for name, t in phases.items() if name != "collecting" and isinstance(t, int)] \
+        if isinstance(phases, dict) else []
+    return max(reached)[1] if reached else (None if phase == "collecting" else phase)
+
+
 def read_status(point_dir: Path) -> dict[str, Any] | None:
     """The point's status. A `running` status whose writer is gone (nobody holds the point's lock,
     `harness.point.ownership`; for a directory without a lock, the harness process is gone from this host)

@@ -11,7 +11,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.point.attempt import ATTEMPTS_DIR
 from harness.point.ownership import LOCK_FILE
-from harness.point.status import STATUS_FILE, read_status
+from harness.point.status import STATUS_FILE, read_status, shown_phase
 
 
 def status_dirs(root: Path) -> list[Path]:
@@ -39,7 +39,7 @@ def dir_views(root: Path) -> list[dict[str, Any]]:
         if not isinstance(status, dict):
             status = {"state": "unknown", "reason": "status.json is not an object"}
         views.append({"point_dir": str(d), "kind": status.get("kind", "point"), "conc": status.get("conc"),
-                      "state": status.get("state"), "phase": status.get("phase"),
+                      "state": status.get("state"), "phase": shown_phase(status),
                       "exit_status": status.get("exit_status"), "reason": status.get("reason"),
                       "attempt": status.get("attempt"), "publishable": status.get("publishable")})
     return views

@@ -12,10 +12,15 @@ Each latency percentile of a point pair carries a bootstrap interval of B − A 
 per-request records (`harness.report.noise`), or the reason it has none. Throughput per GPU has none: it is
 one figure of the whole run (tokens over the run's wall time at a fixed concurrency), and the requests of a
 closed loop share that time, so resampling requests would measure how output lengths vary, not the engine.
+A point run more than once (`harness run --repeat N`) brings all its runs (`harness.report.repeats`): the
+interval pools their requests, and the spread between the runs is shown and weighed (`harness.report.noise`).
+For a change within noise the comparison says how many requests per side, and what `--duration` at the
+observed request rate, would resolve a given relative change (`harness.report.resolve`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -33,15 +38,19 @@ from harness.report.noise import (
     NoiseInterval,
     no_interval,
     percentile_diff_interval,
+    spread_between_runs,
 )
+from harness.report.resolve import METHOD as RESOLVE_METHOD
+from harness.report.resolve import duration_for, requests_per_side
 from harness.report.samples import RequestSamples
 from harness.report.table import fmt
 
 # (json name, column title, value) of each compared metric; direction tells which change is better.
 METRICS: tuple[tuple[str, str, str], ...] = (
     ("total_tput_per_gpu", "tok/s/GPU", "max"),
-    ("e2el_p90", "E2EL p90 (s)", "min"),
+    ("e2el_p50", "E2EL p50 (s)", "min"),
     ("e2el_p75", "E2EL p75 (s)", "min"),
+    ("e2el_p90", "E2EL p90 (s)", "min"),
     ("ttft_p50", "TTFT p50 (s)", "min"),
 )
 
@@ -93,29 +102,81 @@ class CurveComparison:
 
 
 MIXED_WITHIN = "mixed within "
-SamplesOf = Callable[[PointResult], RequestSamples | None]
+SamplesOf = Callable[[PointResult], Sequence[RequestSamples] | None]
+DEFAULT_RESOLVE_PCT = 5.0
 
 
-def point_noise(old: RequestSamples | None, new: RequestSamples | None) -> dict[str, NoiseInterval]:
-    """The interval of each compared metric for one point pair, from its two sides' per-request samples."""
+def _pooled(runs: Sequence[RequestSamples] | None, metric: str) -> tuple[list[float] | None, list[list[float]]]:
+    """All runs' samples of `metric` as one sample (None without runs), and each run's."""
+    if not runs:
+        return None, []
+    each = [list(getattr(r, metric)) for r in runs]
+    return [v for run in each for v in run], each
+
+
+def point_noise(old: Sequence[RequestSamples] | None, new: Sequence[RequestSamples] | None) -> dict[str, NoiseInterval]:
+    """The interval of each compared metric for one point pair, from its two sides' per-request samples (one
+    per run of the point: repeated runs are pooled, and their spread kept)."""
     out: dict[str, NoiseInterval] = {}
     for name, _, _ in METRICS:
         pq = _percentile_of(name)
         if pq is None:
             out[name] = no_interval(WHOLE_RUN)
             continue
-        a = None if old is None else getattr(old, pq[0])
-        b = None if new is None else getattr(new, pq[0])
+        (a, runs_a), (b, runs_b) = _pooled(old, pq[0]), _pooled(new, pq[0])
         if a is None or b is None:
             out[name] = no_interval(NO_RECORDS, None if a is None else len(a), None if b is None else len(b))
-        else:
-            out[name] = percentile_diff_interval(a, b, pq[1])
+            continue
+        spreads = [x for x in (spread_between_runs(runs_a, pq[1]), spread_between_runs(runs_b, pq[1]))
+                   if x is not None]
+        out[name] = replace(percentile_diff_interval(a, b, pq[1]), runs_a=len(runs_a), runs_b=len(runs_b),
+                            repeat_spread_pct=max(spreads) if spreads else None)
     return out
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """What would resolve a relative change `pct` of a percentile: requests per side, and the `--duration`
+    of one run at the slower side's observed request rate (None where the rate is unknown)."""
+
+    pct: float
+    requests: int
+    duration_s: float | None
+
+    def text(self) -> str:
+        when = "" if self.duration_s is None else f", --duration {math.ceil(self.duration_s)}"
+        return f"±{self.pct:g}% needs ~{self.requests} req/side{when}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"pct": self.pct, "requests_per_side": self.requests,
+                "duration_s": None if self.duration_s is None else round(self.duration_s, 1)}
+
+
+def request_rate(p: PointResult) -> float | None:
+    """Successful requests per second of a point's newest run (its throughput window)."""
+    if p.num_requests_successful is None or not p.window_seconds:
+        return None
+    return p.num_requests_successful / p.window_seconds
+
+
+def resolution(d: PointDelta, name: str, pct: float) -> Resolution | None:
+    """For a change within noise (an interval that contains zero): the requests per side (and `--duration`)
+    that resolve a change of `pct` percent of A's percentile at the spread observed; None for any other
+    interval (a change within the repeats' spread needs more runs, not more requests)."""
+    iv = d.noise.get(name)
+    if iv is None or iv.diff is None or not iv.diff[0] <= 0.0 <= iv.diff[1] or iv.observed is None \
+            or iv.se_a is None or iv.se_b is None or iv.n_a is None or iv.n_b is None:
+        return None
+    n = requests_per_side(iv.se_a, iv.n_a, iv.se_b, iv.n_b, iv.observed[0] * pct / 100.0)
+    if n is None:
+        return None
+    rates = [r for r in (request_rate(d.old), request_rate(d.new)) if r is not None]
+    return Resolution(pct, n, duration_for(n, min(rates)) if rates else None)
+
+
 def with_noise(comparisons: list[CurveComparison], samples_of: SamplesOf) -> list[CurveComparison]:
-    """The comparisons with each point pair's intervals; `samples_of` gives a point's per-request samples
-    (None: the point has no per-request records)."""
+    """The comparisons with each point pair's intervals; `samples_of` gives a point's per-request samples,
+    one per run (None: the point has no per-request records)."""
     return [replace(c, changed=[replace(d, noise=point_noise(samples_of(d.old), samples_of(d.new)))
                                 for d in c.changed]) for c in comparisons]
 
@@ -231,7 +292,13 @@ def variant_sides(points: Sequence[PointResult], variant: str) -> tuple[list[Poi
     return baseline, tuned
 
 
-def comparison_json(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str]) -> dict[str, Any]:
+def _noise_json(d: PointDelta, name: str, iv: NoiseInterval, resolve_pct: float) -> dict[str, Any]:
+    found = resolution(d, name, resolve_pct)
+    return {**iv.as_json(), "to_resolve": None if found is None else found.as_json()}
+
+
+def comparison_json(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str],
+                    resolve_pct: float = DEFAULT_RESOLVE_PCT) -> dict[str, Any]:
     return {
         "comparisons": [
             {
@@ -244,7 +311,7 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
                 "points": [
                     {"conc": d.conc, "valid": {"old": d.old.valid, "new": d.new.valid},
                      **{name: d.metric(name) for name, _, _ in METRICS},
-                     "noise": {name: iv.as_json() for name, iv in d.noise.items()}}
+                     "noise": {name: _noise_json(d, name, iv, resolve_pct) for name, iv in d.noise.items()}}
                     for d in c.changed
                 ],
                 "added": c.added,
@@ -255,7 +322,10 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
         "only_in_a": only_old,
         "only_in_b": only_new,
         "noise_method": {"interval": "bootstrap percentile interval of B - A", "level": LEVEL,
-                         "resamples": RESAMPLES, "seed": SEED, "min_requests": MIN_REQUESTS},
+                         "resamples": RESAMPLES, "seed": SEED, "min_requests": MIN_REQUESTS,
+                         "repeats": "each side's runs pooled; a change within one side's spread between runs "
+                                    "is within noise",
+                         "to_resolve": RESOLVE_METHOD},
     }
 
 
@@ -270,10 +340,13 @@ def _span(lo: float, hi: float, unit: str, digits: int) -> str:
     return f"{lo:+.{digits}f}{unit} .. {hi:+.{digits}f}{unit}"
 
 
-def _noise_lines(changed: list[PointDelta]) -> list[str]:
-    """The noise table under a comparison: per point and latency percentile, n of each side, the interval of
-    B - A in the metric's unit and in percent, and whether it contains zero."""
+def _noise_lines(changed: list[PointDelta], resolve_pct: float = DEFAULT_RESOLVE_PCT) -> list[str]:
+    """The noise table under a comparison: per point and latency percentile, n of each side (with the runs
+    pooled, and their spread, where a side has several), the interval of B - A in the metric's unit and in
+    percent, whether it is noise, and for noise what would resolve a change of `resolve_pct` percent."""
     rows = []
+    repeated = any(iv.runs_a > 1 or iv.runs_b > 1 for d in changed for iv in d.noise.values())
+    resolvable = False
     for d in changed:
         ivs = [(title, d.noise[name]) for name, title, _ in METRICS
                if name in d.noise and d.noise[name].reason != WHOLE_RUN]
@@ -281,22 +354,35 @@ def _noise_lines(changed: list[PointDelta]) -> list[str]:
             ivs = [("latency", ivs[0][1])]   # the same reason for every percentile: one row
         for title, iv in ivs:
             n_a, n_b = ("-" if n is None else str(n) for n in (iv.n_a, iv.n_b))
+            if repeated:
+                n_a, n_b = f"{n_a} ({iv.runs_a} runs)", f"{n_b} ({iv.runs_b} runs)"
             diff = "" if iv.diff is None else _span(*iv.diff, " s", 3)
             pct = "" if iv.pct is None else _span(*iv.pct, "%", 1)
-            rows.append((str(d.conc), title, n_a, n_b, diff, pct, iv.verdict))
+            verdict = iv.verdict
+            if iv.repeat_spread_pct is not None:
+                verdict += f" (runs spread {iv.repeat_spread_pct:.1f}%)"
+            name = next((n for n, t, _ in METRICS if t == title), None)
+            found = None if name is None else resolution(d, name, resolve_pct)
+            if found is not None:
+                verdict += f"; {found.text()}"
+                resolvable = True
+            rows.append((str(d.conc), title, n_a, n_b, diff, pct, verdict))
     if not rows:
         return []
     header = ("conc", "metric", "n_A", "n_B", "B - A (95%)", "B - A % (95%)", "")
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    pooled = "; repeated runs pooled" if repeated else ""
     return [f"noise: bootstrap {LEVEL:.0%} interval of B - A from each point's per-request records "
-            f"({RESAMPLES} resamples); tok/s/GPU is a {WHOLE_RUN}"] + [
+            f"({RESAMPLES} resamples{pooled}); tok/s/GPU is a {WHOLE_RUN}"] + \
+        ([f"to resolve a change within noise: requests per side and --duration at the observed request rate "
+          f"({RESOLVE_METHOD})"] if resolvable else []) + [
         "  ".join([r[0].rjust(widths[0]), r[1].ljust(widths[1]), r[2].rjust(widths[2]), r[3].rjust(widths[3]),
                    *(v.ljust(w) for v, w in zip(r[4:], widths[4:]))]).rstrip()
         for r in (header, *rows)]
 
 
 def render_comparison(comparisons: list[CurveComparison], only_old: list[str], only_new: list[str],
-                      variant: bool = False) -> str:
+                      variant: bool = False, resolve_pct: float = DEFAULT_RESOLVE_PCT) -> str:
     """The text of `compare`; with `variant` (B is a variant of A's recipe) the baseline points the variant
     did not run are named as such, not as removed."""
     lines: list[str] = []
@@ -315,7 +401,7 @@ def render_comparison(comparisons: list[CurveComparison], only_old: list[str], o
             lines.append("no concurrency in common: nothing to compare point by point")
         for r in (header, *rows) if rows else ():
             lines.append("  ".join([r[0].rjust(widths[0]), *(v.ljust(w) for v, w in zip(r[1:], widths[1:]))]).rstrip())
-        lines += _noise_lines(c.changed)
+        lines += _noise_lines(c.changed, resolve_pct)
         added, removed = (", ".join(f"c{x}" for x in xs) or "none" for xs in (c.added, c.removed))
         lines.append(f"only in the variant: {added}; not run in the variant: {removed}" if variant
                      else f"added: {added}; removed: {removed}")

@@ -1,9 +1,9 @@
 """The accuracy eval of each curve in a report: the newest `eval_result.json` per config key.
 
-A curve's eval verdict is PASS (completed, score at or above its threshold), FAIL (completed below it),
+A curve's eval verdict is PASS (completed, score at or above its threshold on the whole test split), PARTIAL
+(the same on the part a `--limit N` left in: a smoke run, `[partial: --limit N]`), FAIL (completed below it),
 FAILED (the eval itself failed or was cancelled: no score) or MISSING (no eval found under the report's
-directories). An eval whose `--limit N` left part of the test split out says so (`[partial: --limit N]`). `harness check --results` applies
-the same verdicts as a gate, and does not accept a partial eval.
+directories). `harness check --results` gates on the same verdict (`EvalSummary.verdict`): only PASS passes.
 """
 
 from __future__ import annotations
@@ -43,11 +43,18 @@ class EvalSummary:
 
     @property
     def verdict(self) -> str:
+        """The one judgement the report prints and `harness check` gates on: PASS only for an eval that
+        completed at or above its threshold on the whole test split; PARTIAL for one that did so on part of it
+        only (`--limit N`: a smoke run, not an acceptance); FAIL below the threshold; FAILED without a score."""
         if self.passed is True:
-            return "PASS"
+            return "PARTIAL" if self.partial else "PASS"
         if self.passed is False:
             return "FAIL"
         return "FAILED"
+
+    @property
+    def accepted(self) -> bool:
+        return self.verdict == "PASS"
 
 
 def find_eval_results(paths: Iterable[Path]) -> list[Path]:

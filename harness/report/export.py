@@ -24,6 +24,12 @@ are refused with one line before anything is written. Earlier attempts (`attempt
 
 Only publishable points are exported (`harness.point.publishable`: AIPerf's submission verdict and ours);
 `include_unofficial` exports the others too (smoke runs, simulated points). Every record is checked either way.
+A point that did not complete (its record's or its `status.json`'s state is failed or cancelled) is never
+exported as a row, with or without `include_unofficial`: it is listed as failed with its reason, and a run
+whose points all failed is refused as such ("all N points failed: ...").
+
+OUT must be new or an empty directory, and not a symlink: an earlier export is never mixed with this one (the
+counts printed are of everything in OUT), and no file is written through a symlink.
 """
 
 from __future__ import annotations
@@ -131,8 +137,19 @@ def check_row(row: dict[str, Any], path: Path) -> None:
                         "and request_metrics)")
 
 
+def point_failure(record: dict[str, Any]) -> str | None:
+    """`<state>: <reason>` for a point that did not complete, None for a completed one (a record without a
+    state, written before states were recorded, counts as completed)."""
+    state = record.get("state", "completed")
+    if state == "completed":
+        return None
+    reason = record.get("state_reason") or record.get("reason")
+    return f"{state}: {reason}" if isinstance(reason, str) and reason else str(state)
+
+
 def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unofficial: bool = True) -> bool:
-    """Check the point's record and row, and add its files to the plan when it is exported; whether it is."""
+    """Check the point's record and row, and add its files to the plan when it is exported; whether it is.
+    A point that did not complete is never exported (`point_failure`)."""
     from harness.point.inferencex_row import rounded_row
     from harness.point.publishable import of
     from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
@@ -141,6 +158,9 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
     if not _inside(record_path, root):
         raise UserError(f"{record_path}: not a regular file inside {root}")
     record = _read_object(record_path, "point record")
+    if point_failure(record) is not None:
+        artifact_name(record, record_path)   # still a record of ours
+        return False
     row_name = record.get("row")
     if not isinstance(row_name, str) or not _ROW_NAME.match(row_name):
         raise UserError(f"{record_path}: row {row_name!r}: expected the name of the row file beside the record "
@@ -204,6 +224,49 @@ def plan_eval(edir: Path, root: Path, out: Path, plan: ExportPlan) -> None:
     plan.evals += 1
 
 
+def _failed_points(run_dir: Path, root: Path, points: list[Path]) -> dict[Path, str]:
+    """Point directory -> `<state>: <reason>` for every point that did not complete: a record saying so, or a
+    `status.json` in a final state other than completed without a record (the point ended before its client)."""
+    failed: dict[Path, str] = {}
+    for pdir in points:
+        record_path = pdir / RECORD_FILE
+        if _inside(record_path, root):
+            why = point_failure(_read_object(record_path, "point record"))
+            if why is not None:
+                failed[pdir] = why
+    for pdir in _walk(run_dir, "status.json"):
+        status_path = pdir / "status.json"
+        if pdir in points or not _inside(status_path, root):
+            continue
+        status = _read_object(status_path, "point status")
+        if status.get("kind", "point") == "point" and status.get("state") in ("failed", "cancelled"):  # not an eval
+            failed[pdir] = point_failure(status) or str(status.get("state"))
+    return failed
+
+
+def check_out(out: Path) -> None:
+    """OUT is new, or an empty directory that is not a symlink (nothing mixes with an earlier export)."""
+    if out.is_symlink():
+        raise UserError(f"{out}: a symlink; export writes into a new or empty directory, never through a symlink")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out}: exists and is not an empty directory (an earlier export?); remove it or "
+                        "choose a new one")
+
+
+def _prepare(out: Path, dst: Path) -> None:
+    """Make `dst`'s directories one by one below OUT, refusing any of them, or `dst` itself, that is a symlink
+    (export never writes through one)."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out
+    for part in dst.relative_to(out).parts:
+        if path.is_symlink():
+            raise UserError(f"{path}: a symlink; export never writes through a symlink")
+        path.mkdir(exist_ok=True)
+        path = path / part
+    if path.is_symlink():
+        raise UserError(f"{path}: a symlink; export never writes through a symlink")
+
+
 def _write_row(dst: Path, row: dict[str, Any]) -> None:
     write_foreign_json(dst, row)
 
@@ -218,6 +281,7 @@ class ExportSummary:
     evals: int
     files: list[Path]
     left_out: list[Path]        # point directories not exported: not publishable
+    failed: dict[Path, str] = field(default_factory=dict)   # point directories that did not complete -> why
 
 
 def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False) -> ExportSummary:
@@ -225,14 +289,21 @@ def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False
     `run_dir`; everything is checked before anything is written."""
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: no such directory (expected a run directory)")
+    check_out(out)
     root = run_dir.resolve()
     plan = ExportPlan(root=out)
     points = list(_walk(run_dir, RECORD_FILE))
+    failed = _failed_points(run_dir, root, points)
+    if failed and len(failed) == len(set(points) | set(failed)):
+        raise UserError(f"{run_dir}: all {len(failed)} points failed: "
+                        + "; ".join(f"{p.relative_to(run_dir)} ({why})" for p, why in failed.items()))
     if not points:
         raise UserError(f"{run_dir}: no point directories found (expected {RECORD_FILE} below it)")
-    left_out = [pdir for pdir in points if not plan_point(pdir, root, out, plan, include_unofficial)]
+    left_out = [pdir for pdir in points if not plan_point(pdir, root, out, plan, include_unofficial)
+                and pdir not in failed]
     for edir in _walk(run_dir, EVAL_RESULT_FILE):
         plan_eval(edir, root, out, plan)
     for dst, write in plan.files.items():
+        _prepare(out, dst)
         write(dst)
-    return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out)
+    return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out, failed)

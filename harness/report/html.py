@@ -29,12 +29,16 @@ table{border-collapse:collapse;margin:0.5em 0 1.5em;width:100%;table-layout:auto
 th,td{border:1px solid #ccc;padding:3px 6px;overflow-wrap:anywhere;vertical-align:top}
 th{background:#f6f6f6;font-weight:600;font-size:13px;overflow-wrap:normal}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.w{overflow-wrap:normal;word-break:keep-all}
 tr.invalid{background:#fbe9e9;color:#777}
 .on{font-weight:bold}img{width:100%;height:auto;border:1px solid #eee}
 code{background:#f4f4f4;overflow-wrap:anywhere}
 .sim{background:#fff3cd;border:2px solid #c99a00;padding:0.6em 1em;font-weight:600}
 .tag{color:#555}
 """
+
+
+WHOLE_WORDS = frozenset({"valid", "publishable"})   # verdict columns: INVALID never breaks inside the word
 
 
 def _e(value: object) -> str:
@@ -74,7 +78,8 @@ def _verdict_section(c: Curve) -> str:
     head = "".join(f'<th>{_e(h)}</th>' for h in COLUMNS)
     rows = "".join(
         f'<tr class="{"valid" if row.valid else "invalid"}">'
-        + "".join(f'<td class="n">{_e(v)}</td>' if name in NUMERIC else f"<td>{_e(v)}</td>"
+        + "".join(f'<td class="n">{_e(v)}</td>' if name in NUMERIC else
+                  f'<td class="w">{_e(v)}</td>' if name in WHOLE_WORDS else f"<td>{_e(v)}</td>"
                   for name, v in zip(COLUMNS, row.cells))
         + "</tr>"
         for row in verdict_rows(c.points, conc_cells(c))
@@ -116,7 +121,7 @@ def _curve_section(c: Curve) -> str:
         rows.append(
             f'<tr class="{"valid" if p.valid else "invalid"}">'
             + "".join(f'<td class="n">{_e(v)}</td>' for v in cells)
-            + f"<td>{_e(power_text(p))}</td><td title=\"{_e(reasons)}\">{_e(verdict(p))}</td>"
+            + f"<td>{_e(power_text(p))}</td><td class=\"w\" title=\"{_e(reasons)}\">{_e(verdict(p))}</td>"
             + f'<td class="{"" if frontier in ("-", "dominated") else "on"}">{_e(frontier)}</td></tr>'
         )
     invalid = "".join(

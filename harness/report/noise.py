@@ -12,6 +12,9 @@ Beta(k, n − k + 1); the next one up is U + (1 − U)·Beta(1, n − k). The co
 arrays of the resample count, so 100k requests per side take milliseconds.
 
 An interval that contains zero is `within noise`: these requests cannot tell B from A at that percentile.
+A side measured more than once (`harness run --repeat N`) is pooled: its interval is drawn from all its runs'
+requests, and a change no larger than the spread of the percentile between one side's runs is
+`within the repeats' spread` however narrow the pooled interval.
 Fewer than `MIN_REQUESTS` requests on a side give no interval (a reason instead): a bootstrap of a
 handful of requests is not a measure of noise.
 """
@@ -43,17 +46,40 @@ class NoiseInterval:
     diff: tuple[float, float] | None = None   # (low, high) of B − A, in the metric's unit
     pct: tuple[float, float] | None = None    # (low, high) of (B − A) / A in percent; None when A can be 0
     reason: str | None = None                 # why there is no interval
+    se_a: float | None = None                 # bootstrap standard error of each side's percentile
+    se_b: float | None = None
+    observed: tuple[float, float] | None = None   # each side's percentile over all its requests
+    runs_a: int = 1                           # runs pooled on each side (`harness run --repeat N`)
+    runs_b: int = 1
+    repeat_spread_pct: float | None = None    # the widest spread of the percentile between one side's runs
+
+    @property
+    def observed_pct(self) -> float | None:
+        """(B − A) / A in percent over all requests of each side; None without both, or A of 0."""
+        if self.observed is None or self.observed[0] == 0:
+            return None
+        return (self.observed[1] - self.observed[0]) / self.observed[0] * 100.0
 
     @property
     def within_noise(self) -> bool | None:
-        """True when the interval contains zero; None without an interval."""
-        return None if self.diff is None else self.diff[0] <= 0.0 <= self.diff[1]
+        """True when the interval contains zero, or the change is no larger than the spread between one
+        side's repeated runs; None without an interval."""
+        if self.diff is None:
+            return None
+        return self.diff[0] <= 0.0 <= self.diff[1] or self.within_repeat_spread
+
+    @property
+    def within_repeat_spread(self) -> bool:
+        change = self.observed_pct
+        return self.repeat_spread_pct is not None and change is not None and abs(change) <= self.repeat_spread_pct
 
     @property
     def verdict(self) -> str:
         if self.diff is None:
             return self.reason or NO_RECORDS
-        return "within noise" if self.within_noise else "outside noise"
+        if self.diff[0] <= 0.0 <= self.diff[1]:
+            return "within noise"
+        return "within the repeats' spread" if self.within_repeat_spread else "outside noise"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +88,8 @@ class NoiseInterval:
             "pct": None if self.pct is None else [round(v, 3) for v in self.pct],
             "within_noise": self.within_noise,
             "reason": self.reason,
+            "runs_a": self.runs_a, "runs_b": self.runs_b,
+            "repeat_spread_pct": None if self.repeat_spread_pct is None else round(self.repeat_spread_pct, 3),
         }
 
 
@@ -108,4 +136,17 @@ def percentile_diff_interval(a: Sequence[float] | npt.NDArray[np.float64],
     if np.all(ra > 0):
         plo, phi = np.percentile((rb - ra) / ra * 100.0, [tail, 100.0 - tail])
         pct = (float(plo), float(phi))
-    return NoiseInterval(n_a=n_a, n_b=n_b, diff=(float(lo), float(hi)), pct=pct)
+    observed = (float(np.percentile(np.asarray(a, dtype=np.float64), 100 * q)),
+                float(np.percentile(np.asarray(b, dtype=np.float64), 100 * q)))
+    return NoiseInterval(n_a=n_a, n_b=n_b, diff=(float(lo), float(hi)), pct=pct, se_a=float(np.std(ra)),
+                         se_b=float(np.std(rb)), observed=observed)
+
+
+def spread_between_runs(runs: Sequence[Sequence[float]], q: float) -> float | None:
+    """(max − min) / median in percent of percentile q over the runs (each run's requests); None for fewer
+    than two runs with requests, or a median of 0."""
+    values = [float(np.percentile(np.asarray(r, dtype=np.float64), 100 * q)) for r in runs if len(r)]
+    if len(values) < 2:
+        return None
+    median = float(np.median(values))
+    return None if median == 0 else (max(values) - min(values)) / median * 100.0

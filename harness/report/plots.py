@@ -14,6 +14,8 @@ from harness.report.load import PointResult
 from harness.report.samples import RequestSamples
 from harness.report.verdicts import few_requests
 
+BOX_CAPTION = "box: p25–p75 of the point's requests, line: median, whiskers: p5–p95"
+
 
 @dataclass(frozen=True)
 class Quantiles:
@@ -80,13 +82,59 @@ def _footer(fig: Any) -> None:
     fig.tight_layout(rect=(0, 0.05, 1, 1))
 
 
+@dataclass(frozen=True)
+class Label:
+    """A point's label on a plot: where (data coordinates), what, in which color, and how far above the point
+    it is drawn (points of text)."""
+
+    x: float
+    y: float
+    text: str
+    color: str
+    dy: float = 4.0
+
+
+def _position(value: float, low: float, high: float, log: bool) -> float:
+    """`value` as a fraction of the axis from `low` to `high` (on a log axis, of its logarithmic span)."""
+    import math
+
+    if log and value > 0 and low > 0:
+        value, low, high = math.log10(value), math.log10(low), math.log10(high)
+    return 0.0 if high == low else (value - low) / (high - low)
+
+
+def place_labels(labels: Sequence[Label], log_x: bool = False, log_y: bool = False, near: float = 0.03,
+                 step: float = 10.0) -> list[Label]:
+    """Labels that never overprint: one label of the same text at (nearly) the same spot is drawn once, and
+    different labels near one spot (within `near` of either axis's span) are stacked `step` points apart."""
+    if not labels:
+        return []
+    xs, ys = [lb.x for lb in labels], [lb.y for lb in labels]
+    spot = [(_position(lb.x, min(xs), max(xs), log_x), _position(lb.y, min(ys), max(ys), log_y)) for lb in labels]
+    placed: list[tuple[tuple[float, float], Label]] = []
+    for (u, v), lb in zip(spot, labels):
+        close = [other for (ou, ov), other in placed if abs(ou - u) <= near and abs(ov - v) <= near]
+        if any(other.text == lb.text for other in close):
+            continue   # the same label at the same spot (a repeat, or a variant measuring alike): drawn once
+        placed.append(((u, v), Label(lb.x, lb.y, lb.text, lb.color, lb.dy + step * len(close))))
+    return [lb for _, lb in placed]
+
+
+def _wide(values: Sequence[float]) -> bool:
+    """Positive values spanning more than 20x: the axis is drawn on a log scale (`_log_if_wide`)."""
+    positive = [v for v in values if v > 0]
+    return bool(positive) and max(positive) / min(positive) > 20
+
+
 def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0]) -> Path:
     """Throughput per GPU against one x metric; each curve's frontier drawn through the points of all its
-    configs, points labelled by their identity (and their request count where it is too small for a p90),
-    KV-offload points as squares on the same line, invalid points as grey crosses; the title says which
-    corner is better."""
+    configs, points labelled by their identity (and their request count where it is too small for a p90;
+    `place_labels` keeps labels from overprinting), KV-offload points as squares on the same line, invalid
+    points as grey crosses; the title says which corner is better."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(12, 5.5), dpi=110)   # the page's full width
+    labels: list[Label] = []
+    invalid_labels: list[Label] = []
     for i, c in enumerate(curves):
         color = f"C{i % 10}"
         frontier = set(c.frontiers[axis.name].frontier)
@@ -97,20 +145,24 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
                 continue
             if not p.valid:
                 ax.scatter([x], [y], marker="x", color="0.55", zorder=3)
-                ax.annotate(f"{pid} (invalid)", (x, y), textcoords="offset points", xytext=(4, -10),
-                            fontsize=7, color="0.45")
+                invalid_labels.append(Label(x, y, f"{pid} (invalid)", "0.45", -10.0))
                 continue
             ax.scatter([x], [y], marker=marker(p), color=color, alpha=0.45, zorder=2)
             if pid in frontier:
                 fx.append(x)
                 fy.append(y)
                 ax.scatter([x], [y], marker=marker(p), color=color, zorder=4)
-            ax.annotate(point_label(pid, p), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8,
-                        color=color)
+            labels.append(Label(x, y, point_label(pid, p), color))
         if fx:
             order = sorted(range(len(fx)), key=lambda k: fx[k])
             ax.plot([fx[k] for k in order], [fy[k] for k in order], "-", color=color, zorder=4,
                     label=f"{_label(c)}  frontier {c.frontiers[axis.name].coverage}")
+    every = labels + invalid_labels
+    log_x, log_y = _wide([lb.x for lb in every]), _wide([lb.y for lb in every])
+    for lb in place_labels(labels, log_x, log_y):
+        ax.annotate(lb.text, (lb.x, lb.y), textcoords="offset points", xytext=(4, lb.dy), fontsize=8, color=lb.color)
+    for lb in place_labels(invalid_labels, log_x, log_y, step=-10.0):
+        ax.annotate(lb.text, (lb.x, lb.y), textcoords="offset points", xytext=(4, lb.dy), fontsize=7, color=lb.color)
     if any(offloaded(p) for c in curves for p in c.points if p.valid):
         ax.scatter([], [], marker="s", color="0.3", label="square: KV offload point")
         ax.scatter([], [], marker="o", color="0.3", label="circle: GPU-resident KV point")
@@ -133,7 +185,7 @@ def _log_if_wide(ax: Any) -> None:
     """Log scale on an axis whose positive data span more than 20x (curves of very different sizes)."""
     for column, set_scale in ((0, ax.set_xscale), (1, ax.set_yscale)):
         values = [float(v) for coll in ax.collections for v in coll.get_offsets()[:, column] if v > 0]
-        if values and max(values) / min(values) > 20:
+        if _wide(values):
             set_scale("log")
 
 
@@ -161,12 +213,26 @@ def plot_latency_by_conc(
     `distributions` maps (curve index, point index) to (TTFT quantiles, E2EL quantiles).
     """
     plt = _pyplot()
+    fig = latency_figure(curves, distributions)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def latency_figure(
+    curves: Sequence[Curve],
+    distributions: Mapping[tuple[int, int], tuple[Quantiles | None, Quantiles | None]] | None = None,
+) -> Any:
+    """The figure `plot_latency_by_conc` saves; its legend says what the boxes show when any are drawn."""
+    plt = _pyplot()
     distributions = distributions or {}
     concs = sorted({p.conc for c in curves for p in c.points})
     pos = {conc: i for i, conc in enumerate(concs)}
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=110)
     drawn = lanes(curves)
     width = 0.8 / max(1, len(drawn))
+    boxed = False
     for ax, metric, name, slot in ((axes[0], "ttft", "TTFT", 0), (axes[1], "e2el", "E2EL", 1)):
         for k, (i, config, members) in enumerate(drawn):
             c, color = curves[i], f"C{i % 10}"
@@ -189,6 +255,7 @@ def plot_latency_by_conc(
                               "fliers": [], "label": str(p.conc)})
                 positions.append(pos[p.conc] + offset)
             if boxes:
+                boxed = True
                 ax.bxp(boxes, positions=positions, widths=width * 0.8, showfliers=False, patch_artist=True,
                        boxprops={"facecolor": color, "alpha": 0.25}, medianprops={"color": color},
                        manage_ticks=False)
@@ -199,13 +266,16 @@ def plot_latency_by_conc(
         ax.set_ylabel(f"{name} (s; lower is better)")
         ax.set_title(title(curves, f"{name} by concurrency"))
         ax.grid(True, axis="y", alpha=0.3)
-    if axes[1].get_legend_handles_labels()[0]:
-        axes[1].legend(fontsize=7, loc="upper left")
+    handles, names = axes[1].get_legend_handles_labels()
+    if boxed:   # say what the boxes show
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(facecolor="0.5", alpha=0.25, edgecolor="0.3"))
+        names.append(BOX_CAPTION)
+    if handles:
+        axes[1].legend(handles, names, fontsize=7, loc="upper left")
     _footer(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def sample_quantiles(samples: RequestSamples) -> tuple[Quantiles | None, Quantiles | None]:

@@ -74,7 +74,7 @@ def test_an_empty_side_gives_no_interval() -> None:
     assert r.diff is None and r.verdict == NO_RECORDS
     assert (r.n_a, r.n_b) == (None, 20)
     assert r.as_json() == {"n_a": None, "n_b": 20, "diff": None, "pct": None, "within_noise": None,
-                           "reason": NO_RECORDS}
+                           "reason": NO_RECORDS, "runs_a": 1, "runs_b": 1, "repeat_spread_pct": None}
 
 
 def test_a_zero_baseline_gives_no_percent_interval() -> None:
