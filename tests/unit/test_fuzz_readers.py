@@ -1,7 +1,7 @@
 """Property-based fuzzing of every result reader (report, compare, export, fingerprint diff, status and
 follow's point views, check --results): whatever a run directory holds (corrupt or foreign JSON, wrong-typed
 fields, deep nesting, symlink loops, FIFOs, devices, directories where files belong), each command ends in
-its output or a one-line UserError (exit status 2), never another exception, within hypothesis's deadline.
+its output or a one-line UserError (exit status 2), never another exception (bounded by examples, not by time: a busy machine must not fail it).
 
 Examples per reader: `HARNESS_FUZZ_EXAMPLES` (default 60; `benchmarks/fuzz_readers.sh` runs 5,000 in all)."""
 
@@ -56,7 +56,7 @@ def examples() -> int:
     return int(os.environ.get("HARNESS_FUZZ_EXAMPLES", "60"))
 
 
-FUZZ = settings(max_examples=examples(), deadline=2000, derandomize=True,
+FUZZ = settings(max_examples=examples(), deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
