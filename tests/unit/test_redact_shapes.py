@@ -104,3 +104,16 @@ def test_no_shape_reaches_harness_plan_output(capsys: pytest.CaptureFixture[str]
         assert code == 0, out.err
         for _, secret in SHAPES:
             assert secret not in out.out + out.err, (secret, as_json)
+
+
+def test_a_secret_shaped_sbatch_directive_stays_out_of_records_and_printed_commands(tmp_path: Path) -> None:
+    import shlex
+
+    from harness.artifacts import write_json
+
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    argv = ["sbatch", "--parsable", f"--comment=deploy {token}", "--account=proj", "job.sh"]
+    assert token not in redact_text(shlex.join(argv))          # what `submit` prints
+    write_json(tmp_path / "jobs.json", {"sbatch": argv, "profile": {"sbatch_directives": argv[2:4]}})
+    text = (tmp_path / "jobs.json").read_text()
+    assert token not in text and "--account=proj" in text       # the job record and the plan
