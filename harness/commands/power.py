@@ -97,12 +97,11 @@ MAX_REFERENCE_S = 1e9   # about 31 years: any real window is shorter
 
 
 def _check_out(path: Path) -> None:
-    """`--validation-out` names a file to write, in a directory that exists (checked before any work)."""
+    """`--validation-out` names a file to write, not a directory (checked before any work; a directory it
+    needs is created when it is written)."""
     if path.is_dir() or path.name in ("", ".", ".."):
         raise UserError(f"--validation-out {path}: is a directory; expected a file name such as "
                         f"{path / 'power_validation.json'}")
-    if not path.parent.is_dir():
-        raise UserError(f"--validation-out {path}: its directory {path.parent} does not exist")
 
 
 def _integrate(args: argparse.Namespace) -> int:
