@@ -21,6 +21,7 @@ import errno
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -84,14 +85,46 @@ def parse_json(data: bytes | str, source: str, max_depth: int = MAX_DEPTH) -> An
     except UnicodeDecodeError as exc:
         raise UserError(f"{source}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=_int)
     except RecursionError:
         raise UserError(f"{source}: not readable as JSON: nested deeper than {max_depth} levels") from None
     except ValueError as exc:  # JSONDecodeError, and integers past Python's digit limit
         raise UserError(f"{source}: not readable as JSON: {str(exc).splitlines()[0][:160]}") from None
     if depth_exceeds(value, max_depth):
         raise UserError(f"{source}: not readable as JSON: nested deeper than {max_depth} levels")
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        raise UserError(f"{source}: not readable as JSON: a string holds a lone surrogate escape (\\ud800-\\udfff), "
+                        "which is not text")
     return value
+
+
+MAX_INT_DIGITS = 308   # what a float can hold: every number a reader meets may become one
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _int(digits: str) -> int:
+    n = len(digits.lstrip("-"))
+    if n > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {n} digits (at most {MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """True when a key or string anywhere in `value` holds an unpaired surrogate (iterative)."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def depth_exceeds(value: Any, max_depth: int) -> bool:

@@ -11,6 +11,7 @@ when power is valid over the window and 1 when it is not, printing the reasons e
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -92,6 +93,17 @@ def _sample(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_REFERENCE_S = 1e9   # about 31 years: any real window is shorter
+
+
+def _check_out(path: Path) -> None:
+    """`--validation-out` names a file to write, not a directory (checked before any work; a directory it
+    needs is created when it is written)."""
+    if path.is_dir() or path.name in ("", ".", ".."):
+        raise UserError(f"--validation-out {path}: is a directory; expected a file name such as "
+                        f"{path / 'power_validation.json'}")
+
+
 def _integrate(args: argparse.Namespace) -> int:
     from harness.artifacts import write_json
     from harness.power import integrate_power
@@ -100,13 +112,23 @@ def _integrate(args: argparse.Namespace) -> int:
         raise UserError(f"--end-ns: expected a time after --start-ns {args.start_ns}, got {args.end_ns}")
     if args.expected_gpus is not None and args.expected_gpus < 1:
         raise UserError(f"--expected-gpus: expected a positive count, got {args.expected_gpus}")
-    reference = None if args.reference_duration_s is None else round(args.reference_duration_s * 1e9)
+    ref_s = args.reference_duration_s
+    if ref_s is not None and not (math.isfinite(ref_s) and 0 < ref_s <= MAX_REFERENCE_S):
+        raise UserError(f"--reference-duration-s: expected seconds above 0 and at most {MAX_REFERENCE_S:g}, "
+                        f"got {ref_s}")
+    reference = None if ref_s is None else round(ref_s * 1e9)
+    if args.validation_out is not None:
+        _check_out(args.validation_out)
     report = integrate_power(
         args.csv, args.start_ns, args.end_ns, args.expected_gpus, reference_duration_ns=reference
     )
     body = report.validation_json()
     if args.validation_out is not None:
-        write_json(args.validation_out, body)
+        try:
+            write_json(args.validation_out, body)
+        except OSError as exc:
+            raise UserError(f"--validation-out {args.validation_out}: cannot write it: "
+                            f"{exc.strerror or exc}") from None
     if args.json:
         print_json(body)
     else:

@@ -236,6 +236,8 @@ def build_fingerprint(*, captured: dict[str, Any] | None, capture: dict[str, Any
                       ) -> dict[str, Any]:
     """srt-slurm's keys (captured, or its sentinel) in its order, then the harness's extras alphabetically."""
     data: dict[str, Any] = dict(captured) if captured else {k: UNAVAILABLE for k in CAPTURED}
+    if not captured:   # the packages are not in this fingerprint: say why
+        data["packages_error"] = {"*": str(capture.get("error") or "the capture returned nothing")}
     data.update({
         "capture": _sorted(capture),
         "engine": engine,

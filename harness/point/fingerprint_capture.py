@@ -24,6 +24,8 @@ c88ef731636890ff6385a783e152c1790e15b194), so srt-slurm's `diff_fingerprints` re
     model           {hf_revision, hf_repo, model_id} read from the model directory, or null
     env             CUDA_/SGLANG_/NCCL_/HF_/... variables, secret-looking names "***REDACTED***"
     pip_packages    {source: sorted `pip freeze` lines} for PY, python3, pip and uv on PATH
+    packages_error  (the harness's, only when one failed) {source: why its freeze is not in pip_packages:
+                    exit status and stderr, ran past FREEZE_TIMEOUT_S, or listed nothing}
 
 It runs on Python 3.8 and later (images ship older Pythons than the harness). PY is the interpreter running
 this file (the server's). Frameworks are read in-process with `importlib.metadata` (srt-slurm spawns PY for
@@ -58,13 +60,26 @@ ENV_SECRETS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
 CPU_SLURM_KEYS = ("SLURM_CPUS_ON_NODE", "SLURM_CPUS_PER_GPU", "SLURM_CPUS_PER_TASK", "SLURM_JOB_CPUS_PER_NODE")
 
 
+FREEZE_TIMEOUT_S = 180.0   # a loaded node's `pip freeze` takes well over 30 s; the whole capture has 300 s
+
+
 def run(argv: list[str], timeout: float = 30.0) -> str | None:
     """stdout (stripped) of a command that exited 0, else None; never raises."""
+    return run_why(argv, timeout)[0]
+
+
+def run_why(argv: list[str], timeout: float = 30.0) -> tuple[str | None, str]:
+    """(stdout stripped, "") of a command that exited 0, else (None, why not); never raises."""
     try:
         r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return r.stdout.strip() if r.returncode == 0 else None
+    except subprocess.TimeoutExpired:
+        return None, f"`{' '.join(argv)}` ran past {timeout:g} s"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"`{' '.join(argv)}` did not run: {exc}"
+    if r.returncode != 0:
+        tail = " | ".join(r.stderr.strip().splitlines()[-2:])
+        return None, f"`{' '.join(argv)}` exited {r.returncode}" + (f": {tail}" if tail else "")
+    return r.stdout.strip(), ""
 
 
 def _freeze_lines(out: str | None) -> list[str]:
@@ -92,21 +107,29 @@ def _same_interpreter(path: str | None, py: str) -> bool:
     return target == os.path.realpath(py)
 
 
-def pip_packages(py: str, pool: ThreadPoolExecutor) -> dict[str, list[str]]:
-    """srt-slurm's sources in its order: PY, then `python3`, `pip`, `uv` as found on PATH (run side by side)."""
-    jobs = {py: pool.submit(run, [py, "-m", "pip", "freeze"])}
+def pip_packages(py: str, pool: ThreadPoolExecutor,
+                 errors: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """srt-slurm's sources in its order: PY, then `python3`, `pip`, `uv` as found on PATH (run side by side).
+    A source whose freeze failed, ran past its time or listed nothing is left out and named in `errors`."""
+    def freeze(argv: list[str]) -> tuple[str | None, str]:
+        return run_why(argv, FREEZE_TIMEOUT_S)
+
+    jobs = {py: pool.submit(freeze, [py, "-m", "pip", "freeze"])}
     for label, tool, argv in (("python3", "python3", ["python3", "-m", "pip", "freeze"]),
                               ("pip", "pip", ["pip", "freeze"]), ("uv", "uv", ["uv", "pip", "freeze"])):
         found = shutil.which(tool)
         if found is not None and (label == "uv" or not _same_interpreter(found, py)):
-            jobs[label] = pool.submit(run, argv)
+            jobs[label] = pool.submit(freeze, argv)
         elif found is not None:
             jobs[label] = jobs[py]     # the same interpreter: the same freeze
     result: dict[str, list[str]] = {}
     for label, job in jobs.items():
-        lines = _freeze_lines(job.result())
+        out, why = job.result()
+        lines = _freeze_lines(out)
         if lines:
             result[label] = lines
+        elif errors is not None:
+            errors[label] = why or "listed no packages"
     return result
 
 
@@ -277,8 +300,10 @@ def capture(model_path: str) -> dict[str, Any]:
         gpu_job = pool.submit(gpu_info)
         nvcc = pool.submit(run, ["sh", "-c", "nvcc --version 2>/dev/null | grep release"])
         nccl = pool.submit(run, [py, "-c", "import torch; print(torch.cuda.nccl.version())"], 120)
-        packages = pip_packages(py, pool)
+        package_errors: dict[str, str] = {}
+        packages = pip_packages(py, pool, package_errors)
         gpu, gpu_detail = gpu_job.result()
+        errors = {"packages_error": package_errors} if package_errors else {}
         return {
             "hostname": socket.gethostname(),
             "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),  # noqa: UP017 - Python 3.8+
@@ -293,7 +318,8 @@ def capture(model_path: str) -> dict[str, Any]:
             "model": model_identity(model_path),
             "env": env_vars(),
             "pip_packages": packages,
-            "capture": {"python_executable": py, **gpu_detail},
+            **errors,
+            "capture": {"python_executable": py, **gpu_detail, **errors},
         }
 
 

@@ -10,7 +10,9 @@ keys of `/server_info`'s `internal_states` (SGLang's `get_internal_state`: `last
 (`pip_packages`, `packages`: `name==version` strings, srt-slurm's `{source: [name==version, ...]}` or
 `{name: version}` mappings) are compared per package, so a changed package is one line
 `pip_packages./opt/venv/bin/python3.torch: "2.9.0" -> "2.9.1"`. Two fingerprints of identical points give
-no lines at all. (srt-slurm's own `diff_fingerprints` reads the same files; see docs/running.md.)
+no lines at all. A package source that one side did not capture (its `packages_error`, or an empty or missing
+list) is one line `pip_packages.<source>: not captured in A (why)`, not a list of removals.
+(srt-slurm's own `diff_fingerprints` reads the same files; see docs/running.md.)
 """
 
 from __future__ import annotations
@@ -107,8 +109,37 @@ def diff(a: Any, b: Any, path: str = "") -> list[str]:
     return [f"{path}: {_j(a)} -> {_j(b)}"] if a != b else []
 
 
+def uncaptured(fp: dict[str, Any]) -> dict[str, str]:
+    """{source: why} for each package source that was not captured ("*": no package list at all): the
+    capture's `packages_error`, a package list that is not one, or an empty one (a capture that named no error)."""
+    errors = fp.get("packages_error")
+    named = {str(k): str(v) for k, v in errors.items()} if isinstance(errors, dict) else {}
+    packages = fp.get("pip_packages", fp.get("packages"))
+    if not isinstance(packages, (dict, list)) or not packages:
+        capture = fp.get("capture")
+        why = capture.get("error") if isinstance(capture, dict) else None
+        return {"*": "; ".join(named.values()) or str(why or "no packages listed")}
+    return named
+
+
+def _without_sources(fp: dict[str, Any], sources: set[str]) -> dict[str, Any]:
+    out = {k: v for k, v in fp.items() if k not in ("schema_version", "packages_error")}
+    if isinstance(out.get("capture"), dict):
+        out["capture"] = {k: v for k, v in out["capture"].items() if k != "packages_error"}
+    for key in PACKAGE_KEYS & set(out):
+        if "*" in sources:
+            del out[key]
+        elif isinstance(out[key], dict):
+            out[key] = {k: v for k, v in out[key].items() if k not in sources}
+    return out
+
+
 def fingerprint_diff(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
-    a, b = dict(a), dict(b)
-    a.pop("schema_version", None)
-    b.pop("schema_version", None)
-    return diff(normalize(a), normalize(b))
+    """The lines that differ; a package source not captured on either side is one `not captured` line (with
+    the reason), never a list of removals or additions that did not happen."""
+    ua, ub = uncaptured(a), uncaptured(b)
+    sources = set(ua) | set(ub)
+    lines = [f"pip_packages{'' if src == '*' else '.' + src}: not captured in "
+             + " and ".join(f"{side} ({why[src]})" for side, why in (("A", ua), ("B", ub)) if src in why)
+             for src in sorted(sources)]
+    return lines + diff(normalize(_without_sources(a, sources)), normalize(_without_sources(b, sources)))

@@ -251,18 +251,19 @@ class FreshServer:
 
         return PowerSampler(None, pdir / "power.csv")
 
-    def write_fingerprint(self) -> None:
+    def write_fingerprint(self) -> dict[str, Any] | None:
         """`fingerprint_agg_w0.json` once the capture (started beside the server's start-up) has finished:
-        it never holds up readiness or the workload. Only for a server that became ready."""
+        it never holds up readiness or the workload. Only for a server that became ready; returns what it wrote."""
         ep, ready = self.endpoint, self.ready
         if self.capture is None or self.running is None or ready is None:
-            return
+            return None
         captured, capture = self.capture.result()
         fp = build_fingerprint(captured=captured, capture=capture, server=ready["server_info"],
                                image=ready["image"], digest=image_digest(ep.launcher_kind, ready["image"]),
                                engine=ready["engine"], server_argv=self.running.argv, server_env=ready["env"],
                                launcher=ep.launcher_kind)
         write_foreign_json(Path(ep.ctx.point_dir) / "fingerprint_agg_w0.json", fp)  # srt-slurm's key order
+        return fp
 
     def exit_code(self) -> int | None:
         return None if self.running is None else self.running.exit_code()
@@ -280,7 +281,9 @@ class FreshServer:
         try:
             if self.capture is not None:
                 try:
-                    self.write_fingerprint()   # a stop signal cuts the capture short; the file then says so
+                    fp = self.write_fingerprint()   # a stop signal cuts the capture short; the file then says so
+                    if fp and fp.get("packages_error"):   # the point's record says its packages are not captured
+                        status.data["fingerprint_packages_error"] = fp["packages_error"]
                 finally:
                     self.capture.abandon()
         finally:   # the server is stopped even when the fingerprint cannot be written (a full disk)

@@ -69,7 +69,7 @@ def shown_phase(status: dict[str, Any]) -> str | None:
     done, not `collecting`); for a failed or cancelled one the phase it had reached when it stopped (every
     point ends by writing out its record, so `collecting` alone says nothing of where it stopped)."""
     phase, state = status.get("phase"), status.get("state")
-    if not isinstance(phase, str):
+    if not isinstance(phase, str) or not isinstance(state, (str, type(None))):
         return None
     if state not in FINAL_STATES:
         return phase

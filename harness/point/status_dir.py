@@ -4,6 +4,7 @@ shows. Each status is read through `read_status`, so a point left `running` by a
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,11 @@ def status_dirs(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def _text(value: Any) -> str | None:
+    """A field shown as text: a string as it is, anything else (a damaged file's number, list, ...) as JSON."""
+    return value if value is None or isinstance(value, str) else json.dumps(value, default=str)[:80]
+
+
 def dir_views(root: Path) -> list[dict[str, Any]]:
     """One view per point or eval directory: where, state, phase, exit status, reason, attempt."""
     views = []
@@ -38,9 +44,9 @@ def dir_views(root: Path) -> list[dict[str, Any]]:
             status = {"state": "unknown", "reason": f"status.json not readable ({exc})"}
         if not isinstance(status, dict):
             status = {"state": "unknown", "reason": "status.json is not an object"}
-        views.append({"point_dir": str(d), "kind": status.get("kind", "point"), "conc": status.get("conc"),
-                      "state": status.get("state"), "phase": shown_phase(status),
-                      "exit_status": status.get("exit_status"), "reason": status.get("reason"),
+        views.append({"point_dir": str(d), "kind": _text(status.get("kind", "point")), "conc": status.get("conc"),
+                      "state": _text(status.get("state")), "phase": shown_phase(status),
+                      "exit_status": status.get("exit_status"), "reason": _text(status.get("reason")),
                       "attempt": status.get("attempt"), "publishable": status.get("publishable")})
     return views
 

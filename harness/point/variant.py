@@ -7,8 +7,9 @@ recipe and gets its own directory beside the recipe's baseline points, so tuning
 A derived name is the overrides in the order given, without the `args.`/`env.`/`client.` prefixes
 (`--set args.max-running-requests=64` → `max-running-requests=64`), joined with `,`; characters outside
 `[A-Za-z0-9._,=+-]` become `_`, and a name longer than 80 characters is cut and ends in a hash of the
-whole text. A secret's value never names a directory: `--set server.env.HF_TOKEN=...` becomes
-`HF_TOKEN=_redacted_` (`harness.redact`). Pure functions.
+whole text. A secret's value never names a directory: an override that holds a secret (`harness.redact`:
+by its key's name or by its value's shape) is named by its key alone, `--set server.env.HF_TOKEN=...` becomes
+`HF_TOKEN`, so the recorded variant name and its directory are the same text. Pure functions.
 """
 
 from __future__ import annotations
@@ -42,9 +43,15 @@ def _short(text: str) -> str:
     return text
 
 
+def _named(override: str) -> str:
+    """An override as it names a directory: one that holds a secret (by its key's name or its value's shape)
+    is named by its key alone, so neither the value nor a placeholder the redactor would rewrite is in it."""
+    return override.partition("=")[0] if redact_override(override) != override else override
+
+
 def derived_name(overrides: Sequence[str]) -> str:
     """The variant name of a set of overrides (see the module docstring)."""
-    text = ",".join(_short(redact_override(o)) for o in overrides)
+    text = ",".join(_short(_named(o)) for o in overrides)
     name = _UNSAFE.sub("_", text).lstrip("._,=+-") or "override"
     if len(name) > MAX_NAME:
         digest = hashlib.sha256(text.encode()).hexdigest()[:10]
