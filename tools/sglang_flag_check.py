@@ -91,7 +91,7 @@ def main() -> int:
     ap.add_argument("--wheel-dir", type=Path, default=None)
     args = ap.parse_args()
     from harness.recipe import flags
-    from harness.sim.cli import build_parser
+    from harness.sim.frontend.cli import build_parser
 
     table, sim = flags.load_table(args.version), build_parser(args.version)
     bad = 0

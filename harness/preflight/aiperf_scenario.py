@@ -21,7 +21,7 @@ PLACEHOLDER_TOKENIZER = "local/tokenizer"
 
 def client_argv(plan: PointPlan, scratch: Path) -> list[str]:
     """The point's `aiperf profile` arguments as AIPerf will get them (after `aiperf profile`)."""
-    from harness.point.aiperf import build_argv
+    from harness.point.replay.aiperf import build_argv
     from harness.traces.pinned import is_pinned_spec
 
     client = plan.client

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
+from harness.inputs.yaml_input import short
 from harness.recipe import flags, postinit, scenario
 from harness.recipe.deployment import DeploymentPlan, deployment_settings, plan_deployment
 from harness.recipe.schema import (
@@ -33,7 +34,6 @@ from harness.recipe.schema import (
 )
 from harness.redact import redact_data
 from harness.traces.pinned import is_pinned_spec, parse_spec
-from harness.yaml_input import short
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
 SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # which flag table the simulator parses argv with

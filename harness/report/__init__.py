@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["ReportOutputs", "build_report", "render_table"]
 
 if TYPE_CHECKING:
-    from harness.report.build import ReportOutputs, build_report
-    from harness.report.table import render_table
+    from harness.report.analysis.table import render_table
+    from harness.report.render.build import ReportOutputs, build_report
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so importing the package (e.g. for the CLI) does not load matplotlib.
     if name in ("build_report", "ReportOutputs"):
-        from harness.report import build
+        from harness.report.render import build
 
         return getattr(build, name)
     if name == "render_table":
-        from harness.report.table import render_table
+        from harness.report.analysis.table import render_table
 
         return render_table
     raise AttributeError(name)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.disk_full import (
+from harness.point.state.disk_full import (
     RESERVE_FILE,
     FreeSpaceCheck,
     StatusReserve,
@@ -18,7 +18,7 @@ from harness.point.disk_full import (
     disk_full_reason,
     mount_point,
 )
-from harness.point.status import PointStatus
+from harness.point.state.status import PointStatus
 from tests.tmpfs import mounted_tmpfs
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/data/runs/x/status.json")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.point import fingerprint_capture
-from harness.point.fingerprint import (
+from harness.point.fingerprints import fingerprint_capture
+from harness.point.fingerprints.fingerprint import (
     CAPTURE_SCRIPT,
     FIELD_ORDER,
     build_fingerprint,
