@@ -14,9 +14,9 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.point.record.validity import Thresholds
+from harness.point.sweep_plan import SweepPlanFile
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
-from harness.recipe.sweep_plan import SweepPlanFile
 from slurm.profile import ClusterProfile
 
 STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")

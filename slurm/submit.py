@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.artifacts import write_json, write_text
 from harness.point.record.validity import with_required_power
-from harness.recipe.sweep_plan import SECRETS_ENV
+from harness.point.sweep_plan import SECRETS_ENV
 from harness.redact import seal
 from slurm import jobs, query, render
 from slurm.profile import driver_python, load_profile

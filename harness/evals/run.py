@@ -45,11 +45,13 @@ from harness.point.servers.serve import (
 )
 from harness.point.servers.server_auth import client_env, server_api_key
 from harness.point.state.attempt import start_attempt
-from harness.point.state.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
+from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, run_guarded
 from harness.point.state.ownership import PointLock
 from harness.point.state.status import PointStatus
+from harness.point.state.status_reserve import StatusReserve
 from harness.point.state.watch import StopSignals
-from harness.recipe.plan import PointPlan, dp_attention_size
+from harness.recipe.plan import PointPlan
+from harness.recipe.server_args import dp_attention_size
 from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3

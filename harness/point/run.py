@@ -31,9 +31,10 @@ from harness.point.servers.readiness import NotReady
 from harness.point.servers.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
 from harness.point.servers.server_metrics import scrape_all
 from harness.point.state.attempt import start_attempt
-from harness.point.state.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
+from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, run_guarded
 from harness.point.state.ownership import PointLock
 from harness.point.state.status import PointStatus
+from harness.point.state.status_reserve import StatusReserve
 from harness.point.state.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan

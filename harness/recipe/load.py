@@ -166,7 +166,7 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
         raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp}{pcp} = {par.tp * par.pp * par.pcp} GPUs, "
                           f"more than hardware.gpus_per_node {gpus} (a point's server runs on one node)")
     if recipe.sim_args:
-        from harness.recipe.plan import render_sim_flags
+        from harness.recipe.server_args import render_sim_flags
         from harness.sim.frontend.cli import sim_flags_problem
 
         problem = sim_flags_problem(render_sim_flags(recipe.sim_args))

@@ -1,5 +1,9 @@
 """Sweep reports: curves, Pareto frontiers and coverage, plots, static HTML, markdown, and comparisons.
 
+Results flow through three packages: `results` reads the records and unfinished points of one or more runs
+and groups them into series and configs, `analysis` computes curves, frontiers, verdicts and comparisons,
+and `render` writes the tables, plots, HTML, markdown and CSV.
+
     build_report(run_dirs, out_dir) -> ReportOutputs   # everything, written to out_dir
     render_table(results) -> str                        # the plain-text curve table
 """

@@ -140,7 +140,8 @@ def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
     fp = json.loads((outcome.point_dir / "fingerprint_agg_w0.json").read_text())
     assert token is not None and fp["server"]["server_info"]["weight_version"] == token.group(1)
     # our record and the published row name one arm (reports and compare pair a run with its export)
-    from harness.report.results.load import load_results, parse_result
+    from harness.report.results.load import parse_result
+    from harness.report.results.points import load_results
 
     (record,) = load_results([outcome.point_dir])
     published = parse_result(row, outcome.point_dir / "bmk_agentic_it-sim_conc4.json")

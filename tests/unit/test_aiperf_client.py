@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from harness.point.replay.aiperf import build_argv, build_env, phase_counts, read_records
-from harness.recipe.plan import ClientPlan
+from harness.recipe.client_plan import ClientPlan
 
 
 def client(**over):

@@ -14,7 +14,7 @@ from harness.point.record import inferencex_row, result_fields
 from harness.point.replay import aiperf
 from harness.report.analysis.compare import compare_points
 from harness.report.results.arms import Arm
-from harness.report.results.load import load_results
+from harness.report.results.points import load_results
 
 AIPERF = Path(__file__).parent.parent / "fixtures" / "results" / "sim-run" / "quickstart-sim" / "conc4" / "aiperf"
 IDENTITY = {"hw": "sim", "conc": 4, "image": "lmsysorg/sglang:v0.5.23-cu130", "recipe_fingerprint": "b" * 64,

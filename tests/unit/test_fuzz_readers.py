@@ -164,7 +164,7 @@ def report(run: Path, tmp: Path) -> None:
     from harness.report.render.html import render_html
     from harness.report.render.markdown import render_markdown
     from harness.report.results.evals import eval_html, eval_json, eval_markdown, newest_evals
-    from harness.report.results.load import load_results_noted
+    from harness.report.results.points import load_results_noted
 
     points, _notes = load_results_noted([run])
     curves = group_curves(points)

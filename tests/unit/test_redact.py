@@ -228,8 +228,8 @@ def test_writers_and_cli_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_sweep_plan_secrets_come_back_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.artifacts import write_json
     from harness.errors import UserError
+    from harness.point.sweep_plan import SECRETS_ENV, load_sweep_plan
     from harness.recipe.points import load_plans
-    from harness.recipe.sweep_plan import SECRETS_ENV, load_sweep_plan
 
     plans = load_plans(ROOT / "recipes" / "quickstart-sim.yaml", ["c4"], ["server.env.HF_TOKEN=hf_sweep_secret"])[1]
     sealed, values = seal({"out_dir": str(tmp_path), "points": [p.model_dump() for p in plans]})
@@ -307,7 +307,7 @@ RAW_WRITERS = {
     "harness/tokenizer/__init__.py": "the tokenizer's hub-cache ref (a revision hash)",
     "harness/tokenizer/build.py": "the demo tokenizer's files",
     "harness/power/sampler.py": "power.csv (GPU samples)",
-    "harness/point/state/disk_full.py": "the disk-full reserve's blocks (status.json goes in through json_text)",
+    "harness/point/state/status_reserve.py": "the disk-full reserve's blocks (status.json goes in through json_text)",
     "harness/point/servers/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
     "harness/check/changed.py": "golden curve files of a base revision, into a temp dir",
     "harness/commands/recipes/flags.py": "SGLang's flag table (static data)",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.report.results.arms import Arm
-from harness.report.results.load import load_results
+from harness.report.results.points import load_results
 from tests.inferencex_contract import check_contract
 
 MN = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "inferencex" / "multinode"

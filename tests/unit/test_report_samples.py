@@ -194,7 +194,7 @@ def test_a_damaged_samples_file_is_not_used(tmp_path: Path, damage: str) -> None
 def test_the_report_reads_record_files_in_workers_with_the_same_quantiles(tmp_path: Path) -> None:
     from harness.report.analysis.curves import group_curves
     from harness.report.render.build import _point_quantiles, distributions
-    from harness.report.results.load import load_results
+    from harness.report.results.points import load_results
 
     rng = random.Random(5)
     fixture = json.loads((Path(__file__).parents[2] / "tests" / "fixtures" / "h200-power" / "point_result.json")

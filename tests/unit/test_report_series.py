@@ -15,7 +15,7 @@ import pytest
 from harness.report import build_report
 from harness.report.analysis.curves import CURVE_DEFINITION, frontiers_for, group_curves
 from harness.report.results.configs import group_configs
-from harness.report.results.load import load_results
+from harness.report.results.points import load_results
 from harness.report.results.series import Series, hardware_key
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"

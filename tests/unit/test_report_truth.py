@@ -15,7 +15,7 @@ from harness.cli import main as cli
 from harness.errors import UserError
 from harness.report import build_report
 from harness.report.analysis.compare import compare_points, render_comparison
-from harness.report.results.load import load_results
+from harness.report.results.points import load_results
 
 SIM_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "sim-run"
 NEVER_READY = "ready_timeout: the server did not become ready within 1 s (last phase: loading)"

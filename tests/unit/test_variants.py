@@ -17,7 +17,7 @@ from harness.provenance import harness_commit
 from harness.recipe.points import load_plans
 from harness.report import build_report
 from harness.report.analysis.compare import variant_sides
-from harness.report.results.load import load_results
+from harness.report.results.points import load_results
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "results"

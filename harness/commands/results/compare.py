@@ -40,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
         variant_sides,
         with_noise,
     )
-    from harness.report.results.load import load_results_noted
+    from harness.report.results.points import load_results_noted
 
     if (args.b is None) == (args.variant is None):
         raise UserError("compare: give two runs (A B) or one run and --variant NAME")

@@ -208,7 +208,7 @@ def point_table(pdir: Path) -> str:
     """The numbers one point measured, as `sweep` prints a curve: title (SIMULATED, variant) and table."""
     from harness.report.analysis.curves import group_curves
     from harness.report.analysis.table import render_curve
-    from harness.report.results.load import load_results
+    from harness.report.results.points import load_results
 
     return "".join(render_curve(c) for c in group_curves(load_results([pdir])))
 

@@ -36,7 +36,8 @@ from harness.point.servers.node_power import power_csvs
 from harness.point.servers.server_logs import member_label, member_log_name, worker_logs
 from harness.point.servers.server_metrics import achieved_accept_length
 from harness.recipe.deployment import DeploymentPlan
-from harness.recipe.plan import PointPlan, dp_attention_size
+from harness.recipe.plan import PointPlan
+from harness.recipe.server_args import dp_attention_size
 from harness.report.results import samples_file
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.point.servers.process_group import ProcessGroup
-from harness.recipe.plan import ClientPlan
+from harness.recipe.client_plan import ClientPlan
 from harness.recipe.scenario import AGENTX, AGENTX_PRESET, MVP_TIMEOUT_ENV
 from harness.traces.pinned import is_pinned_spec, parse_spec
 

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.recipe.plan import ClientPlan
+from harness.recipe.client_plan import ClientPlan
 
 
 def aiperf_corpus_dir(spec: str, cache_dir: Path) -> tuple[Path, str | None]:

@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.artifacts import read_json
-from harness.point.state.disk_full import RESERVE_FILE
 from harness.point.state.ownership import LOCK_FILE
+from harness.point.state.status_reserve import RESERVE_FILE
 
 ATTEMPTS_DIR = "attempts"
 _KEPT = (ATTEMPTS_DIR, LOCK_FILE)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import append_text, read_json, write_json
-from harness.point.state.disk_full import RESERVE_FILE, StatusReserve
 from harness.point.state.ownership import PointLock, holder_gone
+from harness.point.state.status_reserve import RESERVE_FILE, StatusReserve
 
 STATUS_FILE = "status.json"
 FINAL_STATES = ("completed", "failed", "cancelled")
@@ -104,7 +104,7 @@ def reconcile_killed(point_dir: Path, data: dict[str, Any], write: bool = True) 
     if not write:
         return
     write_json(point_dir / STATUS_FILE, data)
-    (point_dir / RESERVE_FILE).unlink(missing_ok=True)   # the reserve it left (harness.point.state.disk_full)
+    (point_dir / RESERVE_FILE).unlink(missing_ok=True)   # the reserve it left (harness.point.state.status_reserve)
     append_text(point_dir / "harness.log",
                 f"{datetime.now(tz=UTC).strftime('%Y-%m-%dT%H:%M:%S.%fZ')} [state] failed: {reason}\n")
 

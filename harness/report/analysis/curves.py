@@ -26,6 +26,8 @@ from harness.report.results.configs import Config, config_name, group_configs
 from harness.report.results.load import PointResult
 from harness.report.results.series import Series
 
+POWER_NOT_MEASURED_SIM = "not measured (simulator)"
+
 CURVE_DEFINITION = ("A curve is one InferenceX series: model, scenario, GPU+framework, precision; KV offload, "
                     "speculative method, DP attention, topology, config, image and recipe fingerprint are point "
                     "attributes. Simulated and real results never share a curve; a tuned variant or tag is a "
@@ -193,8 +195,6 @@ def group_curves(points: Iterable[PointResult]) -> list[Curve]:
 def point_json(p: PointResult) -> dict[str, Any]:
     """The flat per-point record of `report --json`; `power` says it in words as the tables do ("not measured
     (simulator)" on a simulated point, whatever a sampler on its host recorded)."""
-    from harness.report.analysis.table import power_text
-
     return {
         "conc": p.conc,
         "state": p.state,
@@ -268,3 +268,12 @@ def curve_json(c: Curve) -> dict[str, Any]:
 
 def report_json(curves: list[Curve]) -> dict[str, Any]:
     return {"curve_definition": CURVE_DEFINITION, "curves": [curve_json(c) for c in curves]}
+
+
+def power_text(p: PointResult) -> str:
+    """Power of a point in words: valid, invalid (reasons), or not measured on the simulator."""
+    if p.simulated:
+        return POWER_NOT_MEASURED_SIM
+    if p.power_valid is None:
+        return "-"
+    return "valid" if p.power_valid else "invalid (" + ",".join(p.power_invalid_reasons) + ")"

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from harness.report.results.load import PointResult, load_results, parse_result
-
-if TYPE_CHECKING:
-    from harness.report.analysis.curves import Curve
+from harness.report.analysis.curves import Curve
+from harness.report.results.load import PointResult, parse_result
+from harness.report.results.points import load_results
 
 SIMULATED = "SIMULATED"
-POWER_NOT_MEASURED_SIM = "not measured (simulator)"
 
 COLUMNS = ("conc", "tok/s/GPU", "E2EL p50 (s)", "E2EL p90 (s)", "TTFT p50 (s)", "errors", "verdict")
 
@@ -46,15 +44,6 @@ def verdict(p: PointResult) -> str:
         return "valid" + publish
     codes = ",".join(r.code for r in p.invalid_reasons) or "unspecified"
     return f"INVALID ({codes})" + publish
-
-
-def power_text(p: PointResult) -> str:
-    """Power of a point in words: valid, invalid (reasons), or not measured on the simulator."""
-    if p.simulated:
-        return POWER_NOT_MEASURED_SIM
-    if p.power_valid is None:
-        return "-"
-    return "valid" if p.power_valid else "invalid (" + ",".join(p.power_invalid_reasons) + ")"
 
 
 def curve_title(c: Curve) -> str:

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.report.analysis.achieved import achieved_concurrency
-from harness.report.analysis.table import fmt, ordered, power_text
+from harness.report.analysis.curves import power_text
+from harness.report.analysis.table import fmt, ordered
 from harness.report.results.load import PointResult
 
 MIN_TAIL_SAMPLES = 10

@@ -15,7 +15,7 @@ from harness.errors import UserError
 from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves, report_json
 from harness.report.render.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
 from harness.report.results.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
-from harness.report.results.load import load_results_noted
+from harness.report.results.points import load_results_noted
 from harness.report.results.samples import load_request_samples, record_file
 
 

@@ -11,8 +11,7 @@ import csv
 import io
 from collections.abc import Sequence
 
-from harness.report.analysis.curves import Curve
-from harness.report.analysis.table import power_text
+from harness.report.analysis.curves import Curve, power_text
 from harness.report.results.attributes import topology
 from harness.report.results.configs import config_name
 from harness.report.results.load import LATENCY_METRICS

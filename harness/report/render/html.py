@@ -16,8 +16,8 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve
-from harness.report.analysis.table import SIMULATED, conc_cells, curve_notes, fmt, power_text, verdict
+from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve, power_text
+from harness.report.analysis.table import SIMULATED, conc_cells, curve_notes, fmt, verdict
 from harness.report.analysis.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 from harness.report.results.attributes import describe_point
 

@@ -151,30 +151,7 @@ def _absolute(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def load_results(paths: Iterable[Path]) -> list[PointResult]:
-    """All points found under `paths`, in file order (list files expand to several points)."""
-    return load_results_noted(paths)[0]
-
-
-def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[str]]:
-    """All points found under `paths`, and a note per list file whose non-agentic rows were skipped. A point
-    directory of this harness without a record (its point failed, was cancelled or is running before AIPerf
-    left any request) is a point too, read from its `status.json` (`harness.report.results.unfinished`)."""
-    from harness.report.results.unfinished import unfinished_points
-
-    paths = [Path(p) for p in paths]
-    points: list[PointResult] = []
-    notes: list[str] = []
-    for path in find_result_files(paths):
-        found, note = _read_candidate(path)
-        points.extend(found)
-        if note:
-            notes.append(note)
-    points.extend(unfinished_points(p for p in paths if p.is_dir()))
-    return points, notes
-
-
-def _read_candidate(path: Path) -> tuple[list[PointResult], str | None]:
+def read_candidate(path: Path) -> tuple[list[PointResult], str | None]:
     named = path.name.startswith(RESULT_PREFIX) or path.name == RECORD_FILE
     try:
         data = read_json_value(path, "result", MAX_BYTES if named else _MAX_CANDIDATE_BYTES)

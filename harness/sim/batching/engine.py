@@ -30,8 +30,9 @@ import collections
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from harness.sim.batching.engine_stats import LAG_BUCKETS, EngineStats
 from harness.sim.batching.kvcache import KVCache
 from harness.sim.batching.prompt import BLOCK_TOKENS
 from harness.sim.batching.request import Chunk, SimRequest
@@ -41,8 +42,7 @@ from harness.sim.batching.timing import TimingModel
 # Tokens of future output an admission must be able to fit in the GPU pool (SGLang reserves a
 # share of max_new_tokens; this is the simulator's fixed stand-in).
 ADMISSION_RESERVE_TOKENS = 128
-RESYNC_AFTER_S = 0.05
-LAG_BUCKETS = 500  # 100 us each: 0-50 ms  # if the loop falls this far behind its virtual clock, restart from now
+RESYNC_AFTER_S = 0.05  # if the loop falls this far behind its virtual clock, restart from now
 
 
 @dataclass(frozen=True)
@@ -67,58 +67,7 @@ class EngineConfig:
     stream_rule: str = "unsent"
 
 
-@dataclass
-class EngineStats:
-    """Counters since start (the basis of /metrics and /server_info).
-
-    The request counters that `/metrics` exports (requests, prompt, generation and cached tokens, verify calls)
-    are bumped once per request when it finishes or is aborted, as SGLang's tokenizer manager reports them
-    (`tokenizer_manager.py` → `metrics_collector.py`), so deltas over a window count the requests that ended in
-    it. `verify_calls_total`/`accepted_tokens_total` are the scheduler's per-step view (`/server_info`).
-    """
-
-    requests_total: int = 0
-    aborted_total: int = 0
-    prompt_tokens_total: int = 0
-    generation_tokens_total: int = 0
-    cached_tokens_device: int = 0
-    cached_tokens_host: int = 0
-    retracted_total: int = 0
-    verify_calls_total: int = 0  # request x verify-step pairs, as steps run
-    spec_verify_calls_total: int = 0  # the same, counted when each request ends (sglang:spec_verify_calls_total)
-    accepted_tokens_total: int = 0  # sum of accept lengths over those pairs
-    decode_steps: int = 0
-    prefill_steps: int = 0
-    recent_accept: collections.deque[int] = field(default_factory=lambda: collections.deque(maxlen=40))
-    recent_gen: collections.deque[tuple[float, int]] = field(default_factory=lambda: collections.deque(maxlen=40))
-    # Scheduling lag (how late a step ended versus its scheduled end): counts per 100 us bucket,
-    # the last bucket collects everything from LAG_BUCKETS * 100 us up.
-    lag_hist: list[int] = field(default_factory=lambda: [0] * (LAG_BUCKETS + 1))
-    backup_seconds: float = 0.0
-    load_back_seconds: float = 0.0
-
-    def lag_median_ms(self) -> float | None:
-        return hist_median_ms(self.lag_hist)
-
-    @property
-    def avg_accept_length(self) -> float:
-        return self.accepted_tokens_total / self.verify_calls_total if self.verify_calls_total else 0.0
-
-
 Plan = tuple[float, Callable[[], None]]
-
-
-def hist_median_ms(hist: list[int]) -> float | None:
-    """Median of a 100-us-bucket lag histogram, in ms (bucket midpoint)."""
-    total = sum(hist)
-    if total == 0:
-        return None
-    acc = 0
-    for i, c in enumerate(hist):
-        acc += c
-        if acc * 2 >= total:
-            return (i + 0.5) / 10.0
-    return None
 
 
 class Engine:

@@ -31,8 +31,7 @@ from harness.sim.batching.eval_answers import EvalAnswers
 from harness.sim.batching.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
 from harness.sim.batching.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.batching.timing import Profile, TimingModel, load_profile
-from harness.sim.frontend.cli import SIM_VERSION_ENV
-from harness.sim.frontend.flagtable import DEFAULT_VERSION, load_table, sglang_dests
+from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, load_table, sglang_dests
 
 DEFAULT_MAX_RUNNING = 1024
 

@@ -11,9 +11,7 @@ import os
 import sys
 from typing import NoReturn
 
-from harness.sim.frontend.flagtable import DEFAULT_VERSION, add_sglang_options
-
-SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"
+from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, add_sglang_options
 
 
 def add_sim_options(parser: argparse.ArgumentParser) -> None:

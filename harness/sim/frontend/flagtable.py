@@ -19,6 +19,7 @@ from typing import Any
 from harness.recipe.flag_values import human_readable_int
 
 DEFAULT_VERSION = "0.5.23"
+SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # the SGLang release whose flags the simulator parses
 TABLE_DIR = Path(__file__).resolve().parent.parent.parent / "recipe" / "flag_tables"
 
 # Types SGLang's parser uses. The simulator only needs to accept what SGLang accepts; JSON payloads and
