@@ -198,29 +198,11 @@ def spec_decoding(args: Mapping[str, Any]) -> str:
     return "draft_model"
 
 
-ROW_DECIMALS = 5
-
-
-def round_floats(obj: Any, places: int = ROW_DECIMALS) -> Any:
-    """Every finite float in a JSON-like value rounded to `places` decimals, as InferenceX's aggregator rounds
-    its rows (`aggregation_common.round_floats`); a rounded value of magnitude 1 or more with nothing after the
-    point becomes an int, as there."""
-    if isinstance(obj, float):
-        if not math.isfinite(obj):
-            return obj
-        rounded = round(obj, places)
-        return int(rounded) if abs(rounded) >= 1 and rounded.is_integer() else rounded
-    if isinstance(obj, dict):
-        return {key: round_floats(value, places) for key, value in obj.items()}
-    if isinstance(obj, list):
-        return [round_floats(value, places) for value in obj]
-    return obj
-
-
 def rounded_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row with InferenceX's rounding: the aggregate's floats to 5 places; the power keys, which InferenceX's
     power step adds after that rounding, as `power_metrics` rounds them."""
-    return {key: value if key in POWER_METRIC_KEYS else round_floats(value) for key, value in row.items()}
+    return {key: value if key in POWER_METRIC_KEYS else inferencex_server_metrics.round_floats(value)
+            for key, value in row.items()}
 
 
 def power_metrics(power: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,7 +257,7 @@ def build_row(*, identity: Mapping[str, Any], raw_records: Sequence[Mapping[str,
     row["request_metrics"] = request_metrics(records, num_gpus, theoretical_cache_hit_rate(summary))
     row["server_metrics"] = server
     row["kv_cache_pool_tokens"] = pool
-    row = round_floats(row)   # InferenceX rounds the aggregate, then its power step adds the power keys
+    row = inferencex_server_metrics.round_floats(row)   # InferenceX rounds the aggregate, then its power step adds the power keys
     if power is not None:
         row.update(power_metrics(power))
     if warnings:

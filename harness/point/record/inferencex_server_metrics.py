@@ -32,6 +32,7 @@ from typing import Any
 COUNTER_KEYS = ("total", "sum", "max", "avg")
 GAUGE_KEYS = ("max", "avg", "total")
 MISSING_EXPORT = "server_metrics_export.json missing or empty"
+ROW_DECIMALS = 5   # InferenceX rounds its rows' floats to this many places
 _RANK = re.compile(r"\b(?P<tag>DP\d+\s+TP\d+\s+EP\d+)\b")
 _POOL = re.compile(r"\bmax_total_num_tokens=(?P<tokens>\d+)\b")
 _DP_SIZE = re.compile(r"\bdp_size=(?P<dp_size>\d+)\b")
@@ -243,8 +244,10 @@ def server_metrics(export: Mapping[str, Any] | None, records: Sequence[Mapping[s
     return round_floats(block), warnings
 
 
-def round_floats(obj: Any, places: int = 5) -> Any:
-    """InferenceX's `round_floats`: every finite float to `places`; integral values >= 1 become ints."""
+def round_floats(obj: Any, places: int = ROW_DECIMALS) -> Any:
+    """Every finite float in a JSON-like value rounded to `places` decimals, as InferenceX's aggregator rounds
+    its rows (`aggregation_common.round_floats`); a rounded value of magnitude 1 or more with nothing after the
+    point becomes an int, as there."""
     if isinstance(obj, float):
         if not math.isfinite(obj):
             return obj
