@@ -56,7 +56,7 @@ def client_runtime_reasons(submission: Any) -> list[dict[str, str]]:
 
 
 def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thresholds) -> dict[str, Any]:
-    """`{valid, reasons[], thresholds}` for a result dict (see harness.results)."""
+    """`{valid, reasons[], thresholds}` for a result dict (see `harness.point.record.result`)."""
     reasons: list[dict[str, str]] = []
     acc = result.get("request_accounting", {})
     ok = int(acc.get("successful", 0))
