@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.point.status import read_status, shown_phase
+from harness.point.state.status import read_status, shown_phase
 from slurm.state import TaskState, job_finished, point_state
 
 

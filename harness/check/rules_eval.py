@@ -16,7 +16,7 @@ from typing import ClassVar
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint
 from harness.check.rule import Rule
 from harness.check.waiver import record_waiver
-from harness.report.evals import eval_line, newest_evals
+from harness.report.results.evals import eval_line, newest_evals
 
 WAIVER_FILE = "eval_waiver.json"
 

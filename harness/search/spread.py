@@ -1,5 +1,5 @@
 """The measured spread of a point's percentile: the central 95 % of its bootstrap distribution over the point's
-per-request records (`harness.report.noise.resampled_percentiles`, fixed seed: the same records give the same
+per-request records (`harness.report.analysis.noise.resampled_percentiles`, fixed seed: the same records give the same
 interval). The per-request records hold TTFT and E2EL; other metrics, and means, have no interval (a reason).
 """
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.report.noise import LEVEL, MIN_REQUESTS, RESAMPLES, SEED, resampled_percentiles
+from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, RESAMPLES, SEED, resampled_percentiles
 from harness.search.slo import Slo
 
 SAMPLED = ("ttft", "e2el")   # the metrics the per-request samples hold
@@ -36,7 +36,7 @@ def interval_of(samples: list[float], q: float) -> Interval:
 
 def percentile_interval(point_dir: Path, slo: Slo) -> Interval:
     """The interval of `slo`'s statistic on the point in `point_dir`, from its per-request records."""
-    from harness.report.samples import load_request_samples, record_file
+    from harness.report.results.samples import load_request_samples, record_file
 
     if slo.metric not in SAMPLED:
         return Interval(None, f"the per-request records hold no {slo.metric} samples")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.json_input import MAX_BYTES, read_json_value
-from harness.report.load import RECORD_FILE, PointResult, finite_number, parse_result
+from harness.inputs.json_input import MAX_BYTES, read_json_value
+from harness.report.results.load import RECORD_FILE, PointResult, finite_number, parse_result
 from harness.search.order import Outcome
 from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval
@@ -107,8 +107,8 @@ def read_verdict(point_dir: Path, conc: int, slos: list[Slo]) -> PointVerdict:
 
 def _unrecorded(point_dir: Path) -> PointResult | None:
     """A point without a record, read from its status (failed, cancelled)."""
-    from harness.point.status import read_status
-    from harness.report.unfinished import status_point
+    from harness.point.state.status import read_status
+    from harness.report.results.unfinished import status_point
 
     status = read_status(point_dir)
     return status_point(status, point_dir) if isinstance(status, Mapping) else None

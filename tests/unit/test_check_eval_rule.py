@@ -8,7 +8,7 @@ import pytest
 from harness.check import RULES, check_recipe
 from harness.check.rules_eval import WAIVER_FILE, AccuracyEval
 from harness.cli import main as cli_main
-from harness.report.evals import eval_line, newest_evals
+from harness.report.results.evals import eval_line, newest_evals
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "recipes" / "quickstart-sim.yaml"

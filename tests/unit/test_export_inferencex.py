@@ -10,10 +10,11 @@ import pytest
 
 from harness.artifacts import write_foreign_json, write_json
 from harness.cli import main
-from harness.point import aiperf, inferencex_row, result_fields
-from harness.report.arms import Arm
-from harness.report.compare import compare_points
-from harness.report.load import load_results
+from harness.point.record import inferencex_row, result_fields
+from harness.point.replay import aiperf
+from harness.report.analysis.compare import compare_points
+from harness.report.results.arms import Arm
+from harness.report.results.points import load_results
 
 AIPERF = Path(__file__).parent.parent / "fixtures" / "results" / "sim-run" / "quickstart-sim" / "conc4" / "aiperf"
 IDENTITY = {"hw": "sim", "conc": 4, "image": "lmsysorg/sglang:v0.5.23-cu130", "recipe_fingerprint": "b" * 64,
@@ -81,7 +82,7 @@ def test_layout_and_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_no_points_is_a_user_error(tmp_path: Path) -> None:
     from harness.errors import UserError
-    from harness.report.export import export_inferencex
+    from harness.report.results.export import export_inferencex
 
     with pytest.raises(UserError, match="no point directories"):
         export_inferencex(tmp_path, tmp_path / "out")
@@ -226,7 +227,7 @@ def test_earlier_attempts_are_not_exported(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_deployment_logs_are_exported_under_srt_slurm_names_the_apps_ingest_reads() -> None:
-    from harness.report.export import exported_log_name
+    from harness.report.results.export import exported_log_name
 
     assert exported_log_name("server_prefill_w0.log") == "node0_prefill_w0.out"
     assert exported_log_name("server_decode_w2_n1.log") == "node1_decode_w2.out"
@@ -275,7 +276,7 @@ def test_a_used_or_symlinked_output_is_refused(tmp_path: Path, capsys: pytest.Ca
 
 def test_no_file_is_written_through_a_symlinked_directory_inside_the_output(tmp_path: Path) -> None:
     from harness.errors import UserError
-    from harness.report.export import _prepare
+    from harness.report.results.export import _prepare
 
     out, target = tmp_path / "out", tmp_path / "target"
     target.mkdir()

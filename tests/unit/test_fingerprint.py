@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.point import fingerprint_capture
-from harness.point.fingerprint import (
+from harness.point.fingerprints import fingerprint_capture
+from harness.point.fingerprints.fingerprint import (
     CAPTURE_SCRIPT,
     FIELD_ORDER,
     build_fingerprint,
@@ -188,7 +188,7 @@ def test_a_freeze_that_fails_or_runs_past_its_time_is_named(monkeypatch):
 
 
 def test_fingerprint_diff_says_not_captured_instead_of_removals():
-    from harness.point.fingerprint_diff import fingerprint_diff
+    from harness.point.fingerprints.fingerprint_diff import fingerprint_diff
 
     full = {"hostname": "h", "pip_packages": {"/py": ["tiktoken==0.14.0", "torch==2.9.0"], "pip": ["a==1"]}}
     lost_one = {"hostname": "h", "pip_packages": {"pip": ["a==1"]},

@@ -176,13 +176,13 @@ def cli(*argv: str) -> int:
 def report(run: Path, tmp: Path) -> None:
     """Everything `harness report` reads and renders, less the PNG drawing (matplotlib takes seconds and
     only ever sees the parsed floats)."""
-    from harness.report.build import distributions
-    from harness.report.csv_export import render_csv
-    from harness.report.curves import group_curves, report_json
-    from harness.report.evals import eval_html, eval_json, eval_markdown, newest_evals
-    from harness.report.html import render_html
-    from harness.report.load import load_results_noted
-    from harness.report.markdown import render_markdown
+    from harness.report.analysis.curves import group_curves, report_json
+    from harness.report.render.build import distributions
+    from harness.report.render.csv_export import render_csv
+    from harness.report.render.html import render_html
+    from harness.report.render.markdown import render_markdown
+    from harness.report.results.evals import eval_html, eval_json, eval_markdown, newest_evals
+    from harness.report.results.points import load_results_noted
 
     points, _notes = load_results_noted([run])
     curves = group_curves(points)

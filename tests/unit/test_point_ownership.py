@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli
-from harness.point.ownership import LOCK_FILE, PointBusy, PointLock, holder_gone
-from harness.point.status import read_status
+from harness.point.state.ownership import LOCK_FILE, PointBusy, PointLock, holder_gone
+from harness.point.state.status import read_status
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM_SMALL = ROOT / "tests" / "integration" / "data" / "sim-small.yaml"
@@ -23,7 +23,7 @@ SIM_SMALL = ROOT / "tests" / "integration" / "data" / "sim-small.yaml"
 _HOLDER = """
 import json, os, socket, sys, time
 from pathlib import Path
-from harness.point.ownership import PointLock
+from harness.point.state.ownership import PointLock
 d = Path(sys.argv[1])
 lock = PointLock(d, command="harness run held-by-test")
 lock.acquire()
@@ -151,8 +151,8 @@ def test_an_eval_of_a_directory_being_written_exits_2_naming_the_holder(
 
 def test_a_slurm_task_of_a_point_being_written_exits_2_naming_the_holder(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.point.result import point_dir
-    from harness.sweep_plan import load_sweep_plan
+    from harness.point.record.result import point_dir
+    from harness.point.sweep_plan import load_sweep_plan
 
     out = tmp_path / "runs"
     assert cli(["submit", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--cluster", str(ROOT / "clusters" /

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.variant import derived_name
+from harness.point.state.variant import derived_name
 from harness.redact import REDACTED, forget_all, redact_argv, redact_data, redact_text
 
 ROOT = Path(__file__).resolve().parents[2]

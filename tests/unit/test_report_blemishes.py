@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.point.status import shown_phase
-from harness.point.status_dir import dir_views, render_dir_table
-from harness.report.plain import plain
-from harness.report.plots import Label, place_labels
+from harness.point.state.status import shown_phase
+from harness.point.state.status_dir import dir_views, render_dir_table
+from harness.report.render.plain import plain
+from harness.report.render.plots import Label, place_labels
 
 FIX = Path(__file__).parent.parent / "fixtures" / "results"
 
@@ -38,9 +38,9 @@ def test_on_a_log_axis_nearness_is_measured_on_the_log_scale() -> None:
 
 
 def test_the_latency_plot_says_what_its_boxes_are() -> None:
-    from harness.report.curves import group_curves
-    from harness.report.load import load_results
-    from harness.report.plots import BOX_CAPTION, Quantiles, _pyplot, latency_figure
+    from harness.report.analysis.curves import group_curves
+    from harness.report.render.plots import BOX_CAPTION, Quantiles, _pyplot, latency_figure
+    from harness.report.results.points import load_results
 
     curves = group_curves(load_results([FIX / "sim-run"]))
     q = Quantiles(p5=0.1, p25=0.2, p50=0.3, p75=0.4, p95=0.5, n=20)
@@ -100,7 +100,7 @@ def test_the_status_table_of_a_finished_run(tmp_path: Path) -> None:
 
 def test_a_partial_eval_reads_as_check_judges_it(tmp_path: Path) -> None:
     from harness.artifacts import write_json
-    from harness.report.evals import eval_line, newest_evals
+    from harness.report.results.evals import eval_line, newest_evals
 
     shutil.copytree(FIX / "sim-run", tmp_path / "run")
     write_json(tmp_path / "run" / "quickstart-sim" / "eval-conc4" / "eval_result.json",

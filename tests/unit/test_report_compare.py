@@ -9,8 +9,8 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.errors import UserError
-from harness.report.compare import compare_points, pct_change
-from harness.report.load import load_results
+from harness.report.analysis.compare import compare_points, pct_change
+from harness.report.results.points import load_results
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 

@@ -1,11 +1,11 @@
-"""The bootstrap interval of a percentile difference (harness.report.noise)."""
+"""The bootstrap interval of a percentile difference (harness.report.analysis.noise)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from harness.report.noise import (
+from harness.report.analysis.noise import (
     MIN_REQUESTS,
     NO_RECORDS,
     percentile_diff_interval,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.point.result import point_dir
+from harness.point.record.result import point_dir
 from harness.recipe.load import expand_points, load_recipe
 from harness.recipe.points import load_plans
 from harness.search.candidate import plan_at, template_point

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import yaml_input
+from harness.inputs import yaml_input
 from tests.unit.test_bad_input import BASE, ROOT, one_error_line, recipe, run
 
 
