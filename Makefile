@@ -28,7 +28,7 @@ demo: setup
 # the unit tests (no server, no fixed port) on two workers; then every other test, one at a time
 test: setup
 	$(BIN)/python -m pytest -q -n 2 tests/unit
-	$(BIN)/python -m pytest -q tests --ignore=tests/unit
+	$(BIN)/python -m pytest -q --durations=20 tests --ignore=tests/unit
 
 lint: setup
 	$(BIN)/ruff check harness launchers slurm tests benchmarks

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from harness.report.noise import percentile_diff_interval
+from harness.report.analysis.noise import percentile_diff_interval
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ import time
 
 import aiohttp
 
-from harness.sim.engine import hist_median_ms
+from harness.sim.batching.engine_stats import hist_median_ms
 
 
 def free_port() -> int:

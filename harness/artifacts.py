@@ -100,8 +100,8 @@ def scrub_log(path: Path) -> None:
 
 
 def read_json(path: Path, what: str = "JSON") -> dict[str, Any]:
-    """The JSON object in `path`, through the one bounded reader (`harness.json_input.read_json_object`):
+    """The JSON object in `path`, through the one bounded reader (`harness.inputs.json_input.read_json_object`):
     a corrupt, foreign, deep, looping or non-regular file is a one-line `UserError`."""
-    from harness.json_input import read_json_object
+    from harness.inputs.json_input import read_json_object
 
     return read_json_object(path, what)

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.errors import UserError
-from harness.yaml_input import load_yaml, read_text
+from harness.inputs.yaml_input import load_yaml, read_text
 
 FILE_NAME = "perf-changelog.yaml"
 PR_LINK = r"^https://github\.com/[A-Za-z0-9][\w.-]*/[\w.-]+/pull/(\d+|XXX)$"

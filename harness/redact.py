@@ -36,6 +36,8 @@ that must travel without its secrets (the Slurm sweep plan) can be `unseal`ed by
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -44,11 +46,12 @@ REDACTED = "<redacted>"
 MIN_REMEMBERED = 6
 PLACEHOLDER = re.compile(r"<redacted(?::(\d+))?>")
 
-_SECRET = re.compile(r"^(?:HF_TOKEN|TOKEN|SECRET)$|_(?:TOKEN|KEY|SECRET|PAT)$|PASSWORD|PASSWD")
+_SECRET = re.compile(r"^(?:HF_TOKEN|TOKEN|SECRET)$|_(?:TOKEN|KEY|SECRET|PAT)$|_PWD?\d*$|PASSWORD|PASSWD")
 _NOT_SECRET = re.compile(r"^(?:CONFIG|GOLDEN|MODEL|SORT)_KEY$"
                          r"|(?:^|_)(?:PER|FIRST|SECOND|LAST|NEXT|BOS|EOS|PAD|UNK|SEP|CLS|MASK)_TOKEN$"
                          r"|_PER_[A-Z]+_TOKEN$")
-_QUERY_SECRET = frozenset({"TOKEN", "KEY", "SECRET", "SIG", "SIGNATURE", "AUTH", "PASSWORD", "PASSWD"})
+_QUERY_SECRET = frozenset({"TOKEN", "KEY", "SECRET", "SIG", "SIGNATURE", "AUTH", "PASSWORD", "PASSWD",
+                           "X-AMZ-SIGNATURE", "X-AMZ-CREDENTIAL", "X-GOOG-SIGNATURE", "X-GOOG-CREDENTIAL"})
 _SETTING_STEMS = ("KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "AUTH", "PRIVATE", "COOKIE", "SESSION")
 _SETTING_WORDS_KEPT = frozenset({"TOKENS", "TOKENIZER", "TOKENIZERS", "DETOKENIZER", "TOKENIZATION", "KEYFILE",
                                  "PASSES", "SESSIONS", "BYPASS", "COMPASS", "AUTHOR", "AUTHORS"})
@@ -62,13 +65,31 @@ _QUOTED_OR_WORD = r"(?:'[^']*'|\"(?:[^\"\\]|\\.)*\"|[^\s'\",;)}\]]+)"  # quotes 
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@:'\"]*)(?::([^\s/@'\"]*))?@")
 _QUERY = re.compile(r"([?&;])([A-Za-z0-9_.-]+)=([^&#\s'\"]*)")
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)((?!--?[A-Za-z])" + _QUOTED_OR_WORD + ")")
-_ASSIGN = re.compile(r"(?<![\w.?&-])([A-Za-z_][A-Za-z0-9_.-]*)=(" + _QUOTED_OR_WORD + ")")
+_ASSIGN = re.compile(r"(?<![\w.?&-])([A-Za-z_][A-Za-z0-9_.-]*)=(?!=)(" + _QUOTED_OR_WORD + ")")  # not `==`
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
 
+# Values that are secrets whatever they are called: well-known token formats (the whole token is masked).
+_TOKEN_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"hf_[A-Za-z0-9]{20,}"                                  # Hugging Face
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|glpat-[A-Za-z0-9_-]{20,}"                            # GitLab
+    r"|sk-[A-Za-z0-9_-]{20,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"  # OpenAI, Anthropic, Stripe
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"                           # AWS access key id
+    r"|AIza[0-9A-Za-z_-]{35}"                               # Google API key
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}"                      # Slack
+    r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}"          # npm, PyPI
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWT
+    r")(?![A-Za-z0-9_-])")
+_SLACK_HOOK = re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_-]+)")
+_BASIC = re.compile(r"\b([Bb]asic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
+_USER_FLAG = re.compile(r"(?<![\w-])(-u|--user|--proxy-user)(=|[ \t]+)(['\"]?)([^\s:'\"]+):([^\s'\"]+)")
+
 # Every pattern below needs one of these (a secret name holds TOKEN, KEY, SECRET, PASS, PAT, ...): a fast path.
-_MAYBE = re.compile(r"token|key|secret|pass|pat\b|@|sig|auth|credential|private|cookie|session|bearer|-----BEGIN",
-                    re.IGNORECASE)
+_MAYBE = re.compile(r"token|key|secret|pass|pat\b|_pw|@|sig|auth|credential|private|cookie|session|bearer|basic"
+                    r"|-----BEGIN|hf_|gh[pousr]_|github_pat|glpat|sk-|[sr]k_|AKIA|ASIA|AIza|xox|npm_|pypi-|eyJ"
+                    r"|hooks\.slack|-u\b|--user|--proxy-user", re.IGNORECASE)
 
 Mask = Callable[[str], str]
 
@@ -134,6 +155,13 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     text = _PEM.sub(lambda m: m.group(1) + (_keep(m.group(3), mask) if m.group(3).strip() else m.group(3))
                     + m.group(4), text)
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
+    text = _BASIC.sub(lambda m: m.group(0) if not _basic_credentials(m.group(3))
+                      else m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
+    text = _TOKEN_SHAPES.sub(lambda m: _keep(m.group(0), mask), text)
+    text = _SLACK_HOOK.sub(lambda m: m.group(1) + _keep(m.group(2), mask), text)
+    text = _USER_FLAG.sub(lambda m: m.group(0) if m.group(5).isdigit()   # `-u 1000:1000` is a uid:gid
+                          else m.group(1) + m.group(2) + m.group(3) + m.group(4) + ":" + _keep(m.group(5), mask),
+                          text)
     text = _URL_USERINFO.sub(lambda m: m.group(1) + (
         f"{m.group(2)}:{_keep(m.group(3), mask)}@" if m.group(3) is not None else f"{_keep(m.group(2), mask)}@"),
         text)
@@ -146,6 +174,14 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     text = _MAPPING.sub(lambda m: m.group(0) if not is_secret_name(m.group(2))
                         else m.group(1) + m.group(2) + m.group(1) + m.group(3) + _quoted(m.group(4), mask), text)
     return _replace_remembered(text, mask)
+
+
+def _basic_credentials(word: str) -> bool:
+    """`Basic <word>` is HTTP basic authentication when the word is base64 of `user:password`."""
+    try:
+        return b":" in base64.b64decode(word, validate=True)
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _replace_remembered(text: str, mask: Mask) -> str:
@@ -186,7 +222,12 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
             continue
         hide_next = None
         name, sep, value = token.partition("=")
-        if name.startswith("-") and is_secret_setting_name(name):
+        if out and _pair_secret(out[-1], token):   # `-u user:pw`, `Basic <base64>` as two arguments
+            user, _, password = token.rpartition(":") if out[-1].startswith("-") else ("", "", token)
+            out.append(f"{user}:{_keep(password, mask)}" if user else _keep(token, mask))
+        elif value.startswith("="):                 # `name==version`: a requirement, never a secret
+            out.append(redact_text(token, mask))
+        elif name.startswith("-") and is_secret_setting_name(name):
             out.append(f"{name}={_keep(value, mask)}" if sep and _setting_secret(name, value) else token)
             hide_next = None if sep else name
         elif sep and _assigns_secret(name, value):
@@ -194,6 +235,15 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
         else:
             out.append(redact_text(token, mask))
     return out
+
+
+def _pair_secret(previous: str, token: str) -> bool:
+    """The argument after `-u`/`--user` (`user:password`, not a numeric `uid:gid`), `Basic` or `Bearer`."""
+    if previous in ("-u", "--user", "--proxy-user"):
+        return ":" in token and not token.rpartition(":")[2].isdigit()
+    if previous.lower().endswith("bearer"):
+        return bool(token) and not token.startswith("-")
+    return previous.lower().endswith("basic") and _basic_credentials(token)
 
 
 def redact_env(env: Mapping[str, str], mask: Mask = _mask) -> dict[str, str]:

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.point.process_group import ProcessGroup
-from harness.point.srun_step import stop_step
+from harness.point.servers.process_group import ProcessGroup
+from harness.point.servers.srun_step import stop_step
 from harness.redact import is_secret_name
 
 

@@ -50,7 +50,7 @@ def _stamp() -> str:
 
 def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | None = None,
            quiet: bool = False, cancel_on_interrupt: bool = False,
-           states: Callable[[str], tuple[dict[int, Any], str | None]] = query.task_states,
+           states: Callable[[dict[str, Any]], tuple[dict[int, Any], str | None]] = query.job_task_states,
            ) -> list[dict[str, Any]]:
     """Print progress until the job ends; returns the final point views."""
     stream = out or sys.stdout
@@ -84,7 +84,7 @@ def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | Non
     unknown = 0
     try:
         while True:
-            tasks, source = states(record["job_id"])
+            tasks, source = states(record)
             unknown = unknown + 1 if source is None else 0
             done = finished(record, tasks, source) and (source is not None or unknown >= 3)
             views = point_views(record, tasks)

@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from harness.errors import UserError
-from harness.input_errors import first_error
+from harness.inputs.input_errors import first_error
+from harness.inputs.yaml_input import Where, load_yaml_file, short
 from harness.redact import add_secret_names
-from harness.yaml_input import Where, load_yaml_file, short
 
 TIME_LIMIT = re.compile(r"^(\d{1,3}-)?\d{1,5}(:\d{2}){0,2}$")
 RUNTIME_LAUNCHER = {"pyxis": "pyxis", "enroot": "enroot", "apptainer": "apptainer", "docker": "docker",

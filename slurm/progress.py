@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.point.status import read_status
+from harness.point.state.status import read_status, shown_phase
 from slurm.state import TaskState, job_finished, point_state
 
 
@@ -33,7 +33,7 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
         views.append({
             "conc": p["conc"], "task_id": tid, "state": state, "exit_code": exit_code,
             "result": str(result) if result.exists() else None,
-            "name": p["name"], "reason": reason, "phase": status.get("phase") if status else None,
+            "name": p["name"], "reason": reason, "phase": shown_phase(status) if status else None,
             "valid": status.get("valid") if status else None,
             "publishable": status.get("publishable") if status else None,
             "kind": p.get("kind", "point"), "passed": status.get("passed") if status else None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from typing import Any
 
 from slurm.state import SACCT_FORMAT, TaskState, mark_completing, parse_sacct, parse_scontrol
 
@@ -46,10 +47,11 @@ def sbatch(argv: list[str], env: dict[str, str] | None = None) -> str:
     return parse_parsable(proc.stdout)
 
 
-def task_states(job_id: str) -> tuple[dict[int, TaskState], str | None]:
+def task_states(job_id: str, submitted_ns: int | None = None) -> tuple[dict[int, TaskState], str | None]:
     """Per-task states and where they came from ("sacct", "scontrol", "sacct+scontrol"), or ({}, None)
     when no source knows the job. Accounting lags the controller by a moment, so both are asked while the
-    controller still remembers the job, and a task either source shows ended counts as ended."""
+    controller still remembers the job, and a task either source shows ended counts as ended. `submitted_ns`
+    (when the job was submitted) keeps an older job of the same id out of the accounting records."""
     from slurm.state import merge_states
 
     acct: dict[int, TaskState] = {}
@@ -57,7 +59,7 @@ def task_states(job_id: str) -> tuple[dict[int, TaskState], str | None]:
     if shutil.which("sacct"):
         proc = _run(["sacct", "-X", "-n", "-P", "-j", job_id, f"--format={SACCT_FORMAT}"])
         if proc.returncode == 0:
-            acct = parse_sacct(proc.stdout, job_id)
+            acct = parse_sacct(proc.stdout, job_id, submitted_ns)
     if shutil.which("scontrol"):
         proc = _run(["scontrol", "-o", "show", "job", job_id])
         if proc.returncode == 0:
@@ -94,3 +96,9 @@ def slurm_available() -> bool:
         return subprocess.run(["sinfo", "-h"], capture_output=True, timeout=15, check=False).returncode == 0
     except subprocess.TimeoutExpired:
         return False
+
+
+def job_task_states(record: dict[str, Any]) -> tuple[dict[int, TaskState], str | None]:
+    """`task_states` of a submission record's job, since its own submission."""
+    submitted = record.get("submitted_ns")
+    return task_states(str(record["job_id"]), submitted if isinstance(submitted, int) else None)

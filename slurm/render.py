@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.point.validity import Thresholds
+from harness.point.record.validity import Thresholds
+from harness.point.sweep_plan import SweepPlanFile
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
-from harness.sweep_plan import SweepPlanFile
 from slurm.profile import ClusterProfile
 
 STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")
@@ -172,7 +172,7 @@ def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path
                       reuse_deployment: bool = False) -> dict[str, Any]:
     """The job as later commands see it; an eval task (`--with-eval`) is listed after the points. With a reused
     deployment every point maps to task 0, the one task that runs them all in order."""
-    from harness.point.result import RECORD_FILE, point_dir, result_name
+    from harness.point.record.result import RECORD_FILE, point_dir, result_name
 
     points = [{"task_id": 0 if reuse_deployment else i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p, variant)),
                "result": RECORD_FILE, "row": f"{result_name(p)}.json"} for i, p in enumerate(plans)]

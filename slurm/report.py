@@ -13,7 +13,7 @@ def job_report(record: dict[str, Any]) -> tuple[list[str], Path | None]:
     A job that left no result at all gets one line saying so (the job's exit status already tells)."""
     from harness.errors import UserError
     from harness.report import build_report
-    from harness.report.table import render_curve
+    from harness.report.analysis.table import render_curve
 
     out_dir = Path(record["out_dir"])
     try:

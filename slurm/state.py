@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-SACCT_FORMAT = "JobID,JobIDRaw,State,ExitCode,Reason,NodeList"
+SACCT_FORMAT = "JobID,JobIDRaw,State,ExitCode,Reason,NodeList,Submit"
+# Accounting outlives the controller's job ids: after a controller's state is reset, an old job of the same id
+# is still in the database. A record submitted this long before our own submission is that other job.
+EARLIER_JOB_SLACK_S = 120.0
 ACTIVE = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
           "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESV_DEL_HOLD", "SPECIAL_EXIT"}
 CANCELLED_LIKE = {"CANCELLED", "TIMEOUT", "PREEMPTED", "DEADLINE"}
@@ -66,8 +70,10 @@ def _none(text: str | None) -> str | None:
     return None if text in (None, "", "None", "(null)", "None assigned") else text
 
 
-def parse_sacct(text: str, job_id: str) -> dict[int, TaskState]:
-    """Lines of `sacct -X -n -P -j JOB --format=JobID,JobIDRaw,State,ExitCode,Reason,NodeList`."""
+def parse_sacct(text: str, job_id: str, submitted_ns: int | None = None) -> dict[int, TaskState]:
+    """Lines of `sacct -X -n -P -j JOB --format=JobID,JobIDRaw,State,ExitCode,Reason,NodeList,Submit`. With
+    `submitted_ns` (when we submitted the job), a record submitted well before it is another, older job that
+    had the same id, and is left out."""
     tasks: dict[int, TaskState] = {}
     for line in text.splitlines():
         fields = line.split("|")
@@ -76,6 +82,8 @@ def parse_sacct(text: str, job_id: str) -> dict[int, TaskState]:
         jobid, raw, state, code = fields[:4]
         reason = fields[4] if len(fields) > 4 else None
         node = fields[5] if len(fields) > 5 else None
+        if submitted_ns is not None and len(fields) > 6 and _submitted_before(fields[6], submitted_ns):
+            continue
         head, sep, spec = jobid.partition("_")
         if head != job_id:
             continue
@@ -84,6 +92,15 @@ def parse_sacct(text: str, job_id: str) -> dict[int, TaskState]:
             tasks[tid] = TaskState(tid, _state_word(state), parse_exit_code(code), _none(reason), _none(node),
                                    raw if len(ids) == 1 else None)
     return tasks
+
+
+def _submitted_before(submit: str, submitted_ns: int) -> bool:
+    """sacct's Submit (local time, `2026-12-03T07:03:36`) lies more than the slack before `submitted_ns`."""
+    try:
+        when = datetime.fromisoformat(submit).timestamp()
+    except ValueError:
+        return False   # Unknown, None: keep the record
+    return when < submitted_ns / 1e9 - EARLIER_JOB_SLACK_S
 
 
 def _field(line: str, key: str) -> str | None:

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import write_json, write_text
-from harness.point.validity import with_required_power
+from harness.point.record.validity import with_required_power
+from harness.point.sweep_plan import SECRETS_ENV
 from harness.redact import seal
-from harness.sweep_plan import SECRETS_ENV
 from slurm import jobs, query, render
 from slurm.profile import driver_python, load_profile
 
@@ -58,7 +58,7 @@ class SubmitRequest:
 
     @property
     def variant(self) -> str | None:
-        from harness.point.variant import variant_name
+        from harness.point.state.variant import variant_name
 
         return variant_name(self.overrides, self.tag)
 
@@ -92,7 +92,7 @@ def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
             raise UserError(f"--time {exc}") from None
     if req.preflight:
         from harness import preflight
-        from harness.yaml_input import load_yaml_file
+        from harness.inputs.yaml_input import load_yaml_file
 
         report = preflight.cluster(recipe, plans, profile, load_yaml_file(req.cluster, "cluster profile")[0],
                                    recipe_src=str(req.recipe), cluster_src=str(req.cluster),
@@ -145,7 +145,7 @@ def check_deployment(plans: list[Any], profile: Any, req: SubmitRequest) -> None
     """A deployment runs with launcher pyxis (one srun step per node of its allocation); `--reuse-deployment`
     needs every point to plan the same deployment and runs no eval task. One line each, before anything else."""
     from harness.errors import UserError
-    from harness.point.deployment_reuse import check_reusable
+    from harness.point.servers.deployment_reuse import check_reusable
 
     if req.reuse_deployment:
         check_reusable(plans)

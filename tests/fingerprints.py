@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.point.fingerprint import build_fingerprint, capture_in_server_env
+from harness.point.fingerprints.fingerprint import build_fingerprint, capture_in_server_env
 from launchers import LaunchContext, get_launcher
 
 

@@ -3,7 +3,7 @@
 #
 #   bash tools/gpu_capture_check.sh [MODEL_PATH]      (from the repository root; nothing to install)
 #
-# Runs the harness's capture script (harness/point/fingerprint_capture.py, standard library only) twice with
+# Runs the harness's capture script (harness/point/fingerprints/fingerprint_capture.py, standard library only) twice with
 # `python3`: once as it runs inside a server's environment (nvidia-smi on PATH), once with nvidia-smi hidden
 # from PATH so the NVML fallback (libnvidia-ml.so.1 through ctypes) answers. Prints the first fingerprint in
 # full, then checks: `gpu.available` is true, `gpu.gpus` lists what `nvidia-smi --query-gpu=name,driver_version,
@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
-SCRIPT=harness/point/fingerprint_capture.py
+SCRIPT=harness/point/fingerprints/fingerprint_capture.py
 MODEL=${1:-}
 if ! command -v nvidia-smi >/dev/null; then
   echo "gpu_capture_check: no nvidia-smi on PATH: run this on a machine with NVIDIA GPUs" >&2

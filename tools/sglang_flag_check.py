@@ -91,7 +91,7 @@ def main() -> int:
     ap.add_argument("--wheel-dir", type=Path, default=None)
     args = ap.parse_args()
     from harness.recipe import flags
-    from harness.sim.cli import build_parser
+    from harness.sim.frontend.cli import build_parser
 
     table, sim = flags.load_table(args.version), build_parser(args.version)
     bad = 0
@@ -157,8 +157,8 @@ def _check_point(real: argparse.ArgumentParser, argv: list[str], ours: dict[str,
     on the real namespace), or an attention data-parallel width other than the one the harness records."""
     import logging
 
-    from harness.recipe.plan import dp_attention_size
     from harness.recipe.postinit import post_init_errors
+    from harness.recipe.server_args import dp_attention_size
 
     warned: list[str] = []
 

@@ -15,10 +15,10 @@ from typing import Any
 
 from harness.check import gitrev
 from harness.errors import UserError
+from harness.inputs.yaml_input import load_yaml_file
 from harness.recipe.load import expand_points, load_recipe
 from harness.recipe.plan import build_plans
 from harness.recipe.schema import Recipe
-from harness.yaml_input import load_yaml_file
 
 RECIPES_DIR = "recipes"
 GOLDEN_DIR = "golden_al_distribution"

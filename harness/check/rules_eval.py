@@ -16,7 +16,7 @@ from typing import ClassVar
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint
 from harness.check.rule import Rule
 from harness.check.waiver import record_waiver
-from harness.report.evals import eval_line, newest_evals
+from harness.report.results.evals import eval_line, newest_evals
 
 WAIVER_FILE = "eval_waiver.json"
 
@@ -35,9 +35,9 @@ class AccuracyEval(Rule):
         newest = newest_evals(self.results).get(key)
         line = eval_line(newest).removeprefix("accuracy eval: ")
         where = ", ".join(map(str, self.results))
-        if newest is not None and newest.passed is True and not newest.partial:
+        if newest is not None and newest.accepted:   # the report's verdict, PASS
             return [Finding("PASS", f"{line} ({newest.path})")]
-        if newest is not None and newest.passed is True:
+        if newest is not None and newest.verdict == "PARTIAL":
             line = f"not accepted: a partial eval ({line}); run it on the whole test split"
         if not self.waiver:
             return [Finding("FAIL", f"{line}" + (f" ({newest.path})" if newest else f" under {where}"))]

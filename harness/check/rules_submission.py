@@ -4,7 +4,7 @@
   scenario resolution (`harness.preflight.aiperf_scenario`). FAIL when AIPerf would refuse it; WARN for a recipe
   marked unofficial (AIPerf runs it with `--unsafe-override`, so nothing it measures is publishable).
 - `publishable` (`harness check --results DIR`): every point of the curve under the results directories must be
-  publishable (`harness.point.publishable`). A recipe marked unofficial is not meant for publishing (N/A). An
+  publishable (`harness.point.record.publishable`). A recipe marked unofficial is not meant for publishing (N/A). An
   explicit waiver (`--waive-unofficial REASON`) turns the FAIL into a WARN and is recorded beside the results.
 """
 
@@ -17,7 +17,7 @@ from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status
 from harness.check.rule import Rule
 from harness.check.waiver import record_waiver
 from harness.errors import UserError
-from harness.json_input import read_json_object
+from harness.inputs.json_input import read_json_object
 
 WAIVER_FILE = "publish_waiver.json"
 
@@ -48,7 +48,7 @@ class Publishable(Rule):
         self.waiver = waiver
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        from harness.point.publishable import of
+        from harness.point.record.publishable import of
 
         key = recipe.recipe.config_key
         if recipe.recipe.client.unofficial:

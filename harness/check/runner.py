@@ -29,8 +29,9 @@ from harness.check.rules_submission import AiperfScenario
 from harness.errors import UserError
 from harness.recipe import flags
 from harness.recipe.load import expand_points, load_recipe
-from harness.recipe.plan import build_plan, effective_args
+from harness.recipe.plan import build_plan
 from harness.recipe.schema import Recipe
+from harness.recipe.server_args import effective_args
 
 RULES: tuple[Rule, ...] = (
     UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), DraftAsShipped(), GoldenAcceptance(), ChatTemplate(),

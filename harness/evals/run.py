@@ -4,10 +4,10 @@ launching → loading → ready (fingerprint) → evaluating (lm-eval) → serve
 `eval_row_<task>.json` (InferenceX's EvalRow), `eval_result.json` (score, threshold, verdict) + `status.json`,
 all in `<out>/<config_key>/eval-conc<N>/`.
 
-The server lifecycle is the point runner's (`harness.point.serve`): the same launch, finite readiness,
+The server lifecycle is the point runner's (`harness.point.servers.serve`): the same launch, finite readiness,
 fingerprint, signals and teardown of the whole process group. The plan is the point's with
 `speculative.mode: eval` (speculative decoding on, no synthetic acceptance: real outputs). While lm-eval
-runs, a server that stalls (`harness.point.stall`: no new answer and no token progress while requests are in
+runs, a server that stalls (`harness.point.replay.stall`: no new answer and no token progress while requests are in
 flight, or `/health` 503 twice) or a disk that fills up ends the eval as the point runner does. Exit
 statuses: 0 completed and at or above the threshold, 3 completed below it, 1 failed (server died or stalled,
 lm-eval crashed or wrote no results, no scored sample, disk full), 128+signal when cancelled.
@@ -30,19 +30,28 @@ from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold
-from harness.point.attempt import start_attempt
-from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
-from harness.point.inferencex_row import SIM_HW
-from harness.point.ownership import PointLock
-from harness.point.process_group import ProcessGroup
-from harness.point.readiness import NotReady
-from harness.point.result import spec_decoding_label
-from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, server_options, slurm_env
-from harness.point.server_auth import client_env, server_api_key
-from harness.point.stall import StallWatch, armed_line, default_stall_timeout_s
-from harness.point.status import PointStatus
-from harness.point.watch import StopSignals
-from harness.recipe.plan import PointPlan, dp_attention_size
+from harness.point.record.inferencex_row import SIM_HW
+from harness.point.record.result import spec_decoding_label
+from harness.point.replay.stall import StallWatch, armed_line, default_stall_timeout_s
+from harness.point.servers.process_group import ProcessGroup
+from harness.point.servers.readiness import NotReady
+from harness.point.servers.serve import (
+    FreshServer,
+    PointStopped,
+    ServerOptions,
+    prepare_server,
+    server_options,
+    slurm_env,
+)
+from harness.point.servers.server_auth import client_env, server_api_key
+from harness.point.state.attempt import start_attempt
+from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, run_guarded
+from harness.point.state.ownership import PointLock
+from harness.point.state.status import PointStatus
+from harness.point.state.status_reserve import StatusReserve
+from harness.point.state.watch import StopSignals
+from harness.recipe.plan import PointPlan
+from harness.recipe.server_args import dp_attention_size
 from harness.redact import add_secret_names, remember, secret_values
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3

@@ -1,21 +1,19 @@
 """The point runner: one `PointPlan` in, one point directory out.
 
-Takes a plan from `harness.recipe` and runs it on a fresh server: launch (through `launchers`), readiness,
-worker fingerprint, power sampling, the AIPerf replay, teardown of every process group. Gives the point's
-directory: `point_result.json` (the record with its validity verdict), `bmk_agentic_*.json` (the published
-InferenceX row), `status.json`, commands, logs, power and the client's raw output.
+Takes a plan from `harness.recipe` and runs it on a fresh server. The point's data flows through these
+stages, one package each:
 
-    run             orchestration, phase by phase          serve           port, launch, readiness, fingerprint
-    readiness       alive + /health + a one-token chat      port_owner      is the answering process ours?
-    aiperf          the client's argv, process and output   corpus_input    the corpus as AIPerf reads it
-    watch           stop signals and client progress        progress        loading and window progress lines
-    stall           a server that stopped producing         disk_full       ENOSPC/EDQUOT and the status reserve
-    process_group   SIGTERM → grace → SIGKILL               status          status.json and harness.log
-    result          artifacts → the result files            result_fields   pure record building
-    validity        the pure verdict                        accept_length   expected accept length, pure
-    server_metrics  /metrics deltas                         variant         where a run with overrides lands
-    inferencex_row  the published InferenceX row            inferencex_server_metrics  the row's server_metrics
-    fingerprint     what actually ran                       fingerprint_capture  srt-slurm's probes, in the server's env
-    fingerprint_diff     `harness fingerprint diff`
-    server_crash    a ready server's crash (SGLang's processes)   server_auth  the server's API key, sent by the harness
+    servers        launch (through `launchers`) and ready: a single-node server or a multi-node deployment,
+                   its process groups, readiness, API key, crash and /metrics
+    fingerprints   what actually ran on each worker, captured in the server's own environment
+    replay         the AIPerf client over the trace corpus: its argv, process, output and progress
+    record         the point's record with its validity verdict, and the published InferenceX row
+    state          the point's state on disk beside every stage: status.json, its lock, attempts, the
+                   disk-full reserve, where a variant lands, stop signals
+
+On top, `run` orchestrates the stages for one point (with power sampling and teardown of every process
+group), `sequence` runs several points on one deployment, and `sweep_plan` is the planned sweep a Slurm
+task reads. A point's directory holds `point_result.json` (the record with its validity verdict),
+`bmk_agentic_*.json` (the published InferenceX row), `status.json`, commands, logs, power and the client's
+raw output.
 """

@@ -19,31 +19,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import scrub_logs, write_json, write_text
-from harness.point import aiperf
-from harness.point.aiperf_check import check_aiperf
-from harness.point.aiperf_keyed import KEY_ENV, keyed_argv
-from harness.point.attempt import start_attempt
-from harness.point.corpus_input import aiperf_corpus
-from harness.point.disk_full import FreeSpaceCheck, StatusReserve, disk_full_error, run_guarded
-from harness.point.ownership import PointLock
-from harness.point.progress import ClientLiveProgress
-from harness.point.readiness import NotReady
-from harness.point.result import build_point_result, point_dir
-from harness.point.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
-from harness.point.server_metrics import scrape_all
-from harness.point.stall import StallWatch, armed_line, default_stall_timeout_s
-from harness.point.status import PointStatus
-from harness.point.validity import Thresholds
-from harness.point.watch import ClientProgress, StopSignals
+from harness.point.record.result import build_point_result, point_dir
+from harness.point.record.validity import Thresholds
+from harness.point.replay import aiperf
+from harness.point.replay.aiperf_check import check_aiperf
+from harness.point.replay.aiperf_keyed import KEY_ENV, keyed_argv
+from harness.point.replay.corpus_input import aiperf_corpus
+from harness.point.replay.progress import ClientLiveProgress
+from harness.point.replay.stall import StallWatch, armed_line, default_stall_timeout_s
+from harness.point.servers.readiness import NotReady
+from harness.point.servers.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
+from harness.point.servers.server_metrics import scrape_all
+from harness.point.state.attempt import start_attempt
+from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, run_guarded
+from harness.point.state.ownership import PointLock
+from harness.point.state.status import PointStatus
+from harness.point.state.status_reserve import StatusReserve
+from harness.point.state.watch import ClientProgress, StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
 from harness.recipe.router import client_routing_env
 from harness.redact import add_secret_names, remember, secret_values
 
 if TYPE_CHECKING:
-    from harness.point.deployment_reuse import ReusedDeployment, SharedDeployment
-    from harness.point.deployment_server import DeploymentServer
-    from harness.point.node_power import NodePowerSamplers
+    from harness.point.servers.deployment_reuse import ReusedDeployment, SharedDeployment
+    from harness.point.servers.deployment_server import DeploymentServer
+    from harness.point.servers.node_power import NodePowerSamplers
 
 EXIT_VALID, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INVALID = 0, 1, 2, 3
 CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond warmup + duration + grace
@@ -52,7 +53,7 @@ CLIENT_OVERHEAD_S = 300.0   # AIPerf start-up, dataset build and teardown beyond
 @dataclass(frozen=True)
 class PointOptions(ServerOptions):
     thresholds: Thresholds = field(default_factory=Thresholds)
-    variant: str | None = None          # None: the recipe as written; else variants/<name>/ (harness.point.variant)
+    variant: str | None = None          # None: the recipe as written; else variants/<name>/ (harness.point.state.variant)
     tag: str | None = None              # --tag, recorded in the result
     note: str | None = None             # --note, recorded in the result
 
@@ -214,7 +215,7 @@ def point_server(plan: PointPlan, pdir: Path, options: PointOptions,
                                           image_path=options.image_path))
     if shared is not None:
         return shared.for_point(plan, pdir, options.launcher, options.mounts, options.image_path)
-    from harness.point.deployment_server import DeploymentServer
+    from harness.point.servers.deployment_server import DeploymentServer
 
     return DeploymentServer(plan, pdir, options.launcher, mounts=options.mounts, image_path=options.image_path)
 

@@ -2,7 +2,7 @@
 `harness submit --reuse-deployment` does in its allocation.
 
 Points completed before (same fingerprint) are skipped unless `force`. With `reuse_deployment`, one deployment
-(`harness.point.deployment_reuse.SharedDeployment`) serves every point and is stopped after the last one, or when
+(`harness.point.servers.deployment_reuse.SharedDeployment`) serves every point and is stopped after the last one, or when
 one point ends the sequence: a signal (SIGTERM, the walltime's SIGUSR1), a full disk, or the deployment's crash.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from harness.point.deployment_reuse import SharedDeployment, check_reusable
-from harness.point.result import point_dir
+from harness.point.record.result import point_dir
 from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, PointOptions, run_point
-from harness.point.status import read_status
+from harness.point.servers.deployment_reuse import SharedDeployment, check_reusable
+from harness.point.state.status import read_status
 from harness.recipe.plan import PointPlan
 
 
@@ -56,7 +56,7 @@ def _skip(plan: PointPlan, options: PointOptions, force: bool) -> int | None:
 
 def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDeployment | None, force: bool,
                 t0: float) -> SequenceOutcome:
-    from harness.commands.run import describe_outcome
+    from harness.commands.running.run import describe_outcome
 
     worst = EXIT_VALID
     for i, plan in enumerate(plans, 1):

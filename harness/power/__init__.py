@@ -11,7 +11,7 @@ How a point uses it::
     write_json(point_dir / "power_validation.json", report.validation_json())
 """
 
-from harness.gpu_info import GpuRef
+from harness.power.gpu_info import GpuRef
 from harness.power.integrate import GpuEnergy, PowerReport, integrate_power, integrate_samples
 from harness.power.reasons import DESCRIPTIONS as REASON_DESCRIPTIONS
 from harness.power.reasons import Reason

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, Self
 
-from harness.gpu_info import GpuRef, enumerate_devices, load_nvml, resolve_visible
+from harness.power.gpu_info import GpuRef, enumerate_devices, load_nvml, resolve_visible
 from harness.power.samples import COLUMNS, PowerSample, format_row, status_path
 
 MAX_RATE_HZ = 100.0
@@ -34,7 +34,7 @@ class _Device:
 class PowerSampler:
     """Samples power, energy counter, clocks, temperature and utilisation of `gpus` at `rate_hz`.
 
-    `gpus=None` samples the GPUs this process may use (see `harness.gpu_info`).
+    `gpus=None` samples the GPUs this process may use (see `harness.power.gpu_info`).
     """
 
     def __init__(self, gpus: list[GpuRef] | None, csv_path: Path, rate_hz: float = 10.0) -> None:

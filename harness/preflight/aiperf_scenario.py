@@ -4,7 +4,7 @@ Each point's exact `aiperf profile` argv (with a placeholder URL, tokenizer and 
 through AIPerf's configuration and scenario resolution (`harness.recipe.scenario.resolve`): whatever AIPerf
 would refuse at minute 0 of the job is a failed finding here. Points whose argv differ only in their
 concurrency are resolved once per distinct command, and a command resolved before by the same client version is
-read from the cache (`harness.recipe.scenario_cache`).
+read from the cache (`harness.preflight.scenario_cache`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import tempfile
 from pathlib import Path
 
 from harness.preflight.checks import Finding, Level
+from harness.preflight.scenario_cache import kept_resolve
 from harness.recipe.plan import PointPlan
 from harness.recipe.scenario import Resolution, resolve
-from harness.recipe.scenario_cache import kept_resolve
 
 PLACEHOLDER_URL = "http://127.0.0.1:30000"
 PLACEHOLDER_TOKENIZER = "local/tokenizer"
@@ -23,7 +23,7 @@ PLACEHOLDER_TOKENIZER = "local/tokenizer"
 
 def client_argv(plan: PointPlan, scratch: Path) -> list[str]:
     """The point's `aiperf profile` arguments as AIPerf will get them (after `aiperf profile`)."""
-    from harness.point.aiperf import build_argv
+    from harness.point.replay.aiperf import build_argv
     from harness.traces.pinned import is_pinned_spec
 
     client = plan.client

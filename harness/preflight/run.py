@@ -13,8 +13,8 @@ def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, poin
                       python: str | None = None) -> Report:
     """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
     from harness.errors import UserError
+    from harness.inputs.yaml_input import load_yaml_file
     from harness.recipe.points import load_plans
-    from harness.yaml_input import load_yaml_file
     from slurm.profile import check_time_limit, load_profile
 
     profile = load_profile(cluster_path)

@@ -11,5 +11,5 @@ client settings and the resources. Nothing here starts a process.
     points      the front half of run/sweep/plan/submit: file → overrides → plans
     diff        what changed between two recipe versions
 
-Files are read through `harness.yaml_input` (bounded; one-line errors naming file:line: key).
+Files are read through `harness.inputs.yaml_input` (bounded; one-line errors naming file:line: key).
 """

@@ -21,6 +21,7 @@ from harness.recipe import flags, postinit, router
 from harness.recipe.deployment_schema import Deployment, Role, RoleSpec
 from harness.recipe.fields import ArgValue, Parallelism
 from harness.recipe.schema import Point, Recipe
+from harness.recipe.server_args import SERVER_MODULE, SIM_VERSION_ENV, acceptance_env, render_sim_flags, structured_args
 
 
 class Frozen(BaseModel):
@@ -142,8 +143,6 @@ def _merge(base: dict[str, Any], *changes: dict[str, Any]) -> dict[str, Any]:
 def role_args(recipe: Recipe, point: Point, role: Role, spec: RoleSpec) -> dict[str, ArgValue]:
     """A role's effective args (dashless): the structured blocks with the role's parallelism, the point's args,
     the role's args, the point's changes to the role; then the role's disaggregation mode."""
-    from harness.recipe.plan import structured_args
-
     structured = structured_args(recipe.model_copy(update={"parallelism": role_parallelism(recipe, spec)}),
                                  spec.kv_offload or point.kv_offload)
     args = _merge({**structured, **point.args}, spec.args, point.role_args.get(role, {}))
@@ -187,8 +186,6 @@ def worker_commands(head: list[str], tail: list[str], table: flags.FlagTable, ar
 
 def plan_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where: str) -> DeploymentPlan:
     """The validated per-node commands of one point of a recipe with a `deployment:` section."""
-    from harness.recipe.plan import SERVER_MODULE, SIM_VERSION_ENV, acceptance_env, render_sim_flags
-
     dep = recipe.deployment
     if dep is None:
         raise ValueError("plan_deployment needs a recipe with a deployment section")

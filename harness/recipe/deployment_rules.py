@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from harness.recipe import flags, router
 from harness.recipe.deployment import gpus_per_worker, role_parallelism, slots
 from harness.recipe.deployment_schema import Deployment
+from harness.recipe.flag import Flag
 from harness.recipe.schema import Recipe
 
 Problem = tuple[tuple[str, ...], str]
@@ -70,8 +71,8 @@ def _workers(recipe: Recipe, dep: Deployment, table: flags.FlagTable) -> Iterato
                                                        f"SGLang {table.version} ({', '.join(map(str, choices))})")
 
 
-def _no_flag() -> flags.Flag:
-    return flags.Flag(dest="", name="", kind="value", action="")
+def _no_flag() -> Flag:
+    return Flag(dest="", name="", kind="value", action="")
 
 
 def _router(dep: Deployment) -> Iterator[Problem]:

@@ -23,11 +23,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import UserError
+from harness.inputs.yaml_input import decode, read_text
 from harness.recipe.load import expand_points, parse_recipe_text
-from harness.recipe.plan import client_traces, structured_args
+from harness.recipe.plan import client_traces
 from harness.recipe.schema import Point, Recipe
+from harness.recipe.server_args import structured_args
 from harness.redact import REDACTED, is_secret_name
-from harness.yaml_input import decode, read_text
 
 UNSET = object()
 

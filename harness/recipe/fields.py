@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness.yaml_input import short
+from harness.inputs.yaml_input import short
 
 ArgValue = str | int | float | bool | list[str | int | float]
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -16,16 +16,15 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from harness.errors import UserError
+from harness.recipe.flag import Flag
 from harness.recipe.flag_values import BadValue, convert
 
 DEFAULT_VERSION = "0.5.23"
-
-FlagKind = Literal["store_true", "boolean_optional", "value"]
 
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]*")
 
@@ -53,37 +52,6 @@ class RawTable(BaseModel):
     sglang_version: str
     source: str
     options: dict[str, RawOption]
-
-
-class Flag(BaseModel):
-    """One SGLang server option.
-
-    `name` is the canonical spelling (the first option string), `aliases` the other spellings of the same
-    option; `negative` is the `--no-…` spelling of a BooleanOptionalAction. `type` is the name of the
-    argparse type callable (`int`, `float`, `str`, `loads`, …) or None when the table does not record it.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    dest: str
-    name: str
-    aliases: tuple[str, ...] = ()
-    negative: str | None = None
-    kind: FlagKind
-    action: str
-    type: str | None = None
-    nargs: int | str | None = None
-    choices: tuple[Any, ...] | None = None
-    default: Any = None
-
-    @property
-    def spellings(self) -> tuple[str, ...]:
-        """Every option string that selects this flag (negative spelling included)."""
-        return (self.name, *self.aliases, *((self.negative,) if self.negative else ()))
-
-    @property
-    def takes_list(self) -> bool:
-        return self.kind == "value" and (self.nargs in ("+", "*") or isinstance(self.nargs, int))
 
 
 def _flag_from_raw(key: str, raw: RawOption) -> Flag:

@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
 from harness.errors import UserError
-from harness.yaml_input import Where, load_yaml, read_text
+from harness.inputs.yaml_input import Where, load_yaml, read_text
 
 THINKING_MODES: tuple[str, ...] = ("thinking_on", "thinking_off")
 ACC_ENV_PREFIX = "SGLANG_SIMULATE_ACC_"

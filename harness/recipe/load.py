@@ -13,7 +13,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from harness.errors import UserError
-from harness.input_errors import first_error
+from harness.inputs.input_errors import first_error
+from harness.inputs.yaml_input import Where, load_yaml, read_text
 from harness.recipe.deployment_schema import DEPLOYMENT_FLAGS, ROLES, Deployment, PointDeployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
@@ -27,7 +28,6 @@ from harness.recipe.schema import (
     normalize_point_name,
 )
 from harness.redact import add_secret_names
-from harness.yaml_input import Where, load_yaml, read_text
 
 
 def _normalize_key(path: tuple[str, ...], key: str) -> str:
@@ -166,8 +166,8 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
         raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp}{pcp} = {par.tp * par.pp * par.pcp} GPUs, "
                           f"more than hardware.gpus_per_node {gpus} (a point's server runs on one node)")
     if recipe.sim_args:
-        from harness.recipe.plan import render_sim_flags
-        from harness.sim.cli import sim_flags_problem
+        from harness.recipe.server_args import render_sim_flags
+        from harness.sim.frontend.cli import sim_flags_problem
 
         problem = sim_flags_problem(render_sim_flags(recipe.sim_args))
         if problem is not None:

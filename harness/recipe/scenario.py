@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.recipe.plan import ClientPlan
+    from harness.recipe.client_plan import ClientPlan
 
 AGENTX = "agentx"
 MVP = "inferencex-agentx-mvp"

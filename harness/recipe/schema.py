@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from harness.point.validity import Thresholds
+from harness.point.record.validity import Thresholds
 from harness.recipe.deployment_schema import Deployment, PointDeployment
 from harness.recipe.fields import ENV_NAME as ENV_NAME
 from harness.recipe.fields import ArgValue as ArgValue

@@ -1,5 +1,5 @@
 import sys
 
-from harness.sim.cli import main
+from harness.sim.frontend.cli import main
 
 sys.exit(main())

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.inputs.yaml_input import decode, read_text
 from harness.traces.schema import Corpus, Trace, parse_trace
-from harness.yaml_input import decode, read_text
 
 MAX_CORPUS_BYTES = 4 * 1024 * 1024 * 1024  # a corpus file is read whole; a bound against reading a device
 

@@ -186,7 +186,7 @@ def error_location(loc: tuple[Any, ...]) -> str:
 
 def trace_error_line(source: str, raw: Any, exc: ValidationError) -> str:
     """One line: `source: trace ID: requests[3].in: message (and N more)`."""
-    from harness.yaml_input import short
+    from harness.inputs.yaml_input import short
 
     errors = exc.errors()
     first = errors[0]

@@ -12,7 +12,7 @@ PY=${PY:-python3}
 {
   nvidia-smi --query-gpu=index,uuid,name,driver_version,power.draw,power.limit --format=csv
   $PY -c 'import sys, pynvml, torch; print(sys.version.split()[0], "torch", torch.__version__, "nvml", pynvml.__version__ if hasattr(pynvml, "__version__") else "?")'
-  $PY -c 'import json; from harness.gpu_info import gpu_inventory; print(json.dumps(gpu_inventory(), indent=1))'
+  $PY -c 'import json; from harness.power.gpu_info import gpu_inventory; print(json.dumps(gpu_inventory(), indent=1))'
 } 2>&1 | tee "$W/env.txt"
 
 $PY -m pytest -q -s -p no:cacheprovider tests/gpu 2>&1 | tee "$W/pytest_gpu.txt"

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.artifacts import write_json
-from harness.gpu_info import gpu_inventory, visible_gpus
 from harness.power import PowerSampler, integrate_power
+from harness.power.gpu_info import gpu_inventory, visible_gpus
 
 pytestmark = pytest.mark.gpu
 

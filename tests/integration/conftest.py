@@ -102,7 +102,7 @@ def live_routers() -> list[int]:
 
 
 def port_listeners(ports: tuple[int, ...]) -> list[str]:
-    """Who listens on any of `ports` (the harness's own reading of /proc, `harness.point.port_owner`)."""
-    from harness.point import port_owner
+    """Who listens on any of `ports` (the harness's own reading of /proc, `harness.point.servers.port_owner`)."""
+    from harness.point.servers import port_owner
 
     return [port_owner.describe(pid) for port in ports for pid in port_owner.listener_pids(port)]

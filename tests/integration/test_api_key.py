@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.readiness import NotReady, served_launch_token, wait_until_ready
 from harness.point.run import PointOptions, run_point
+from harness.point.servers.readiness import NotReady, served_launch_token, wait_until_ready
 from tests.integration.conftest import sim_plan
 from tests.integration.test_sim_server import Sim
 
@@ -104,6 +104,6 @@ def test_a_point_with_an_api_key_completes_and_writes_no_key(tmp_path) -> None:
     assert "weight_version" in fp["server"]["server_info"]   # read with the key
     client_command = (outcome.point_dir / "client_command.txt").read_text()
     assert "HARNESS_AIPERF_API_KEY=<redacted>" in client_command and "--api-key" not in client_command
-    assert client_command.split()[1:3] == ["-m", "harness.point.aiperf_keyed"]   # the wrapper that adds the key
+    assert client_command.split()[1:3] == ["-m", "harness.point.replay.aiperf_keyed"]   # the wrapper that adds the key
     leaked = [p.name for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
     assert leaked == []

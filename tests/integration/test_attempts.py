@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.attempt import ATTEMPTS_DIR
 from harness.point.run import EXIT_FAILED, PointOptions, run_point
+from harness.point.state.attempt import ATTEMPTS_DIR
 
 from .conftest import sim_plan
 
@@ -74,7 +74,7 @@ def test_run_and_sweep_take_over_a_point_whose_harness_was_killed(tmp_path: Path
     holder = subprocess.Popen([sys.executable, "-c", (
         "import json, os, socket, sys, time\n"
         "from pathlib import Path\n"
-        "from harness.point.ownership import PointLock\n"
+        "from harness.point.state.ownership import PointLock\n"
         "d = Path(sys.argv[1]); PointLock(d).acquire()\n"
         "(d / 'status.json').write_text(json.dumps({'config_key': 'it-sim', 'conc': 4, 'state': 'running',"
         " 'phase': 'profiling', 'harness_pid': os.getpid(), 'harness_host': socket.gethostname(),"

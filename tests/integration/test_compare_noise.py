@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.report.noise import MIN_REQUESTS
-from harness.report.samples import read_request_samples, record_file
+from harness.report.analysis.noise import MIN_REQUESTS
+from harness.report.results.samples import read_request_samples, record_file
 
 RUN = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "sim-run"
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from harness.point.fingerprint_diff import fingerprint_diff
+from harness.point.fingerprints.fingerprint_diff import fingerprint_diff
 from tests.fingerprints import capture
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "srt-slurm"

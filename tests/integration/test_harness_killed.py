@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.status import read_status
+from harness.point.state.status import read_status
 
 from .conftest import DATA, group_gone
 

@@ -8,7 +8,7 @@ simulator started with the point's exact server command. The harness runs the sa
 --repeat 2`, each on its own fresh simulator, same seed, concurrency and window). The reference run's numbers
 must lie within the spread of the harness's two runs, widened by that spread on each side (and at least by the
 floors below): requests, throughput per GPU, TTFT and E2EL percentiles. Both sides' numbers come from the same per-request arithmetic
-(`harness.point.result_fields`, which the InferenceX-aggregator fixtures hold equal to InferenceX's), so what is
+(`harness.point.record.result_fields`, which the InferenceX-aggregator fixtures hold equal to InferenceX's), so what is
 compared is the measurement itself: the client, its scenario and what the harness adds to its command.
 """
 
@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 
-from harness.point import aiperf, result_fields
+from harness.point.record import result_fields
+from harness.point.replay import aiperf
 from harness.recipe.points import load_plans
-from harness.report.spread import spreads
+from harness.report.analysis.spread import spreads
 from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache
 
 pytestmark = pytest.mark.slow

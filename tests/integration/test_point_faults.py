@@ -91,6 +91,7 @@ def test_a_frozen_server_is_caught_whether_or_not_requests_are_in_flight(tmp_pat
     _check_failed(outcome)
     assert outcome.reason.startswith("server_stalled: "), outcome.reason
 
+
 def test_server_errors_that_make_aiperf_give_up_are_named_in_the_reason(tmp_path):
     plan = sim_plan(["--sim-error-rate", "0.5"], ["client.duration_s=15"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0))
@@ -129,8 +130,8 @@ def test_disk_full_mid_run_records_disk_full_stops_everything_and_exits_1(small_
     else:
         proc.kill()
         pytest.fail(f"the point never reached {phase}")
-    with open(small_disk / "filler", "wb") as fh:   # fill the disk: the next write anywhere fails with ENOSPC
-        with pytest.raises(OSError) as full:
+    with pytest.raises(OSError) as full:   # fill the disk (if the run has not already): the next write fails
+        with open(small_disk / "filler", "wb") as fh:
             while True:
                 fh.write(b"\0" * 65536)
     assert full.value.errno == errno.ENOSPC

@@ -140,7 +140,8 @@ def test_dp_attention_and_dcp_render_run_and_publish(tmp_path):
     fp = json.loads((outcome.point_dir / "fingerprint_agg_w0.json").read_text())
     assert token is not None and fp["server"]["server_info"]["weight_version"] == token.group(1)
     # our record and the published row name one arm (reports and compare pair a run with its export)
-    from harness.report.load import load_results, parse_result
+    from harness.report.results.load import parse_result
+    from harness.report.results.points import load_results
 
     (record,) = load_results([outcome.point_dir])
     published = parse_result(row, outcome.point_dir / "bmk_agentic_it-sim_conc4.json")
@@ -216,7 +217,7 @@ def test_signal_to_harness_run_cancels_the_point_cleanly(tmp_path, sig, code):
 
 
 def test_strict_power_fails_the_point_after_writing_every_audit_file(tmp_path):
-    from harness.point.validity import Thresholds
+    from harness.point.record.validity import Thresholds
 
     plan = sim_plan([], ["client.duration_s=10"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60,

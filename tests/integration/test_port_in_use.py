@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.point import port_owner
-from harness.point.process_group import ProcessGroup
-from harness.point.readiness import NotReady, wait_until_ready
 from harness.point.run import PointOptions, run_point
+from harness.point.servers import port_owner
+from harness.point.servers.process_group import ProcessGroup
+from harness.point.servers.readiness import NotReady, wait_until_ready
 
 from .conftest import sim_plan
 
@@ -95,7 +95,7 @@ def test_readiness_refuses_a_server_without_this_launchs_token_when_its_owner_is
 def test_point_on_a_taken_port_fails_before_launch(foreign: tuple[int, int], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     port, pid = foreign
-    monkeypatch.setattr("harness.point.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
     outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
     assert outcome.state == "failed" and outcome.reason.startswith(f"port_in_use: port {port} is taken")
     assert f"pid {pid}" in outcome.reason
@@ -107,8 +107,8 @@ def test_point_on_a_taken_port_fails_before_launch(foreign: tuple[int, int], tmp
 def test_port_taken_after_the_check_fails_with_the_servers_own_words(foreign: tuple[int, int], tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     port, _ = foreign
-    monkeypatch.setattr("harness.point.serve.free_port", lambda: port)
-    monkeypatch.setattr("harness.point.port_owner.port_free", lambda p: True)  # lost the race after the check
+    monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.servers.port_owner.port_free", lambda p: True)  # lost the race after the check
     outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
     assert outcome.state == "failed" and outcome.reason.startswith("port_in_use: "), outcome.reason
     assert "another process listens on the server's port" in outcome.reason
@@ -118,10 +118,10 @@ def test_port_taken_after_the_check_fails_with_the_servers_own_words(foreign: tu
 def test_a_server_that_cannot_bind_is_reported_as_port_in_use(foreign: tuple[int, int], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     port, _ = foreign
-    monkeypatch.setattr("harness.point.serve.free_port", lambda: port)
-    monkeypatch.setattr("harness.point.port_owner.port_free", lambda p: True)
-    monkeypatch.setattr("harness.point.port_owner.foreign_listener", lambda p, t: None)  # owner unreadable
-    monkeypatch.setattr("harness.point.readiness._get", lambda url, timeout: 0)  # as if loading, port closed
+    monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.servers.port_owner.port_free", lambda p: True)
+    monkeypatch.setattr("harness.point.servers.port_owner.foreign_listener", lambda p, t: None)  # owner unreadable
+    monkeypatch.setattr("harness.point.servers.readiness._get", lambda url, timeout: 0)  # as if loading, port closed
     outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
     assert outcome.state == "failed" and outcome.reason.startswith("port_in_use: server exited"), outcome.reason
     assert "address already in use" in outcome.reason.lower()  # the server's own line from server.log
@@ -131,7 +131,7 @@ def test_what_a_server_answers_for_the_launch_token() -> None:
     import http.server
     import threading
 
-    from harness.point.readiness import served_launch_token
+    from harness.point.servers.readiness import served_launch_token
 
     answers = {"/a/server_info": (200, b'{"weight_version": "harness-launch-00000000000000aa"}'),
                "/b/server_info": (404, b"not found"), "/c/server_info": (200, b"ok"),

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from harness.point.process_group import ProcessGroup
-from harness.point.readiness import NotReady, wait_until_ready
+from harness.point.servers.process_group import ProcessGroup
+from harness.point.servers.readiness import NotReady, wait_until_ready
 
 
 def test_stop_kills_the_whole_group_including_children_that_ignore_sigterm(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.stickiness import stickiness
+from harness.point.record.stickiness import stickiness
 
 from .conftest import stop_process
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.sim.cli import build_parser
+from harness.sim.frontend.cli import build_parser
 from tests.integration.test_sim_server import MSGS, Sim
 
 ROOT = Path(__file__).resolve().parents[2]

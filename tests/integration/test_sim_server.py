@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from harness.sim.prompt import count_tokens, render_chat
+from harness.sim.batching.prompt import count_tokens, render_chat
 
 # Metric names SGLang exposes (sglang:* collectors of 0.5.23, /work/shared reference §3.3).
 SGLANG_METRIC_NAMES = {

@@ -174,8 +174,8 @@ def observe(server: Server) -> dict[str, Any]:
     obs["internal_states keys"] = sorted(k for k in INTERNAL_STATE_KEYS if k in states[0])
     model_info = json.loads(_request(server.base, "/model_info", KEY)[1])
     obs["model_info keys"] = sorted(k for k in MODEL_INFO_KEYS if k in model_info)
-    from harness.point.server_metrics import scrape
-    from harness.point.stall import server_sample
+    from harness.point.replay.stall import server_sample
+    from harness.point.servers.server_metrics import scrape
 
     sample = server_sample(scrape(server.base))   # what the stall watch reads, after the requests above
     obs["stall watch sees"] = {"progress": sample.progress is not None and sample.progress[0] > 0,

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from harness.point.accept_length import expected_measured, expected_steps, step_distribution
-from harness.sim.spec import draw_accept_length
+from harness.point.record.accept_length import expected_measured, expected_steps, step_distribution
+from harness.sim.batching.spec import draw_accept_length
 
 from .test_sim_engine import DFLASH8, make_engine, request, run_until_done
 

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from harness.point.aiperf import build_argv, build_env, phase_counts, read_records
-from harness.recipe.plan import ClientPlan
+from harness.point.replay.aiperf import build_argv, build_env, phase_counts, read_records
+from harness.recipe.client_plan import ClientPlan
 
 
 def client(**over):
@@ -105,7 +105,7 @@ def test_read_records_skips_a_truncated_last_line(tmp_path):
 
 
 def test_record_counter_reads_only_complete_new_lines(tmp_path):
-    from harness.point.aiperf import RecordCounter
+    from harness.point.replay.aiperf import RecordCounter
 
     counter = RecordCounter(tmp_path)
     assert counter.update() == 0                      # no file yet
@@ -118,7 +118,7 @@ def test_record_counter_reads_only_complete_new_lines(tmp_path):
 
 
 def test_phase_watcher_follows_aiperf_phase_starts(tmp_path):
-    from harness.point.aiperf import PhaseWatcher
+    from harness.point.replay.aiperf import PhaseWatcher
 
     watcher = PhaseWatcher(tmp_path)
     assert watcher.update() is None
@@ -132,7 +132,7 @@ def test_phase_watcher_follows_aiperf_phase_starts(tmp_path):
 
 
 def test_last_error_gives_the_last_error_line(tmp_path):
-    from harness.point.aiperf import last_error
+    from harness.point.replay.aiperf import last_error
 
     log = tmp_path / "client.log"
     assert last_error(log) == "no client log"
@@ -144,7 +144,7 @@ FIVE_XX = Path(__file__).parents[1] / "fixtures" / "aiperf-5xx-warmup"
 
 
 def test_failure_reason_names_the_servers_errors_when_aiperf_gives_up_in_warmup():
-    from harness.point.aiperf import failure_reason
+    from harness.point.replay.aiperf import failure_reason
 
     assert failure_reason(1, FIVE_XX / "aiperf", FIVE_XX / "client.log") == (
         "server_errors: 1 of 2 requests failed, in warmup (HTTP 500: 1; first: 'injected server error "
@@ -153,7 +153,7 @@ def test_failure_reason_names_the_servers_errors_when_aiperf_gives_up_in_warmup(
 
 
 def test_a_client_killed_by_a_signal_is_named_with_the_signal_and_its_last_words(tmp_path):
-    from harness.point.aiperf import failure_reason
+    from harness.point.replay.aiperf import failure_reason
 
     log = tmp_path / "client.log"
     log.write_text("aiperf 1.0.12\nloading plugins\nFatal Python error: Segmentation fault\n")
@@ -166,7 +166,7 @@ def test_a_client_killed_by_a_signal_is_named_with_the_signal_and_its_last_words
 
 
 def test_failure_reason_without_failed_records_is_client_failed(tmp_path):
-    from harness.point.aiperf import failure_reason
+    from harness.point.replay.aiperf import failure_reason
 
     assert failure_reason(1, tmp_path, FIVE_XX / "client.log").startswith(
         "client_failed: AIPerf stopped early (Terminal warmup failure for trace synth-s0-0001) and exited 1")
@@ -175,7 +175,7 @@ def test_failure_reason_without_failed_records_is_client_failed(tmp_path):
 
 
 def test_failure_reason_prefers_the_clients_abort_explanation_to_its_teardown_errors(tmp_path):
-    from harness.point.aiperf import failure_reason
+    from harness.point.replay.aiperf import failure_reason
 
     log = tmp_path / "aiperf.log"
     log.write_text(

@@ -85,8 +85,8 @@ def test_what_the_harness_leaves_to_the_agentx_preset_is_what_the_client_sets() 
 
 def test_the_client_is_the_agentx_harness_fork() -> None:
     """The `aiperf` the harness runs is InferenceX's client: agentx-harness at its pinned version."""
-    from harness.point.aiperf import aiperf_executable
-    from harness.point.aiperf_check import check_aiperf
+    from harness.point.replay.aiperf import aiperf_executable
+    from harness.point.replay.aiperf_check import check_aiperf
 
     tool = check_aiperf(aiperf_executable())
     pinned = next(d for d in (ROOT / "pyproject.toml").read_text().splitlines() if "agentx-harness==" in d)

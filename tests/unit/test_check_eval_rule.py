@@ -8,7 +8,7 @@ import pytest
 from harness.check import RULES, check_recipe
 from harness.check.rules_eval import WAIVER_FILE, AccuracyEval
 from harness.cli import main as cli_main
-from harness.report.evals import eval_line, newest_evals
+from harness.report.results.evals import eval_line, newest_evals
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "recipes" / "quickstart-sim.yaml"
@@ -90,12 +90,12 @@ def test_verdict_words(tmp_path, passed, verdict):
 
 def test_a_partial_eval_is_shown_as_such_and_does_not_accept_a_curve(tmp_path):
     write_eval(tmp_path, 8, 1, score=1.0, passed=True, limit=10)
-    assert newest_evals([tmp_path])["quickstart-sim"].verdict == "PASS"     # the report keeps the score's verdict
+    assert newest_evals([tmp_path])["quickstart-sim"].verdict == "PARTIAL"  # the report judges as check does
     line = eval_line(newest_evals([tmp_path])["quickstart-sim"])
     assert "[partial: --limit 10]" in line
     r = accuracy(tmp_path)
     assert r.status == "FAIL" and r.findings[0].evidence.startswith(
-        "not accepted: a partial eval (PASS at c8 gsm8k em_strict 1.0000")
+        "not accepted: a partial eval (PARTIAL at c8 gsm8k em_strict 1.0000")
     assert accuracy(tmp_path, "smoke run only on this branch").status == "WARN"
 
 

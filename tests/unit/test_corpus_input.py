@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from harness.point.corpus_input import aiperf_corpus_dir
+from harness.point.replay.corpus_input import aiperf_corpus_dir
 
 HAND = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "hand"
 

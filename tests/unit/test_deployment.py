@@ -13,7 +13,7 @@ import yaml
 
 from harness.cli import main as cli
 from harness.errors import UserError
-from harness.point.multinode_row import multinode_fields
+from harness.point.record.multinode_row import multinode_fields
 from harness.recipe.load import parse_recipe_text
 from harness.recipe.plan import PointPlan, canonical_json
 from harness.recipe.points import load_plans

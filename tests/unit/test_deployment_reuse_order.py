@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.point import deployment_reuse
+from harness.point.servers import deployment_reuse
 
 
 class FakeDeployment:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.point.deployment_nodes import Node, fill, local_nodes, node_address, symbol_index
-from harness.point.deployment_server import expected_workers, members, router_workers_problem
+from harness.point.servers.deployment_nodes import Node, fill, local_nodes, node_address, symbol_index
+from harness.point.servers.deployment_server import expected_workers, members, router_workers_problem
 from harness.recipe.points import load_plans
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "recipes"

@@ -10,15 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.disk_full import (
-    RESERVE_FILE,
-    FreeSpaceCheck,
-    StatusReserve,
-    disk_full_error,
-    disk_full_reason,
-    mount_point,
-)
-from harness.point.status import PointStatus
+from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, disk_full_reason, mount_point
+from harness.point.state.status import PointStatus
+from harness.point.state.status_reserve import RESERVE_FILE, StatusReserve
 from tests.tmpfs import mounted_tmpfs
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "/data/runs/x/status.json")

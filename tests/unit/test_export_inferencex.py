@@ -10,10 +10,11 @@ import pytest
 
 from harness.artifacts import write_foreign_json, write_json
 from harness.cli import main
-from harness.point import aiperf, inferencex_row, result_fields
-from harness.report.arms import Arm
-from harness.report.compare import compare_points
-from harness.report.load import load_results
+from harness.point.record import inferencex_row, result_fields
+from harness.point.replay import aiperf
+from harness.report.analysis.compare import compare_points
+from harness.report.results.arms import Arm
+from harness.report.results.points import load_results
 
 AIPERF = Path(__file__).parent.parent / "fixtures" / "results" / "sim-run" / "quickstart-sim" / "conc4" / "aiperf"
 IDENTITY = {"hw": "sim", "conc": 4, "image": "lmsysorg/sglang:v0.5.23-cu130", "recipe_fingerprint": "b" * 64,
@@ -81,7 +82,7 @@ def test_layout_and_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_no_points_is_a_user_error(tmp_path: Path) -> None:
     from harness.errors import UserError
-    from harness.report.export import export_inferencex
+    from harness.report.results.export import export_inferencex
 
     with pytest.raises(UserError, match="no point directories"):
         export_inferencex(tmp_path, tmp_path / "out")
@@ -226,9 +227,64 @@ def test_earlier_attempts_are_not_exported(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_deployment_logs_are_exported_under_srt_slurm_names_the_apps_ingest_reads() -> None:
-    from harness.report.export import exported_log_name
+    from harness.report.results.export import exported_log_name
 
     assert exported_log_name("server_prefill_w0.log") == "node0_prefill_w0.out"
     assert exported_log_name("server_decode_w2_n1.log") == "node1_decode_w2.out"
     assert exported_log_name("server_aggregated_w1.log") == "node0_agg_w1.out"
     assert exported_log_name("server.log") == "server.log" and exported_log_name("router.log") == "router.log"
+
+
+def test_a_failed_point_is_never_an_exported_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A crashed point's record and row stay in the run; no export writes its row, not even an unofficial one."""
+    _point(tmp_path / "run")
+    failed = _point(tmp_path / "run" / "other")
+    record = json.loads((failed / "point_result.json").read_text())
+    write_json(failed / "point_result.json", {**record, "state": "failed", "state_reason": "server_crashed: exit 139"})
+    assert main(["export", "--inferencex", "--include-unofficial", str(tmp_path / "run"), str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "1 InferenceX row(s)" in out
+    assert "left out 1 failed point(s), never exported" in out and "failed: server_crashed: exit 139" in out
+    assert [p.name for p in (tmp_path / "out").glob("bmk_agentic_*")] == ["bmk_agentic_k_conc4"]
+
+
+def test_a_run_whose_points_all_failed_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    crashed = _point(run)
+    record = json.loads((crashed / "point_result.json").read_text())
+    write_json(crashed / "point_result.json", {**record, "state": "failed", "state_reason": "server_crashed"})
+    write_json(run / "k" / "conc8" / "status.json", {"state": "failed", "reason": "server_start_failed: port"})
+    write_json(run / "k" / "eval-conc8" / "status.json", {"kind": "eval", "state": "failed", "reason": "lm_eval"})
+    assert main(["export", "--inferencex", "--include-unofficial", str(run), str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "all 2 points failed:" in err and "server_start_failed: port" in err and "server_crashed" in err
+    assert "lm_eval" not in err   # a failed eval is not a point
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_used_or_symlinked_output_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _point(tmp_path / "run")
+    args = ["export", "--inferencex", "--include-unofficial", str(tmp_path / "run")]
+    assert main([*args, str(tmp_path / "out")]) == 0
+    assert main([*args, str(tmp_path / "out")]) == 2   # the earlier export is not mixed with this one
+    assert "exists and is not an empty directory" in capsys.readouterr().err
+    (tmp_path / "target").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    assert main([*args, str(tmp_path / "link")]) == 2
+    assert "a symlink" in capsys.readouterr().err and not any((tmp_path / "target").iterdir())
+
+
+def test_no_file_is_written_through_a_symlinked_directory_inside_the_output(tmp_path: Path) -> None:
+    from harness.errors import UserError
+    from harness.report.results.export import _prepare
+
+    out, target = tmp_path / "out", tmp_path / "target"
+    target.mkdir()
+    out.mkdir()
+    (out / "bmk_agentic_k_conc4").symlink_to(target)
+    with pytest.raises(UserError, match="a symlink; export never writes through a symlink"):
+        _prepare(out, out / "bmk_agentic_k_conc4" / "bmk_agentic_k_conc4.json")
+    (out / "f.json").symlink_to(target / "f.json")
+    with pytest.raises(UserError, match="a symlink"):
+        _prepare(out, out / "f.json")
+    assert not any(target.iterdir())

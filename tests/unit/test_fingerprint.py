@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.point import fingerprint_capture
-from harness.point.fingerprint import (
+from harness.point.fingerprints import fingerprint_capture
+from harness.point.fingerprints.fingerprint import (
     CAPTURE_SCRIPT,
     FIELD_ORDER,
     build_fingerprint,
@@ -136,6 +136,7 @@ def test_a_failed_capture_is_recorded_not_fatal(tmp_path):
                            engine="sglang", server_argv=["python3"], server_env={}, launcher="local",
                            harness={"commit": "abc"})
     assert fp["python_version"] == "unavailable" and fp["gpu"] == "unavailable"   # srt-slurm's sentinel
+    assert "FileNotFoundError" in fp["packages_error"]["*"]   # the fingerprint says why it has no packages
 
 
 def test_parse_capture_takes_the_marker_line():
@@ -166,3 +167,46 @@ def test_image_digest_says_why_it_is_absent():
     for kind in ("local", "enroot", "pyxis", "apptainer"):
         out = image_digest(kind, "img")
         assert out["digest"] is None and out["digest_reason"]
+
+
+def test_a_freeze_that_fails_or_runs_past_its_time_is_named(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(fingerprint_capture.shutil, "which", lambda tool: None)   # only PY's own freeze
+    errors: dict[str, str] = {}
+    with ThreadPoolExecutor(2) as pool:
+        got = fingerprint_capture.pip_packages(sys.executable, pool, errors)   # `-m pip` runs, lists packages
+    assert sys.executable in got and errors == {}
+    errors = {}
+    with ThreadPoolExecutor(2) as pool:
+        got = fingerprint_capture.pip_packages("/nonexistent/python3", pool, errors)
+    assert got == {} and "did not run" in errors["/nonexistent/python3"]
+    slow = "/bin/sleep"
+    assert fingerprint_capture.run_why([slow, "5"], 0.5) == (None, f"`{slow} 5` ran past 0.5 s")
+    out, why = fingerprint_capture.run_why([sys.executable, "-c", "import sys; sys.exit('boom')"])
+    assert out is None and "exited 1: boom" in why
+
+
+def test_fingerprint_diff_says_not_captured_instead_of_removals():
+    from harness.point.fingerprints.fingerprint_diff import fingerprint_diff
+
+    full = {"hostname": "h", "pip_packages": {"/py": ["tiktoken==0.14.0", "torch==2.9.0"], "pip": ["a==1"]}}
+    lost_one = {"hostname": "h", "pip_packages": {"pip": ["a==1"]},
+                "packages_error": {"/py": "`/py -m pip freeze` ran past 180 s"}}
+    assert fingerprint_diff(full, lost_one) == [
+        "pip_packages./py: not captured in B (`/py -m pip freeze` ran past 180 s)"]
+    empty = {"hostname": "h", "pip_packages": {}}
+    assert fingerprint_diff(empty, full) == ["pip_packages: not captured in A (no packages listed)"]
+    failed = {"hostname": "h", "pip_packages": "unavailable", "packages_error": {"*": "CaptureEnded: ran past 300 s"}}
+    assert fingerprint_diff(full, failed) == ["pip_packages: not captured in B (CaptureEnded: ran past 300 s)"]
+    moved = {"hostname": "h", "pip_packages": {"/py": ["tiktoken==0.15.0", "torch==2.9.0"], "pip": ["a==1"]}}
+    assert fingerprint_diff(full, moved) == ['pip_packages./py.tiktoken: "0.14.0" -> "0.15.0"']
+
+
+def test_package_lines_keep_their_versions_in_a_fingerprint(tmp_path):
+    captured = {k: "x" for k in ("hostname",)}
+    captured["pip_packages"] = {"/py": ["asttokens==2.4.1", "tiktoken==0.14.0", "tokenizers==0.20.3"]}
+    fp = build_fingerprint(captured=captured, capture={}, server={}, image="img", digest={"digest": None},
+                           engine="sglang", server_argv=["python3"], server_env={}, launcher="local",
+                           harness={"commit": "abc"})
+    assert fp["pip_packages"] == captured["pip_packages"] and "packages_error" not in fp

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from harness.cli import main as cli_main
-from harness.point.fingerprint import build_fingerprint
+from harness.point.fingerprints.fingerprint import build_fingerprint
 
 
 def _fp(port: int, started: float, packages: list[str], version: str = "0.5.23", max_running: int = 32) -> dict:

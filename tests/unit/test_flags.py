@@ -200,7 +200,7 @@ def test_0520_table_records_types_and_nargs_like_sglangs_parser() -> None:
 ])
 def test_size_suffixes_as_sglang_parses_them(version: str, value: str, number: int) -> None:
     from harness.recipe.flag_values import human_readable_int
-    from harness.sim.cli import build_parser
+    from harness.sim.frontend.cli import build_parser
 
     table = flags.load_table(version)
     assert flags.validate_args(table, {"--context-length": value}, WHERE) == {"--context-length": value}
@@ -210,7 +210,7 @@ def test_size_suffixes_as_sglang_parses_them(version: str, value: str, number: i
 
 @pytest.mark.parametrize("value", ["128K", "1m", "1g", "1t", "1.5Ki", "1KI", "k", "12 k"])
 def test_size_suffixes_sglang_rejects(value: str) -> None:
-    from harness.sim.cli import build_parser
+    from harness.sim.frontend.cli import build_parser
 
     with pytest.raises(UserError, match="--context-length: expected an integer or one with a size suffix"):
         flags.validate_args(T23, {"--context-length": value}, WHERE)

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from harness.point import aiperf
-from harness.point import inferencex_row as ixr
-from harness.point import inferencex_server_metrics as ixs
+from harness.point.record import inferencex_row as ixr
+from harness.point.record import inferencex_server_metrics as ixs
+from harness.point.replay import aiperf
 from tests.inferencex_contract import check_contract, contract_errors
 
 FIX = Path(__file__).parent.parent / "fixtures" / "results"

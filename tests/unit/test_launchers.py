@@ -97,7 +97,7 @@ def test_unknown_kind_is_a_user_error():
                                              ("10.1.2.3", "10.1.2.3")])
 def test_rendered_bind_address_and_probed_url_agree(kind: str, bind: str, probe: str) -> None:
     """Every launcher shares the host network: the probe reaches exactly what the rendered --host binds."""
-    from harness.point.serve import listen_at
+    from harness.point.servers.serve import listen_at
 
     plan_argv = [*SERVER[:-4], "--host", bind, "--port", "30000"]
     server_argv, url = listen_at(plan_argv, 41234)
@@ -110,7 +110,7 @@ def test_rendered_bind_address_and_probed_url_agree(kind: str, bind: str, probe:
 
 
 def test_the_plan_binds_loopback_and_the_runner_probes_loopback() -> None:
-    from harness.point.serve import listen_at
+    from harness.point.servers.serve import listen_at
     from harness.recipe.points import load_plans
 
     root = Path(__file__).resolve().parents[2]

@@ -11,11 +11,11 @@ from typing import Any
 
 import yaml
 
-from harness.point import inferencex_row as ixr
-from harness.point.multinode_row import kv_p2p_transfer, multinode_row
-from harness.point.result import build_point_result
-from harness.point.server_logs import worker_logs
-from harness.point.validity import Thresholds
+from harness.point.record import inferencex_row as ixr
+from harness.point.record.multinode_row import kv_p2p_transfer, multinode_row
+from harness.point.record.result import build_point_result
+from harness.point.record.validity import Thresholds
+from harness.point.servers.server_logs import worker_logs
 from harness.recipe.load import expand_points, parse_recipe_text
 from harness.recipe.plan import PointPlan, build_plan
 from harness.recipe.points import load_plans

@@ -6,9 +6,9 @@ import json
 import sys
 from pathlib import Path
 
-from harness.point.deployment_nodes import Node
-from harness.point.node_power import power_csvs, sample_argv
-from harness.point.result import read_node_telemetry
+from harness.point.record.result import read_node_telemetry
+from harness.point.servers.deployment_nodes import Node
+from harness.point.servers.node_power import power_csvs, sample_argv
 from harness.power.samples import COLUMNS
 
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.report.pareto import dominates, pareto_frontier
+from harness.report.analysis.pareto import dominates, pareto_frontier
 
 directions = st.sampled_from(["min", "max"])
 # Small integer grids make ties and duplicates frequent; None and inf/nan exercise exclusion.

@@ -1,6 +1,6 @@
 """Identity fields of a point's result."""
 
-from harness.point.result import spec_decoding_label
+from harness.point.record.result import spec_decoding_label
 
 
 def test_spec_decoding_labels_follow_inferencex():

@@ -6,8 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from harness.point.result import build_point_result
-from harness.point.validity import Thresholds
+from harness.point.record.result import build_point_result
+from harness.point.record.validity import Thresholds
 from harness.recipe.points import load_plans
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +37,7 @@ def test_the_real_engine_records_the_recipes_gpu(tmp_path: Path) -> None:
 
 
 def test_the_report_reads_an_older_simulated_record_naming_the_recipes_gpu_as_sim(tmp_path: Path) -> None:
-    from harness.report.load import parse_result
+    from harness.report.results.load import parse_result
 
     p = parse_result({"conc": 4, "engine": "sim", "simulated": True, "hw": "h200"}, tmp_path / "point_result.json")
     assert (p.simulated, p.hw) == (True, "sim")

@@ -7,7 +7,7 @@ import os
 import socket
 from pathlib import Path
 
-from harness.point import port_owner
+from harness.point.servers import port_owner
 
 
 def test_a_port_held_by_a_connection_is_named_as_such() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import time
 
-from harness.point import port_owner
+from harness.point.servers import port_owner
 
 
 def test_a_process_start_time_reads_within_a_tenth_of_a_second_of_its_launch():

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from harness.gpu_info import DeviceId, SelectionError, resolve_visible
+from harness.power.gpu_info import DeviceId, SelectionError, resolve_visible
 
 NODE = [DeviceId(i, i, f"GPU-{i}{i}{i}{i}aaaa-0000") for i in range(8)]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.point import inferencex_row
+from harness.point.record import inferencex_row
 from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
 from harness.power.percentile import time_weighted_percentile
 from harness.power.samples import PowerSample

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from harness.artifacts import read_json
-from harness.gpu_info import GpuRef, gpu_inventory, visible_gpus
 from harness.power import COLUMNS, PowerSampler, integrate_power, status_path
+from harness.power.gpu_info import GpuRef, gpu_inventory, visible_gpus
 
 
 class NVMLError(Exception):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.point import aiperf, aiperf_check
-from harness.point.aiperf_check import check_aiperf
+from harness.point.replay import aiperf, aiperf_check
+from harness.point.replay.aiperf_check import check_aiperf
 from tests.unit.test_bad_input import BASE, ROOT, one_error_line, run
 
 

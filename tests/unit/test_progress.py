@@ -7,8 +7,8 @@ import statistics
 import time
 from pathlib import Path
 
-from harness.point.progress import ClientLiveProgress, PlainDisplay, ServerLoadProgress, last_meaningful_line
-from harness.point.status import PointStatus
+from harness.point.replay.progress import ClientLiveProgress, PlainDisplay, ServerLoadProgress, last_meaningful_line
+from harness.point.state.status import PointStatus
 from harness.recipe.points import load_plans
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_the_bar_keeps_its_width_and_the_line_wraps_on_an_80_column_terminal():
 
     from rich.console import Console
 
-    from harness.point.progress import BarDisplay
+    from harness.point.replay.progress import BarDisplay
 
     buf = io.StringIO()
     bar = BarDisplay(Console(file=buf, width=80, force_terminal=True, color_system=None))

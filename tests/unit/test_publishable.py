@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.point import publishable
+from harness.point.record import publishable
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
 # written by AIPerf 0.13.0 for a 30 s quickstart point (--unsafe-override)

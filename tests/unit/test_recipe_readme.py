@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.commands.plan import schema_markdown
+from harness.commands.recipes.plan import schema_markdown
 from harness.recipe.points import load_plans
 
 ROOT = Path(__file__).resolve().parents[2]

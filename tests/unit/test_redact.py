@@ -173,7 +173,7 @@ def test_a_numeric_api_key_is_a_secret_too() -> None:
 
 
 def test_worker_fingerprint_redacts_what_sglang_echoes() -> None:
-    from harness.point.fingerprint import build_fingerprint
+    from harness.point.fingerprints.fingerprint import build_fingerprint
 
     # /get_server_info of SGLang returns its ServerArgs, api_key included
     server = {"api_key": "sk-echoed", "admin_api_key": "sk-admin", "model_path": "m", "max_total_tokens": 5,
@@ -191,8 +191,8 @@ def test_worker_fingerprint_redacts_what_sglang_echoes() -> None:
 
 
 def test_simulator_server_info_does_not_echo_the_api_key() -> None:
-    from harness.sim.app import resolve, server_info
-    from harness.sim.cli import build_parser
+    from harness.sim.frontend.app import resolve, server_info
+    from harness.sim.frontend.cli import build_parser
 
     argv = ["--model-path", "demo/agentic-coder-8b", "--api-key", "sk-sim-planted", "--admin-api-key=sk-sim-adm",
             "--sim-profile", "demo"]
@@ -228,8 +228,8 @@ def test_writers_and_cli_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_sweep_plan_secrets_come_back_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.artifacts import write_json
     from harness.errors import UserError
+    from harness.point.sweep_plan import SECRETS_ENV, load_sweep_plan
     from harness.recipe.points import load_plans
-    from harness.sweep_plan import SECRETS_ENV, load_sweep_plan
 
     plans = load_plans(ROOT / "recipes" / "quickstart-sim.yaml", ["c4"], ["server.env.HF_TOKEN=hf_sweep_secret"])[1]
     sealed, values = seal({"out_dir": str(tmp_path), "points": [p.model_dump() for p in plans]})
@@ -307,11 +307,11 @@ RAW_WRITERS = {
     "harness/tokenizer/__init__.py": "the tokenizer's hub-cache ref (a revision hash)",
     "harness/tokenizer/build.py": "the demo tokenizer's files",
     "harness/power/sampler.py": "power.csv (GPU samples)",
-    "harness/point/disk_full.py": "the disk-full reserve's blocks (status.json goes in through json_text)",
-    "harness/point/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
+    "harness/point/state/status_reserve.py": "the disk-full reserve's blocks (status.json goes in through json_text)",
+    "harness/point/servers/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
     "harness/check/changed.py": "golden curve files of a base revision, into a temp dir",
-    "harness/commands/flags.py": "SGLang's flag table (static data)",
-    "harness/commands/golden.py": "golden acceptance curves (static data)",
+    "harness/commands/recipes/flags.py": "SGLang's flag table (static data)",
+    "harness/commands/recipes/golden.py": "golden acceptance curves (static data)",
     "slurm/jobs.py": "a lock file",
     "slurm/images.py": "a lock file",
 }

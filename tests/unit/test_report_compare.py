@@ -9,8 +9,8 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.errors import UserError
-from harness.report.compare import compare_points, pct_change
-from harness.report.load import load_results
+from harness.report.analysis.compare import compare_points, pct_change
+from harness.report.results.points import load_results
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 
@@ -32,7 +32,9 @@ def test_compare_two_runs_exact(capsys):
 def test_compare_text_output(capsys):
     assert cli_main(["compare", str(FIX / "sim-run"), str(FIX / "sim-run-new")]) == 0
     out = capsys.readouterr().out
-    assert "   8  280.0 -> 350.0 (+25.0%)  4.500 -> 3.600 (-20.0%)" in out
+    assert "   8  280.0 -> 350.0 (+25.0%)  1.900 -> 1.900 (+0.0%)   2.200 -> 2.200 (+0.0%)   4.500 -> 3.600 (-20.0%)" \
+        in out   # E2EL p50 and p75 beside p90
+    assert "E2EL p50 (s)" in out.splitlines()[1]
     assert "added: c24; removed: c32" in out
 
 
@@ -70,7 +72,8 @@ def test_compare_gives_n_and_a_bootstrap_interval_per_latency_percentile(capsys)
     assert four["diff"][0] < 0 < four["diff"][1] and four["pct"][0] < 0 < four["pct"][1]
     assert by_conc[1]["ttft_p50"]["reason"] == "fewer than 10 requests: no interval"
     assert by_conc[2]["e2el_p75"] == {"n_a": None, "n_b": None, "diff": None, "pct": None, "within_noise": None,
-                                      "reason": "no per-request records: no interval"}
+                                      "reason": "no per-request records: no interval", "runs_a": 1, "runs_b": 1,
+                                      "repeat_spread_pct": None, "to_resolve": None}
     assert by_conc[4]["total_tput_per_gpu"]["reason"] == "whole-run figure: no per-request interval"
 
     assert cli_main(["compare", run, run]) == 0

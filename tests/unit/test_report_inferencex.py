@@ -12,11 +12,11 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.errors import UserError
-from harness.report.arms import Arm, arm_of
-from harness.report.compare import compare_points
-from harness.report.configs import group_configs
-from harness.report.curves import group_curves
-from harness.report.load import load_results, load_results_noted
+from harness.report.analysis.compare import compare_points
+from harness.report.analysis.curves import group_curves
+from harness.report.results.arms import Arm, arm_of
+from harness.report.results.configs import group_configs
+from harness.report.results.points import load_results, load_results_noted
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "inferencex"
 ARTIFACTS = FIX / "artifacts"

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from harness.report.arms import Arm
-from harness.report.load import load_results
+from harness.report.results.arms import Arm
+from harness.report.results.points import load_results
 from tests.inferencex_contract import check_contract
 
 MN = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "inferencex" / "multinode"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.report.load import find_result_files, load_results
-from harness.report.samples import read_request_samples, record_file
+from harness.report.results.load import find_result_files
+from harness.report.results.points import load_results
+from harness.report.results.samples import read_request_samples, record_file
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 

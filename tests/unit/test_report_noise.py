@@ -1,11 +1,11 @@
-"""The bootstrap interval of a percentile difference (harness.report.noise)."""
+"""The bootstrap interval of a percentile difference (harness.report.analysis.noise)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from harness.report.noise import (
+from harness.report.analysis.noise import (
     MIN_REQUESTS,
     NO_RECORDS,
     percentile_diff_interval,
@@ -74,7 +74,7 @@ def test_an_empty_side_gives_no_interval() -> None:
     assert r.diff is None and r.verdict == NO_RECORDS
     assert (r.n_a, r.n_b) == (None, 20)
     assert r.as_json() == {"n_a": None, "n_b": 20, "diff": None, "pct": None, "within_noise": None,
-                           "reason": NO_RECORDS}
+                           "reason": NO_RECORDS, "runs_a": 1, "runs_b": 1, "repeat_spread_pct": None}
 
 
 def test_a_zero_baseline_gives_no_percent_interval() -> None:

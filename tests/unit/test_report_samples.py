@@ -14,9 +14,15 @@ from pathlib import Path
 import pytest
 
 from benchmarks.report_bench import record_line
-from harness.report import samples
-from harness.report.samples import load_request_samples, read_request_samples
-from harness.report.samples_file import SAMPLES_FILE, kept_latencies, read_samples_file, stamp, write_samples_file
+from harness.report.results import samples
+from harness.report.results.samples import load_request_samples, read_request_samples
+from harness.report.results.samples_file import (
+    SAMPLES_FILE,
+    kept_latencies,
+    read_samples_file,
+    stamp,
+    write_samples_file,
+)
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -186,9 +192,9 @@ def test_a_damaged_samples_file_is_not_used(tmp_path: Path, damage: str) -> None
 
 
 def test_the_report_reads_record_files_in_workers_with_the_same_quantiles(tmp_path: Path) -> None:
-    from harness.report.build import _point_quantiles, distributions
-    from harness.report.curves import group_curves
-    from harness.report.load import load_results
+    from harness.report.analysis.curves import group_curves
+    from harness.report.render.build import _point_quantiles, distributions
+    from harness.report.results.points import load_results
 
     rng = random.Random(5)
     fixture = json.loads((Path(__file__).parents[2] / "tests" / "fixtures" / "h200-power" / "point_result.json")

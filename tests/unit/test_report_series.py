@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from harness.report import build_report
-from harness.report.configs import group_configs
-from harness.report.curves import CURVE_DEFINITION, frontiers_for, group_curves
-from harness.report.load import load_results
-from harness.report.series import Series, hardware_key
+from harness.report.analysis.curves import CURVE_DEFINITION, frontiers_for, group_curves
+from harness.report.results.configs import group_configs
+from harness.report.results.points import load_results
+from harness.report.results.series import Series, hardware_key
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results"
 INFERENCEX = FIX / "inferencex"

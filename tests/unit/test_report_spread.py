@@ -6,8 +6,8 @@ import argparse
 
 import pytest
 
-from harness.commands.run import _repeat_count, worst_exit
-from harness.report.spread import render, spreads
+from harness.commands.running.run import _repeat_count, worst_exit
+from harness.report.analysis.spread import render, spreads
 
 
 def _record(tput: float, e2el_p90: float, requests: int = 100) -> dict[str, object]:

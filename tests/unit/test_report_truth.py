@@ -14,8 +14,8 @@ import pytest
 from harness.cli import main as cli
 from harness.errors import UserError
 from harness.report import build_report
-from harness.report.compare import compare_points, render_comparison
-from harness.report.load import load_results
+from harness.report.analysis.compare import compare_points, render_comparison
+from harness.report.results.points import load_results
 
 SIM_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "sim-run"
 NEVER_READY = "ready_timeout: the server did not become ready within 1 s (last phase: loading)"
@@ -115,7 +115,7 @@ def test_inferencex_rows_of_one_recipe_are_one_curve_whatever_their_per_point_se
     """Rows InferenceX's aggregator wrote for one recipe (one fingerprint), HiCache on at c4 only: one curve,
     the setting on each point; the rows of two other recipes and a disaggregated row of the same series join
     that curve, each point named by its config."""
-    from harness.report.curves import group_curves
+    from harness.report.analysis.curves import group_curves
 
     (curve,) = group_curves(load_results([INFERENCEX / "one-config"]))
     assert [p.conc for p in curve.points] == [2, 4] and curve.ids == ["c2", "c4 (kv dram)"]

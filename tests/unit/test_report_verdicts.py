@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.report.achieved import achieved_concurrency, littles_law
-from harness.report.load import Reason, load_results
-from harness.report.unfinished import status_point
-from harness.report.verdicts import COLUMNS, FEW, INFLIGHT, footnotes, min_requests, verdict_row
+from harness.report.analysis.achieved import achieved_concurrency, littles_law
+from harness.report.analysis.verdicts import COLUMNS, FEW, INFLIGHT, footnotes, min_requests, verdict_row
+from harness.report.results.load import Reason
+from harness.report.results.points import load_results
+from harness.report.results.unfinished import status_point
 
 SIM_RUN = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "sim-run"
 

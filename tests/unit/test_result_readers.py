@@ -13,7 +13,7 @@ import pytest
 
 from harness.cli import _main
 from harness.errors import UserError
-from harness.json_input import JsonFields, read_json_object
+from harness.inputs.json_input import JsonFields, read_json_object
 
 ROOT = Path(__file__).resolve().parents[2]
 POINT = ROOT / "tests" / "fixtures" / "h200-power"

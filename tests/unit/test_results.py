@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.point.result_fields import (
+from harness.point.record.result_fields import (
     RequestRecord,
     parse_record,
     request_accounting,
@@ -74,7 +74,7 @@ def test_accounting_counts_cancelled_and_error_categories():
 def test_achieved_concurrency_counts_live_session_trees_including_think_time():
     from dataclasses import replace
 
-    from harness.point.result_fields import achieved_concurrency
+    from harness.point.record.result_fields import achieved_concurrency
 
     a1 = replace(rec(0, 1), tree_id="a")
     a2 = replace(rec(3, 4), tree_id="a")      # tree a lives 0..4 (think time 1..3 counts)

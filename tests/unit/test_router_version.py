@@ -3,7 +3,7 @@ fingerprint), never from what the harness expects."""
 
 from __future__ import annotations
 
-from harness.point.router_version import frozen_version, router_metadata
+from harness.point.record.router_version import frozen_version, router_metadata
 
 WHEEL = ("sglang-router @ file:///tmp/x/sglang_router-0.3.2-cp38-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
          "#sha256=ba5a24951e5e0357fe390782fcd1abd861448a87216832dbf2e501a1dd1548eb")

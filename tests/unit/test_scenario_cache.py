@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.recipe import scenario_cache
+from harness.preflight import scenario_cache
 from harness.recipe.scenario import Resolution, Violation
 
 REFUSED = Resolution(False, None, [Violation("--benchmark-duration", "20 s", ">=900")], "refused")

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from harness.point.server_crash import CrashWatch, crash_reason, sglang_members
+from harness.point.servers.server_crash import CrashWatch, crash_reason, sglang_members
 
 # a group leader (the "server") with two children titled as SGLang titles its scheduler and detokenizer, and one
 # helper with another title, which is not watched

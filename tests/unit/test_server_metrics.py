@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.point.server_metrics import achieved_accept_length, parse_counters
+from harness.point.servers.server_metrics import achieved_accept_length, parse_counters
 
 TEXT = """# HELP sglang:generation_tokens_total Number of generation tokens.
 # TYPE sglang:generation_tokens_total counter

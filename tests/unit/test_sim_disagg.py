@@ -9,9 +9,8 @@ import time
 import pytest
 from aiohttp import web
 
-from harness.sim.bootstrap import BootstrapServer, collect
-from harness.sim.cli import build_parser
-from harness.sim.disagg import (
+from harness.sim.batching.bootstrap import BootstrapServer, collect
+from harness.sim.batching.disagg import (
     DEFAULT_TIMEOUT_S,
     WAITING_TIMEOUT_ENV,
     Bootstrap,
@@ -22,7 +21,8 @@ from harness.sim.disagg import (
     transfer_seconds,
     waiting_timeout_message,
 )
-from harness.sim.timing import load_profile
+from harness.sim.batching.timing import load_profile
+from harness.sim.frontend.cli import build_parser
 
 
 def test_bootstrap_fields_as_the_router_adds_them() -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from harness.sim.engine import Engine, EngineConfig
-from harness.sim.prompt import analyse, render_chat
-from harness.sim.request import SimRequest
-from harness.sim.spec import SpecConfig, read_simulate_env
-from harness.sim.timing import TimingModel, load_profile
+from harness.sim.batching.engine import Engine, EngineConfig
+from harness.sim.batching.prompt import analyse, render_chat
+from harness.sim.batching.request import SimRequest
+from harness.sim.batching.spec import SpecConfig, read_simulate_env
+from harness.sim.batching.timing import TimingModel, load_profile
 
 PLAIN = SpecConfig(None, 0, 1, 1)
 DFLASH8 = SpecConfig("DFLASH", 1, 1, 8)
@@ -330,8 +330,8 @@ def test_stream_interval_rule_of_0520_and_0523_under_speculative_decoding() -> N
 
 
 def test_simulator_picks_the_stream_rule_of_its_flag_table() -> None:
-    from harness.sim.app import resolve
-    from harness.sim.cli import build_parser
+    from harness.sim.frontend.app import resolve
+    from harness.sim.frontend.cli import build_parser
 
     for version, rule in (("0.5.20", "modulo"), ("0.5.23", "unsent")):
         res = resolve(build_parser(version).parse_args(["--stream-interval", "20"]),

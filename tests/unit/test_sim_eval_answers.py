@@ -5,7 +5,7 @@ import re
 import pytest
 
 from harness.evals.plan import SIM_ANSWERS
-from harness.sim.eval_answers import EvalAnswers, load_problems, tokens_of
+from harness.sim.batching.eval_answers import EvalAnswers, load_problems, tokens_of
 
 PROBLEMS = load_problems(SIM_ANSWERS["gsm8k"])
 

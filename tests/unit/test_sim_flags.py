@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.sim.cli import build_parser
-from harness.sim.prompt import analyse, count_tokens, render_chat
+from harness.sim.batching.prompt import analyse, count_tokens, render_chat
+from harness.sim.frontend.cli import build_parser
 
 RECIPE_ARGV = [
     "--model-path", "/models/muse", "--served-model-name", "muse", "--host", "0.0.0.0", "--port", "30000",
@@ -72,7 +72,7 @@ def test_prompt_token_count_is_deterministic_bytes_over_four() -> None:
 @pytest.mark.parametrize("version", ["0.5.20", "0.5.23"])
 def test_recipe_argv_resolves_under_both_tables(version: str) -> None:
     # the 0.5.20 table once had no types: every value stayed a string and resolve() crashed with a TypeError
-    from harness.sim.app import resolve
+    from harness.sim.frontend.app import resolve
 
     a = build_parser(version).parse_args(RECIPE_ARGV)
     res = resolve(a, {"HARNESS_SIM_SGLANG_VERSION": version})
@@ -101,14 +101,14 @@ def test_choices_are_enforced_on_every_choice_flag(capsys: pytest.CaptureFixture
     (["--tp-size", "2", "--dcp-size", "2", "--enable-prefill-cp"], "--dcp-size > 1 does not support --enable-prefill-cp."),
 ])
 def test_sglang_post_init_rejections_stop_the_simulator(extra: list[str], message: str) -> None:
-    from harness.sim.app import ServerArgsError, resolve
+    from harness.sim.frontend.app import ServerArgsError, resolve
 
     with pytest.raises(ServerArgsError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
         resolve(build_parser().parse_args([*RECIPE_ARGV, *extra]), {})
 
 
 def test_dflash_without_draft_and_eagle_topk_without_steps_stop_the_simulator() -> None:
-    from harness.sim.app import ServerArgsError, resolve
+    from harness.sim.frontend.app import ServerArgsError, resolve
 
     argv = [a for a in RECIPE_ARGV if a != "RadixArk/Muse-Spark-Open-DFlash2" and a != "--speculative-draft-model-path"]
     with pytest.raises(ServerArgsError, match="requires setting --speculative-draft-model-path"):
@@ -119,7 +119,7 @@ def test_dflash_without_draft_and_eagle_topk_without_steps_stop_the_simulator() 
 
 
 def test_server_info_version_follows_the_table_in_use() -> None:
-    from harness.sim.app import resolve, server_info
+    from harness.sim.frontend.app import resolve, server_info
 
     env = {"HARNESS_SIM_SGLANG_VERSION": "0.5.20"}
     res = resolve(build_parser("0.5.20").parse_args(RECIPE_ARGV), env)
@@ -127,7 +127,7 @@ def test_server_info_version_follows_the_table_in_use() -> None:
 
 
 def test_dp_attention_and_dcp_are_accepted_as_sglangs_argparse_does() -> None:
-    from harness.sim.app import pool_line, resolve
+    from harness.sim.frontend.app import pool_line, resolve
 
     plain = [a for a in RECIPE_ARGV if a not in ("--enable-hierarchical-cache",)]
     plain = plain[: plain.index("--hicache-size")] + plain[plain.index("--hicache-write-policy") + 2:]
@@ -145,7 +145,7 @@ def test_dp_attention_and_dcp_are_accepted_as_sglangs_argparse_does() -> None:
 def test_max_running_and_chunked_prefill_are_divided_per_attention_dp_rank(dp: str | None, rank_running: int,
                                                                            rank_chunk: int) -> None:
     # SGLang gives each attention-DP rank max(1, max_running // ranks) requests and chunk // ranks prefill tokens
-    from harness.sim.app import resolve, server_info
+    from harness.sim.frontend.app import resolve, server_info
 
     argv = ["--model-path", "m", "--tp-size", "4", "--max-running-requests", "24", "--chunked-prefill-size", "8192"]
     res = resolve(build_parser().parse_args([*argv, *(["--attn-dp-size", dp] if dp else [])]), {})

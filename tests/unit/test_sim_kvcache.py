@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.sim.kvcache import KVCache
+from harness.sim.batching.kvcache import KVCache
 
 
 def hashes(prefix: str, n: int) -> tuple[bytes, ...]:

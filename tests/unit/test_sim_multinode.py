@@ -7,8 +7,7 @@ import socket
 
 import pytest
 
-from harness.sim.cli import build_parser
-from harness.sim.multinode import (
+from harness.sim.batching.multinode import (
     DEFAULT_JOIN_TIMEOUT_S,
     JOIN_TIMEOUT_ENV,
     JoinError,
@@ -17,6 +16,7 @@ from harness.sim.multinode import (
     _follow,
     node_group,
 )
+from harness.sim.frontend.cli import build_parser
 
 
 def _args(*flags: str):  # type: ignore[no-untyped-def]

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from harness.sim.spec import (
+from harness.sim.batching.spec import (
     AcceptSampler,
     SpecArgsError,
     check_at_start,

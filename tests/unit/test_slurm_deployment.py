@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import UserError
-from harness.point.status import PointStatus
+from harness.point.state.status import PointStatus
 from harness.recipe.points import load_plans
 from slurm.profile import load_profile
 from slurm.progress import finished, point_views

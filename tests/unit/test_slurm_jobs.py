@@ -78,7 +78,7 @@ def test_follow_shows_each_progress_line_once(tmp_path):
     record = {"job_id": "7", "out_dir": str(tmp_path), "points": [
         {"task_id": 0, "point_dir": str(pdir), "name": "c2", "conc": 2, "result": "point_result.json"}]}
     buf = io.StringIO()
-    follow(record, interval_s=0, out=buf, states=lambda job: ({}, None))
+    follow(record, interval_s=0, out=buf, states=lambda record: ({}, None))
     text = buf.getvalue()
     assert text.count("c2 profiling 17/30 s") == 1 and f"[c2 slurm] {line}" in text
     assert "[c2 harness] 2026-12-01T07:28:47Z [phase] profiling (AIPerf)" in text

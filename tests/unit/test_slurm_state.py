@@ -57,6 +57,19 @@ def test_parse_sacct() -> None:
     assert tasks[5].active and not tasks[0].active
 
 
+def test_an_older_job_of_the_same_id_in_accounting_is_not_this_job() -> None:
+    """After a controller's state is reset, ids start again; the accounting database still has the old jobs."""
+    from datetime import datetime
+
+    submitted_ns = int(datetime.fromisoformat("2026-12-03T07:03:36").timestamp() * 1e9)
+    text = ("13_0|14|FAILED|3:0|NonZeroExitCode|n1|2026-12-02T21:10:05\n"     # yesterday's job 13
+            "13_1|15|RUNNING|0:0|None|n2|2026-12-03T07:03:36\n"
+            "13_2|13|PENDING|0:0|JobArrayTaskLimit|None assigned|Unknown\n")
+    assert sorted(parse_sacct(text, "13")) == [0, 1, 2]
+    tasks = parse_sacct(text, "13", submitted_ns)
+    assert sorted(tasks) == [1, 2] and tasks[1].state == "RUNNING"
+
+
 def test_parse_scontrol() -> None:
     tasks = parse_scontrol(SCONTROL, "20")
     assert tasks[0] == TaskState(0, "FAILED", 138, "NonZeroExitCode", "vm", "22")

@@ -1,6 +1,6 @@
 """The stall decision: progress, idleness, the bound and /health 503s, on a controlled clock."""
 
-from harness.point.stall import ServerSample, StallJudge, default_stall_timeout_s, server_sample
+from harness.point.replay.stall import ServerSample, StallJudge, default_stall_timeout_s, server_sample
 
 
 def busy(tokens: float, in_flight: float = 4, health: int | None = None) -> ServerSample:

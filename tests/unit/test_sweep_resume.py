@@ -8,7 +8,7 @@ import pytest
 
 from harness.artifacts import write_json
 from harness.cli import main as cli_main
-from harness.point.result import point_dir
+from harness.point.record.result import point_dir
 from harness.recipe.points import load_plans
 
 ROOT = Path(__file__).resolve().parents[2]

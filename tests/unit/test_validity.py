@@ -1,6 +1,6 @@
 """Every validity reason code, each triggered on its own."""
 
-from harness.point.validity import Thresholds, verdict
+from harness.point.record.validity import Thresholds, verdict
 
 
 def good(**over):

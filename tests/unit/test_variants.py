@@ -11,13 +11,13 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.errors import UserError
-from harness.point.result import point_dir
-from harness.point.variant import check_tag, derived_name, variant_name
+from harness.point.record.result import point_dir
+from harness.point.state.variant import check_tag, derived_name, variant_name
 from harness.provenance import harness_commit
 from harness.recipe.points import load_plans
 from harness.report import build_report
-from harness.report.compare import variant_sides
-from harness.report.load import load_results
+from harness.report.analysis.compare import variant_sides
+from harness.report.results.points import load_results
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "results"
@@ -167,7 +167,7 @@ def test_a_tagged_run_without_overrides_says_so(tmp_path):
 def test_run_says_where_a_variant_lands_and_how_to_compare_it(tmp_path, capsys):
     import shlex
 
-    from harness.commands.run import compare_hint, landing_line
+    from harness.commands.running.run import compare_hint, landing_line
 
     run = _with_variant(tmp_path)
     pdir = run / "quickstart-sim" / "variants" / "mrr64" / "conc4"

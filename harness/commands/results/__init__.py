@@ -1,0 +1,1 @@
+"""Subcommands that read a run's results: report, compare, export, fingerprint."""

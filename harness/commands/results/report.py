@@ -1,0 +1,57 @@
+"""`harness report RUN_DIR... [--out DIR] [--json]`: tables, Pareto frontiers, plots and HTML."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.artifacts import print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="directories searched recursively for result files (or result files themselves)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write the report (default: RUN_DIR/report for one directory, "
+                             "./report otherwise)")
+    parser.add_argument("--json", action="store_true", help="print the report JSON on stdout instead of tables")
+    parser.add_argument("--no-records", action="store_true",
+                        help="do not read per-request files (no latency distributions in the plots)")
+
+
+def default_out(run_dirs: list[Path]) -> Path:
+    if len(run_dirs) == 1 and run_dirs[0].is_dir():
+        return run_dirs[0] / "report"
+    return Path("report")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.report import build_report
+    from harness.report.analysis.curves import CURVE_DEFINITION, report_json
+    from harness.report.analysis.table import render_curve
+    from harness.report.render.markdown import coverage_lines
+    from harness.report.render.plain import plain
+    from harness.report.results.evals import eval_lines
+
+    out_dir = args.out or default_out(args.run_dirs)
+    outputs = build_report(args.run_dirs, out_dir, with_records=not args.no_records)
+    if args.json:
+        from harness.report.results.evals import eval_json
+
+        evals = {k: eval_json(outputs.evals.get(k)) for c in outputs.curves for k in c.config_keys}
+        print_json({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes})
+        return 0
+    lines = [CURVE_DEFINITION, *(f"note: {n}" for n in outputs.notes)]
+    for c in outputs.curves:
+        lines.append(render_curve(c).rstrip("\n"))
+        lines.append("Pareto coverage:")
+        lines += ["  " + line[2:] for line in coverage_lines(c)]
+        lines += [f"warning: {w}" for w in c.warnings]
+        lines += eval_lines(c.config_keys, outputs.evals, c.simulated)
+        lines.append("")
+    print("\n".join(plain(line) for line in lines))   # the lines shared with report.md, without their Markdown
+    print(f"report: {outputs.html_path}")
+    print(f"markdown: {outputs.markdown_path}")
+    print(f"json: {outputs.json_path}")
+    print(f"csv: {outputs.csv_path}")
+    return 0

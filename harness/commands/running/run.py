@@ -1,0 +1,224 @@
+"""`harness run RECIPE --point cN`: one point on one fresh server (the hand-tuning path)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from harness.point.run import PointOptions, PointOutcome
+    from harness.recipe.plan import PointPlan
+    from harness.recipe.schema import Recipe
+
+
+def add_point_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by `run` and `sweep`."""
+    from launchers import launcher_kinds
+
+    parser.add_argument("recipe", help="recipe YAML file")
+    parser.add_argument("--out", default="runs", type=Path, help="output directory (default: runs)")
+    parser.add_argument("--launcher", default="local", choices=launcher_kinds(), help="how the server starts")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SETTING=VALUE",
+                        help="override a setting, e.g. args.hicache-size=160 (recorded in the result)")
+    parser.add_argument("--duration", type=float, help="profiling window in seconds (overrides client.duration_s)")
+    parser.add_argument("--unofficial", action="store_true",
+                        help="a smoke run (local corpus, short window): AIPerf runs with --unsafe-override and the "
+                             "results are marked unofficial, never publishable")
+    add_corpus_cache_option(parser)
+    parser.add_argument("--ready-timeout", type=float, help="seconds to wait for the server to become ready")
+    add_stall_option(parser)
+    parser.add_argument("--require-power", action="store_true", help="a point without valid power is invalid")
+    parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
+    parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
+    add_label_options(parser)
+
+
+def add_corpus_cache_option(parser: argparse.ArgumentParser) -> None:
+    """`--corpus-cache` (run, sweep, preflight of a local run)."""
+    parser.add_argument("--corpus-cache", type=Path, metavar="DIR",
+                        help="datasets cache holding the staged pinned corpus (default: HF_DATASETS_CACHE, else "
+                             "HF_HOME/datasets; stage it with `harness traces stage`)")
+
+
+def add_stall_option(parser: argparse.ArgumentParser) -> None:
+    """`--stall-timeout` (run, sweep, submit)."""
+    parser.add_argument("--stall-timeout", type=positive_seconds, metavar="S",
+                        help="fail a point as server_stalled after S seconds without progress while requests are "
+                             "in flight (default: a tenth of the window, 60 to 300 s)")
+
+
+def positive_seconds(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def add_label_options(parser: argparse.ArgumentParser) -> None:
+    """`--tag` and `--note` (run, sweep, submit): recorded in every result and shown in reports."""
+    parser.add_argument("--tag", help="name this run: results land in <out>/<config_key>/variants/NAME/ and the "
+                                      "report draws them as their own series (default with --set: a name "
+                                      "made from the overrides)")
+    parser.add_argument("--note", help="free text recorded in the results and shown in reports")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_point_options(parser)
+    parser.add_argument("--point", required=True, help="the point to run, e.g. c8")
+    parser.add_argument("--repeat", type=_repeat_count, default=1, metavar="N",
+                        help="run the point N times, each on a fresh server (earlier runs kept under "
+                             "attempts/), then print the spread of its metrics over the runs")
+
+
+def _repeat_count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number of runs from 1 to 100, got {text!r}")
+    return int(text)
+
+
+def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
+    from harness.point.record.validity import with_required_power
+    from harness.point.run import PointOptions
+    from harness.point.state.variant import variant_name
+    from launchers.base import check_engine
+
+    check_engine(args.launcher, recipe.engine, recipe.image)
+    overrides = overrides_with_duration(args)
+    return PointOptions(out_dir=args.out, launcher=args.launcher,
+                        ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
+                        thresholds=with_required_power(recipe.validity, args.require_power), mounts=tuple(args.mount),
+                        overrides=tuple(overrides), image_path=args.image_path, stall_timeout_s=args.stall_timeout,
+                        variant=variant_name(overrides, args.tag), tag=args.tag, note=args.note)
+
+
+def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan],
+                    corpus_cache: Path | None = None) -> list[PointPlan]:
+    """Preflight for points run on this machine: the corpus, the client's tokenizer and AIPerf's own verdict on
+    every point's client command (see harness.preflight)."""
+    from harness import preflight
+    from harness.errors import UserError
+
+    report = preflight.local(recipe, plans, recipe_path, corpus_cache)
+    if not report.ok:
+        raise UserError("preflight: " + "; ".join(f"{f.where}: {f.message}" for f in report.failures()))
+    return report.plans
+
+
+def check_out_dir(out: Path) -> None:
+    """`--out` exists (or is created) and takes files: checked before anything starts, one line if not."""
+    import os
+    import tempfile
+
+    from harness.errors import UserError
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise UserError(f"--out {out}: not a writable directory ({exc.strerror or exc})") from None
+
+
+def overrides_with_duration(args: argparse.Namespace) -> list[str]:
+    """`--set`s, then `--duration S` as `client.duration_s=S` (a shortened window is a variant too)."""
+    extra = [f"client.duration_s={args.duration:g}"] if args.duration else []
+    return [*args.overrides, *extra]
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.point.record.result import point_dir
+    from harness.point.run import run_point
+    from harness.point.state.ownership import check_free
+    from harness.point.state.status import read_status
+    from harness.recipe.points import check_placeable, load_plans
+
+    recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
+    options = options_from_args(args, recipe)
+    check_placeable(plans, options.launcher, args.recipe)
+    pdir = point_dir(args.out, plans[0], options.variant)
+    check_free(pdir)   # another writer of this point: refused at once, naming it
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
+    check_out_dir(args.out)
+    prior = read_status(pdir)
+    print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
+          flush=True)
+    outcomes = []
+    for i in range(args.repeat):
+        if args.repeat > 1:
+            print(f"run {i + 1} of {args.repeat}", flush=True)
+        outcome = run_point(plans[0], options)
+        outcomes.append(outcome)
+        print(describe_outcome(outcome))
+        if outcome.exit_status not in (0, 1, 3):   # a signal or a user error: no further runs
+            break
+    if outcome.result is not None:
+        print()
+        print(point_table(outcome.point_dir), end="")
+    if args.repeat > 1:
+        print()
+        print(repeat_summary(outcomes), end="")
+    if outcome.result is not None and options.variant:
+        print(compare_hint(args.out / recipe.config_key, options.variant))
+    return outcome.exit_status if len(outcomes) == 1 else worst_exit(o.exit_status for o in outcomes)
+
+
+def repeat_summary(outcomes: list[PointOutcome]) -> str:
+    """Where the runs are, and the spread of their metrics (`harness.report.analysis.spread`)."""
+    from harness.report.analysis.spread import render, spreads
+
+    records = [o.result for o in outcomes if o.result is not None]
+    where = f"the runs: {outcomes[-1].point_dir} (the newest) and its attempts/ (the earlier ones)\n"
+    return where + render(spreads(records), len(records))
+
+
+def worst_exit(statuses: Iterable[int]) -> int:
+    """One exit status for several runs: a signal's, else failed (1), else invalid (3), else 0."""
+    seen = list(statuses)
+    for status in (s for s in seen if s not in (0, 1, 3)):
+        return status
+    return 1 if 1 in seen else 3 if 3 in seen else 0
+
+
+def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = False) -> str:
+    """Where the point's results go, said before it starts (a variant never touches the baseline), and
+    whether they replace a completed result there."""
+    again = "; it replaces the completed result there, kept under attempts/" if replaces else ""
+    if variant:
+        return f"c{conc}: variant {variant} -> {pdir} (the recipe's own c{conc} is left as it is{again})"
+    return f"c{conc}: the recipe as written -> {pdir}" + (f" ({again[2:]}; --tag NAME keeps both)" if again else "")
+
+
+def compare_hint(curve_dir: Path, variant: str) -> str:
+    """The command that pairs a variant's points with the recipe's own points."""
+    import shlex
+
+    return f"against the recipe's own points: harness compare {shlex.quote(str(curve_dir))} --variant " \
+           f"{shlex.quote(variant)}"
+
+
+def point_table(pdir: Path) -> str:
+    """The numbers one point measured, as `sweep` prints a curve: title (SIMULATED, variant) and table."""
+    from harness.report.analysis.curves import group_curves
+    from harness.report.analysis.table import render_curve
+    from harness.report.results.points import load_results
+
+    return "".join(render_curve(c) for c in group_curves(load_results([pdir])))
+
+
+def describe_outcome(o: PointOutcome) -> str:
+    lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
+    if o.result is not None:
+        v = o.result["validity"]
+        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}; "
+                     f"{o.result['publishable']['label']}")
+        for r in v["reasons"]:
+            lines.append(f"    - {r['code']}: {r['message']}")
+    return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""`harness search RECIPE --slo EXPR`: the highest concurrency that meets a service level, and the capacity
+there (agents per GPU, per node, per kW). See docs/search.md."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.point.run import PointOptions
+    from harness.recipe.plan import PointPlan
+    from harness.recipe.schema import Recipe
+    from harness.search.driver import SearchRun
+    from harness.search.outcome import SearchSpec
+    from harness.search.slo import Slo
+    from harness.search.verdict import PointVerdict
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.commands.running.run import add_point_options
+
+    add_point_options(parser)
+    parser.add_argument("--slo", action="append", required=True, metavar="EXPR",
+                        help="a row metric, a comparison and a value, e.g. ttft_p90<=10 or intvty_p90>=20 "
+                             "(repeatable: a point meets the SLO when it is valid and every one holds)")
+    parser.add_argument("--min-conc", type=_conc, default=1, metavar="N", help="lowest concurrency (default: 1)")
+    parser.add_argument("--max-conc", type=_conc, default=256, metavar="N",
+                        help="highest concurrency (default: 256)")
+    parser.add_argument("--point-template", metavar="NAME",
+                        help="take every tested point's settings from this recipe point, e.g. c8 (default: the "
+                             "recipe's point nearest each concurrency)")
+
+
+def _conc(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100_000:
+        raise argparse.ArgumentTypeError(f"expected a concurrency from 1 to 100000, got {text!r}")
+    return int(text)
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.commands.running.run import check_out_dir, options_from_args, overrides_with_duration
+    from harness.errors import UserError
+    from harness.recipe.load import load_recipe
+    from harness.recipe.points import apply_overrides
+    from harness.search.candidate import plan_at
+    from harness.search.driver import run_search
+    from harness.search.slo import parse_slos
+
+    slos = parse_slos(args.slo)
+    if args.max_conc < args.min_conc:
+        raise UserError(f"--max-conc {args.max_conc} is below --min-conc {args.min_conc}")
+    recipe = load_recipe(args.recipe)
+    if args.unofficial:
+        recipe = recipe.model_copy(update={"client": recipe.client.model_copy(update={"unofficial": True})})
+    recipe, points = apply_overrides(recipe, None, overrides_with_duration(args), args.recipe)
+    first = plan_at(recipe, points, args.min_conc, args.point_template, args.recipe)   # every input error now
+    options = options_from_args(args, recipe)
+    check_out_dir(args.out)
+    spec = _spec(args, recipe, first, slos, options.variant)
+    out_file = search_dir(args.out, recipe.config_key, options.variant, slos) / "search.json"
+    print(f"search: {' and '.join(s.text for s in slos)} over c{args.min_conc}..c{args.max_conc} -> {out_file}",
+          flush=True)
+    stop: list[int] = []
+
+    def test(conc: int) -> PointVerdict | None:
+        plan = plan_at(recipe, points, conc, args.point_template, args.recipe)
+        return _test_point(args, recipe, plan, options, slos, stop)
+
+    def write(run: SearchRun) -> dict[str, Any]:
+        """search.json, the capacity counted on the boundary point's own GPUs and nodes."""
+        import dataclasses
+
+        at = run.state.boundary
+        plan = first if at is None else plan_at(recipe, points, at, args.point_template, args.recipe)
+        return _write(out_file, dataclasses.replace(spec, num_gpus=plan.resources.num_gpus,
+                                                    nodes=plan.resources.nodes), run)
+
+    run = run_search(args.min_conc, args.max_conc, test, write)
+    doc = write(run)
+    from harness.search.outcome import render_summary
+    from harness.search.plot import PLOT_FILE, plot_search
+
+    print()
+    print(render_summary(doc), end="")
+    print(f"search: {out_file}")
+    if doc["points"]:
+        print(f"plot:   {plot_search(doc, out_file.parent / PLOT_FILE)}")
+    return stop[0] if stop else 0
+
+
+def search_dir(out: Path, config_key: str, variant: str | None, slos: list[Slo]) -> Path:
+    """`<out>/<config_key>[/variants/<v>]/searches/<the SLO as a name>`: beside the points it tested."""
+    from harness.point.state.variant import VARIANTS_DIR
+
+    base = out / config_key / VARIANTS_DIR / variant if variant else out / config_key
+    words = {"<=": "le", ">=": "ge", "<": "lt", ">": "gt"}
+    name = "_".join(f"{s.name}-{words[s.op]}-{s.value:g}" for s in slos)
+    return base / "searches" / re.sub(r"[^A-Za-z0-9._=-]", "_", name)
+
+
+def _spec(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, slos: list[Slo],
+          variant: str | None) -> SearchSpec:
+    from harness.search.outcome import SearchSpec
+
+    return SearchSpec(recipe=str(args.recipe), config_key=recipe.config_key, variant=variant, slos=tuple(slos),
+                      min_conc=args.min_conc, max_conc=args.max_conc, num_gpus=plan.resources.num_gpus,
+                      nodes=plan.resources.nodes)
+
+
+def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, options: PointOptions,
+                slos: list[Slo], stop: list[int]) -> PointVerdict | None:
+    """One point on a fresh server (or the completed one of the same settings), read back as its verdict; None
+    when the search must stop (its exit status is put in `stop`)."""
+    from harness.commands.running.run import local_preflight
+    from harness.point.record.result import point_dir
+    from harness.point.sequence import run_sequence
+    from harness.point.state.ownership import check_free
+    from harness.recipe.points import check_placeable
+    from harness.search.verdict import read_verdict
+
+    check_placeable([plan], options.launcher, args.recipe)
+    pdir = point_dir(args.out, plan, options.variant)
+    check_free(pdir)
+    plan = local_preflight(args.recipe, recipe, [plan], args.corpus_cache)[0]
+    done = run_sequence([plan], options)
+    if done.stopped:
+        stop.append(done.exit_status)
+        return None
+    verdict = read_verdict(pdir, plan.conc, slos)
+    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO",
+            "inconclusive": "inconclusive (invalid only for too little evidence)"}[verdict.outcome]
+    values = ", ".join(f"{c.slo.name}={c.value if c.value is None else f'{c.value:.4g}'}" for c in verdict.checks)
+    print(f"[search] c{plan.conc}: {mark} ({values}{'' if verdict.valid else '; invalid'}"
+          f"{'; uncertain' if verdict.uncertain else ''})", flush=True)
+    return verdict
+
+
+def _write(path: Path, spec: SearchSpec, run: SearchRun) -> dict[str, Any]:
+    from harness.artifacts import write_json
+    from harness.search.outcome import search_json
+
+    doc = search_json(spec, run.tested, run.state, run.complete)
+    write_json(path, doc)
+    return doc

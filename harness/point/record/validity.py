@@ -1,0 +1,112 @@
+"""The validity verdict of a point: pure checks over the built result, with configurable thresholds.
+
+Every reason has a stable code. The thresholds used are recorded in the verdict, so a reader can tell
+what "valid" meant for this result. InferenceX's own gates are among them: its error-rate gate (failed /
+completed requests above 0.10, `error_ratio`), its required `sglang:` server-metrics prefix
+(`server_metrics_missing`), and the runtime reasons the AgentX client gives for an invalid submission (latency
+coverage under 95 % of the window, context overflows above 1 %, a cancelled run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Thresholds(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_completed_requests: int = Field(default=10, ge=0, description="successful profiled requests needed")
+    min_window_fraction: float = Field(default=0.5, ge=0, le=1, description="measured window / requested duration")
+    max_error_ratio: float = Field(default=0.10, ge=0, le=1,
+                                   description="failed / completed requests (InferenceX's error-rate gate)")
+    max_cancelled_ratio: float = Field(default=0.20, ge=0, le=1, description="cancelled at cutoff / requests sent")
+    min_concurrency_ratio: float = Field(
+        default=0.5, ge=0, le=1, description="achieved session-tree concurrency / target concurrency")
+    max_accept_length_error: float = Field(default=0.02, ge=0, description="|achieved - target| / target")
+    require_power: bool = Field(default=False, description="invalid without valid power (also `--require-power`)")
+
+
+def with_required_power(thresholds: Thresholds, required: bool) -> Thresholds:
+    """The recipe's thresholds, with strict power switched on when `--require-power` asks for it."""
+    return thresholds.model_copy(update={"require_power": True}) if required else thresholds
+
+
+def _reason(code: str, message: str) -> dict[str, str]:
+    return {"code": code, "message": message}
+
+
+# The AgentX client's runtime reasons for an invalid submission (its `submission_invalid_reasons`) that say the
+# measurement itself is not sound; `unsafe_override` (a smoke run) only makes a point unofficial.
+CLIENT_RUNTIME_REASONS = {
+    "insufficient_profile_metric_coverage": ("latency_coverage", "AIPerf: latency observations cover less of the "
+                                             "profiling window than the scenario requires (95 %)"),
+    "context_overflow_rate_exceeded": ("context_overflow_rate", "AIPerf: context-overflow responses above the "
+                                       "scenario's 1 % limit"),
+    "run_cancelled": ("run_cancelled", "AIPerf: the run was cancelled before its window ended"),
+}
+
+
+def client_runtime_reasons(submission: Any) -> list[dict[str, str]]:
+    """Our reasons for the AgentX client's runtime invalidity tags in its submission verdict."""
+    listed = submission.get("submission_invalid_reasons") if isinstance(submission, dict) else None
+    tags = [str(t) for t in listed] if isinstance(listed, list) else []
+    return [_reason(*CLIENT_RUNTIME_REASONS[t]) for t in tags if t in CLIENT_RUNTIME_REASONS]
+
+
+def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thresholds) -> dict[str, Any]:
+    """`{valid, reasons[], thresholds}` for a result dict (see `harness.point.record.result`)."""
+    reasons: list[dict[str, str]] = []
+    acc = result.get("request_accounting", {})
+    ok = int(acc.get("successful", 0))
+    errors = int(acc.get("errors", 0))
+    cancelled = int(acc.get("cancelled_at_cutoff") or 0)
+    sent = ok + errors + cancelled
+    if ok < thresholds.min_completed_requests:
+        reasons.append(_reason("too_few_completed", f"{ok} successful requests < {thresholds.min_completed_requests}"))
+    tput = result.get("request_metrics", {}).get("throughput")
+    window = tput["duration_seconds"] if tput else 0.0
+    if window < thresholds.min_window_fraction * requested_duration_s:
+        reasons.append(_reason("window_too_short", f"measured window {window:.1f} s < "
+                               f"{thresholds.min_window_fraction:.0%} of the requested {requested_duration_s:.0f} s"))
+    if errors and (not ok or errors / ok > thresholds.max_error_ratio):
+        rate = f"{errors / ok:.1%}" if ok else "no request completed"
+        reasons.append(_reason("error_ratio", f"{errors} failed against {ok} completed requests "
+                               f"({rate} > {thresholds.max_error_ratio:.0%}, InferenceX's error-rate gate)"))
+    if acc.get("cancelled_at_cutoff") is None:
+        reasons.append(_reason("cancelled_unknown", "requests cancelled at the cutoff could not be counted"))
+    elif sent and cancelled / sent > thresholds.max_cancelled_ratio:
+        reasons.append(_reason("cancelled_ratio", f"{cancelled}/{sent} requests cancelled at the cutoff "
+                               f"({cancelled / sent:.1%} > {thresholds.max_cancelled_ratio:.0%})"))
+    achieved = (result.get("achieved_concurrency") or {}).get("sessions")
+    target = result.get("conc")
+    if achieved is not None and target and achieved < thresholds.min_concurrency_ratio * target:
+        reasons.append(_reason("concurrency_below_target", f"achieved concurrency {achieved:.2f} live sessions "
+                               f"< {thresholds.min_concurrency_ratio:.0%} of target {target}"))
+    overflows = int(result.get("context_overflow_count") or 0)
+    if overflows:
+        reasons.append(_reason("context_overflow", f"{overflows} requests exceeded the context length"))
+    spec = result.get("speculative_acceptance") or {}
+    if spec.get("target") is not None:
+        got = spec.get("achieved")
+        if got is None:
+            reasons.append(_reason("accept_length_unmeasured",
+                                   f"target accept length {spec['target']} but none measured: {spec.get('reason')}"))
+        else:
+            # compared with what the golden AL gives for the run's own output lengths (the last verify step
+            # before max_tokens commits only what is left), not with the golden AL itself
+            want = spec.get("expected") or spec["target"]
+            if abs(got - want) / want > thresholds.max_accept_length_error:
+                basis = (f"{want:.3f} expected for the observed output lengths at the golden {spec['target']}"
+                         if spec.get("expected") else f"target {spec['target']}")
+                reasons.append(_reason("accept_length_off_target", f"achieved accept length {got:.3f} vs {basis} "
+                                       f"(> {thresholds.max_accept_length_error:.0%} off)"))
+    if result.get("server_metrics_sglang") is False:
+        reasons.append(_reason("server_metrics_missing", "AIPerf captured no `sglang:` server metric "
+                               "(InferenceX requires the prefix)"))
+    reasons += client_runtime_reasons(result.get("aiperf_submission"))
+    if thresholds.require_power and not result.get("power_valid"):
+        why = ", ".join(result.get("power_invalid_reasons") or []) or "unknown"
+        reasons.append(_reason("power_invalid", f"power required but invalid: {why}"))
+    return {"valid": not reasons, "reasons": reasons, "thresholds": thresholds.model_dump()}

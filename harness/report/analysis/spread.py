@@ -1,0 +1,78 @@
+"""The spread of one point over repeated identical runs (`harness run --repeat N`).
+
+Per metric: the runs' values, their minimum, median and maximum, and the spread (max − min) relative to the
+median. It is how much the point moves between runs that change nothing, which a hand-tuner weighs before
+reading a change into a comparison. Pure functions over `point_result.json` records.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.report.results.load import finite_number
+
+METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("tok/s/GPU", ("request_metrics", "throughput", "per_gpu", "total_tput_tps")),
+    ("E2EL p50 (s)", ("request_metrics", "latency", "e2el", "p50")),
+    ("E2EL p90 (s)", ("request_metrics", "latency", "e2el", "p90")),
+    ("TTFT p50 (s)", ("request_metrics", "latency", "ttft", "p50")),
+    ("TTFT p90 (s)", ("request_metrics", "latency", "ttft", "p90")),
+    ("requests", ("num_requests_successful",)),
+)
+
+
+@dataclass(frozen=True)
+class Spread:
+    metric: str
+    values: tuple[float, ...]
+
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
+    @property
+    def spread_pct(self) -> float | None:
+        """(max − min) / median in percent; None when the median is 0."""
+        return None if self.median == 0 else (self.high - self.low) / abs(self.median) * 100
+
+
+def _value(record: Mapping[str, Any], path: tuple[str, ...]) -> float | None:
+    node: Any = record
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return finite_number(node)
+
+
+def spreads(records: Sequence[Mapping[str, Any]]) -> list[Spread]:
+    """One Spread per metric that every record has."""
+    out = []
+    for name, path in METRICS:
+        values = [_value(r, path) for r in records]
+        if records and all(v is not None for v in values):
+            out.append(Spread(name, tuple(float(v) for v in values if v is not None)))
+    return out
+
+
+def render(rows: Sequence[Spread], runs: int) -> str:
+    """The spread table, or a line saying why there is none."""
+    if runs < 2 or not rows:
+        return f"spread: needs at least 2 completed runs with results ({runs} here)\n"
+    lines = [f"spread over {runs} runs (max - min, relative to the median):",
+             f"  {'metric':<14} {'min':>10} {'median':>10} {'max':>10} {'spread':>8}"]
+    for s in rows:
+        pct = "-" if s.spread_pct is None else f"{s.spread_pct:.1f} %"
+        lines.append(f"  {s.metric:<14} {s.low:>10.4g} {s.median:>10.4g} {s.high:>10.4g} {pct:>8}")
+    return "\n".join(lines) + "\n"

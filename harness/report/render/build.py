@@ -1,0 +1,101 @@
+"""`build_report`: result files in, report files out (JSON, PNGs, HTML, markdown)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.artifacts import write_json, write_text
+from harness.errors import UserError
+from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves, report_json
+from harness.report.render.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
+from harness.report.results.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
+from harness.report.results.points import load_results_noted
+from harness.report.results.samples import load_request_samples, record_file
+
+
+@dataclass(frozen=True)
+class ReportOutputs:
+    """Where the report went, and the curves it was built from."""
+
+    png_paths: list[Path]
+    html_path: Path
+    markdown_path: Path
+    json_path: Path
+    csv_path: Path
+    curves: list[Curve]
+    evals: dict[str, EvalSummary] = field(default_factory=dict)   # config_key -> its newest accuracy eval
+    notes: list[str] = field(default_factory=list)   # e.g. fixed-sequence rows skipped in an agg_*.json
+
+
+Distributions = dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]
+
+
+def distributions(curves: list[Curve]) -> Distributions:
+    """(curve index, point index) -> (TTFT, E2EL) quantiles, for points with a per-request file beside them."""
+    with reading_distributions(curves) as result:
+        return result()
+
+
+@contextmanager
+def reading_distributions(curves: list[Curve]) -> Iterator[Callable[[], Distributions]]:
+    """Start reading the points' per-request files (the bulk of a large report's time) in worker processes,
+    one per CPU, while the caller draws what does not need them; the callable waits for the quantiles."""
+    jobs = [((i, j), path) for i, c in enumerate(curves) for j, p in enumerate(c.points)
+            if (path := record_file(p.point_dir)) is not None]
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if min(len(jobs), cpus) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield lambda: {key: _point_quantiles(path) for key, path in jobs}
+        return
+    with ProcessPoolExecutor(min(len(jobs), cpus), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = [(key, pool.submit(_point_quantiles, path)) for key, path in jobs]
+        yield lambda: {key: future.result() for key, future in futures}
+
+
+def _point_quantiles(path: Path) -> tuple[Quantiles | None, Quantiles | None]:
+    return sample_quantiles(load_request_samples(path))
+
+
+def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = True) -> ReportOutputs:
+    """Read every result under `run_dirs` and write report.json, report.md, report.html and the PNGs
+    (pareto.png: throughput/GPU vs E2EL p90; pareto_<axis>.png for the other axes; latency_by_conc.png)."""
+    run_dirs = [Path(d) for d in run_dirs]
+    points, notes = load_results_noted(run_dirs)
+    if not points:
+        raise UserError(
+            f"{', '.join(map(str, run_dirs))}: no result files found (expected bmk_agentic_*.json or "
+            "InferenceX agentic aggregates somewhere below)"
+        )
+    curves = group_curves(points)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with reading_distributions(curves if with_records else []) as read_distributions:
+        pngs = [plot_pareto(curves, out_dir / "pareto.png", FRONTIER_AXES[0])]
+        pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
+        dist = read_distributions()
+    pngs.append(plot_latency_by_conc(curves, out_dir / "latency_by_conc.png", dist))
+    from harness.report.render.html import render_html
+    from harness.report.render.markdown import render_markdown
+
+    evals = newest_evals(run_dirs)
+    keys = {k: all(c.simulated for c in curves if k in c.config_keys)   # config key -> only simulated curves
+            for k in dict.fromkeys(k for c in curves for k in c.config_keys)}
+    json_path = write_json(out_dir / "report.json",
+                           {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys},
+                            "notes": notes})
+    md_path = write_text(out_dir / "report.md", render_markdown(curves, [p.name for p in pngs])
+                         + "\n" + eval_markdown(keys, evals))
+    page = render_html(curves, pngs)
+    page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
+    html_path = write_text(out_dir / "report.html", page)
+    from harness.report.render.csv_export import render_csv
+
+    csv_path = write_text(out_dir / "report.csv", render_csv(curves))
+    return ReportOutputs(png_paths=pngs, html_path=html_path, markdown_path=md_path, json_path=json_path,
+                         csv_path=csv_path,
+                         curves=curves, evals=evals, notes=notes)

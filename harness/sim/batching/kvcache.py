@@ -1,0 +1,268 @@
+"""GPU KV pool with a radix prefix cache over content blocks, plus an optional DRAM (HiCache) tier.
+
+Blocks are identified by chained hashes (see `harness.sim.batching.prompt`), so a dict keyed by hash is
+a radix tree over block sequences: a prompt's cached prefix is the longest run of its leading
+block hashes present in the cache. Every block holds `block_tokens` tokens.
+
+GPU pool accounting (tokens): `used = cached blocks on GPU * block_tokens + private tokens`,
+where private tokens belong to running requests (uncached prompt remainder and outputs).
+Blocks locked by a running request are never evicted. Eviction is LRU, deepest block first
+among blocks touched at the same time (a radix tree evicts leaves before their parents).
+
+HiCache (`--enable-hierarchical-cache`) keeps a host copy of blocks:
+- `write_through`: a block is backed up to host when it enters the cache;
+- `write_through_selective`: backed up once it has been hit twice (SGLang's threshold 2);
+- `write_back`: backed up only when it is evicted from the GPU.
+A prefix hit on a host-only block loads it back to the GPU (`load_back_tokens`). The host pool
+evicts LRU too. Traffic counters say how many tokens moved each way.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+WRITE_POLICIES = ("write_through", "write_through_selective", "write_back")
+
+
+@dataclass(slots=True)
+class Block:
+    key: bytes
+    depth: int
+    on_gpu: bool = False
+    on_host: bool = False
+    locks: int = 0
+    hits: int = 0
+    stamp: int = 0  # last access (monotonic counter)
+
+
+@dataclass
+class Match:
+    """Result of a prefix lookup: the matched blocks and where their tokens come from."""
+
+    blocks: list[Block]
+    device_tokens: int
+    host_tokens: int
+
+    @property
+    def tokens(self) -> int:
+        return self.device_tokens + self.host_tokens
+
+
+@dataclass
+class Traffic:
+    backup_tokens: int = 0  # GPU -> host
+    load_back_tokens: int = 0  # host -> GPU
+    evicted_tokens: int = 0  # dropped from the GPU pool
+    host_evicted_tokens: int = 0
+    pending_backup_tokens: int = 0  # backups since the engine last charged their transfer time
+    pending_load_tokens: int = 0
+
+
+@dataclass
+class KVCache:
+    capacity: int
+    block_tokens: int
+    hicache: bool = False
+    host_capacity: int = 0
+    write_policy: str = "write_through"
+    blocks: dict[bytes, Block] = field(default_factory=dict)
+    private_tokens: int = 0
+    gpu_block_count: int = 0
+    host_block_count: int = 0
+    traffic: Traffic = field(default_factory=Traffic)
+    _clock: int = 0
+    _gpu_heap: list[tuple[int, int, bytes]] = field(default_factory=list)
+    _host_heap: list[tuple[int, int, bytes]] = field(default_factory=list)
+
+    # ---- accounting -------------------------------------------------------------------------
+    @property
+    def used(self) -> int:
+        return self.gpu_block_count * self.block_tokens + self.private_tokens
+
+    @property
+    def free(self) -> int:
+        return self.capacity - self.used
+
+    @property
+    def host_used(self) -> int:
+        return self.host_block_count * self.block_tokens
+
+    def cached_gpu_tokens(self) -> int:
+        return self.gpu_block_count * self.block_tokens
+
+    # ---- lookups ----------------------------------------------------------------------------
+    def match(self, hashes: tuple[bytes, ...], max_tokens: int) -> Match:
+        """Longest cached prefix of `hashes`, at most `max_tokens` tokens (GPU or host copies)."""
+        out: list[Block] = []
+        dev = host = 0
+        limit = max_tokens // self.block_tokens
+        for h in hashes[:limit]:
+            b = self.blocks.get(h)
+            if b is None or not (b.on_gpu or b.on_host):
+                break
+            out.append(b)
+            if b.on_gpu:
+                dev += self.block_tokens
+            else:
+                host += self.block_tokens
+        return Match(out, dev, host)
+
+    def _tick(self) -> int:
+        """One access time for all blocks touched by one operation (so depth breaks the tie)."""
+        if len(self._gpu_heap) + len(self._host_heap) > 8 * len(self.blocks) + 4096:
+            self._compact()
+        self._clock += 1
+        return self._clock
+
+    def _touch(self, b: Block, stamp: int) -> None:
+        b.stamp = stamp
+        if b.on_gpu:
+            heapq.heappush(self._gpu_heap, (b.stamp, -b.depth, b.key))
+        if b.on_host:
+            heapq.heappush(self._host_heap, (b.stamp, -b.depth, b.key))
+
+    def pin(self, match: Match) -> None:
+        """Lock matched blocks for a request so eviction cannot take them."""
+        for b in match.blocks:
+            b.locks += 1
+
+    def load(self, match: Match) -> int:
+        """Count the hit and load host-only blocks of a pinned match back to the GPU.
+
+        The caller must have made room for `match.host_tokens` first (`ensure_free`).
+        Returns the tokens loaded from host memory.
+        """
+        loaded = 0
+        stamp = self._tick()
+        for b in match.blocks:
+            b.hits += 1
+            if not b.on_gpu:
+                b.on_gpu = True
+                self.gpu_block_count += 1
+                loaded += self.block_tokens
+            if self.hicache and not b.on_host and self.write_policy == "write_through_selective" and b.hits >= 2:
+                self._backup(b)
+            self._touch(b, stamp)
+        self.traffic.load_back_tokens += loaded
+        self.traffic.pending_load_tokens += loaded
+        return loaded
+
+    def unlock(self, blocks: list[Block]) -> None:
+        stamp = self._tick()
+        for b in blocks:
+            b.locks -= 1
+            self._touch(b, stamp)
+
+    def insert(self, hashes: tuple[bytes, ...], start: int, locked: list[Block]) -> int:
+        """Move a request's computed full blocks hashes[start:] from private tokens into the cache.
+
+        The new blocks are appended to `locked` (held until the request finishes). Returns the
+        number of tokens that moved out of the private pool.
+        """
+        moved = 0
+        stamp = self._tick()
+        for i in range(start, len(hashes)):
+            h = hashes[i]
+            b = self.blocks.get(h)
+            if b is None:
+                b = Block(h, i)
+                self.blocks[h] = b
+            if b.on_gpu:
+                # Someone else cached the same content meanwhile: our copy is simply freed.
+                self.private_tokens -= self.block_tokens
+            else:
+                b.on_gpu = True
+                self.gpu_block_count += 1
+                self.private_tokens -= self.block_tokens
+                if self.hicache and self.write_policy == "write_through" and not b.on_host:
+                    self._backup(b)
+            moved += self.block_tokens
+            b.locks += 1
+            self._touch(b, stamp)
+            locked.append(b)
+        return moved
+
+    # ---- memory -----------------------------------------------------------------------------
+    def evictable_tokens(self) -> int:
+        return sum(self.block_tokens for b in self.blocks.values() if b.on_gpu and b.locks == 0)
+
+    def ensure_free(self, tokens: int) -> bool:
+        """Evict unlocked GPU blocks (LRU, leaves first) until `tokens` are free. False if impossible."""
+        while self.free < tokens:
+            if not self._evict_one_gpu():
+                return False
+        return True
+
+    def _evict_one_gpu(self) -> bool:
+        heap = self._gpu_heap
+        while heap:
+            stamp, _, key = heapq.heappop(heap)
+            b = self.blocks.get(key)
+            if b is None or not b.on_gpu or b.stamp != stamp:
+                continue
+            if b.locks > 0:
+                continue  # re-pushed on unlock
+            if self.hicache and not b.on_host and self.write_policy == "write_back":
+                self._backup(b)
+            b.on_gpu = False
+            self.gpu_block_count -= 1
+            self.traffic.evicted_tokens += self.block_tokens
+            if not b.on_host:
+                del self.blocks[key]
+            return True
+        return False
+
+    def _backup(self, b: Block) -> None:
+        if self.host_capacity < self.block_tokens:
+            return
+        while self.host_used + self.block_tokens > self.host_capacity:
+            if not self._evict_one_host():
+                return
+        b.on_host = True
+        self.host_block_count += 1
+        self.traffic.backup_tokens += self.block_tokens
+        self.traffic.pending_backup_tokens += self.block_tokens
+        heapq.heappush(self._host_heap, (b.stamp, -b.depth, b.key))
+
+    def _evict_one_host(self) -> bool:
+        heap = self._host_heap
+        while heap:
+            stamp, _, key = heapq.heappop(heap)
+            b = self.blocks.get(key)
+            if b is None or not b.on_host or b.stamp != stamp:
+                continue
+            b.on_host = False
+            self.host_block_count -= 1
+            self.traffic.host_evicted_tokens += self.block_tokens
+            if not b.on_gpu:
+                del self.blocks[key]
+            return True
+        return False
+
+    def _compact(self) -> None:
+        """Rebuild the lazy-deletion heaps from the live blocks."""
+        self._gpu_heap = [(b.stamp, -b.depth, b.key) for b in self.blocks.values() if b.on_gpu]
+        self._host_heap = [(b.stamp, -b.depth, b.key) for b in self.blocks.values() if b.on_host]
+        heapq.heapify(self._gpu_heap)
+        heapq.heapify(self._host_heap)
+
+    def alloc_private(self, tokens: int) -> None:
+        self.private_tokens += tokens
+
+    def free_private(self, tokens: int) -> None:
+        self.private_tokens -= tokens
+
+    def flush(self) -> None:
+        """Drop every unlocked block from both tiers (SGLang's /flush_cache)."""
+        for key in [k for k, b in self.blocks.items() if b.locks == 0]:
+            b = self.blocks.pop(key)
+            if b.on_gpu:
+                self.gpu_block_count -= 1
+            if b.on_host:
+                self.host_block_count -= 1
+        self._gpu_heap.clear()
+        self._host_heap.clear()
+        stamp = self._tick()
+        for b in self.blocks.values():
+            self._touch(b, stamp)

@@ -1,0 +1,119 @@
+"""Secrets by value shape: each planted shape vanishes from text, argv, data, every writer and `harness plan`,
+whatever it is called; package requirements and ordinary words that look alike are kept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.point.state.variant import derived_name
+from harness.redact import REDACTED, forget_all, redact_argv, redact_data, redact_text
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (what is written, the secret part that must vanish)
+SHAPES = [
+    ("DB_PWD=hunter2pw", "hunter2pw"),
+    ("DB_PWD2=v", "=v"),
+    ("ADMIN_PW=s3cr3tpw", "s3cr3tpw"),
+    ("Authorization: Basic dXNlcjpodW50ZXIy", "dXNlcjpodW50ZXIy"),
+    ("curl -u admin:curlpw42 https://example.com", "curlpw42"),
+    ("curl --user=admin:curlpw43 https://example.com", "curlpw43"),
+    ("https://b.s3.amazonaws.com/o?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=f00dfeed1234", "f00dfeed1234"),
+    ("https://b.s3.amazonaws.com/o?X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20260101", "IOSFODNN7EXAMPLE"),
+    ("https://storage.googleapis.com/b/o?X-Goog-Signature=beefcafe5678", "beefcafe5678"),
+    ("https://hooks.slack.com/services/T0HOOK01/B0HOOK02/hookhookhookhook", "hookhookhookhook"),
+    ("MODEL_REF=hf_AbCdEfGhIjKlMnOpQrStUvWx12", "hf_AbCdEfGhIjKlMnOpQrStUvWx12"),
+    ("REPO=ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "ghp_AbCdEfGhIjKlMnOpQrStUv"),
+    ("x gho_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 y", "gho_AbCdEfGhIjKlMnOpQrStUv"),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG"),
+    ("note: glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-AbCdEfGhIjKlMnOpQrSt"),
+    ("OPENAI=sk-proj-AbCdEfGhIjKlMnOpQrStUvWx", "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx"),
+    ("use sk-ant-api03-AbCdEfGhIjKlMnOpQrSt", "sk-ant-api03-AbCdEfGhIjKlMnOpQrSt"),
+    ("stripe sk_live_AbCdEfGhIjKlMnOpQr", "sk_live_AbCdEfGhIjKlMnOpQr"),
+    ("AWS_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("temp ASIAIOSFODNN7EXAMPLE", "ASIAIOSFODNN7EXAMPLE"),
+    ("maps AIzaSyAbCdEfGhIjKlMnOpQrStUvWxYz0123456", "AIzaSyAbCdEfGhIjKlMnOp"),
+    ("SLACK=xoxb-123456789012-abcdefABCDEF", "xoxb-123456789012-abcdefABCDEF"),
+    ("slack xoxp-123456789012-abcdefABCDEF", "xoxp-123456789012-abcdefABCDEF"),
+    ("npm npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "npm_AbCdEfGhIjKlMnOpQrSt"),
+    ("JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlX3g", "eyJzdWIiOiIxMjM0NTY3ODkwIn0"),
+    ("upload pypi-AgEIcHlwaS5vcmcCJDAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef", "AgEIcHlwaS5vcmcCJDAb"),
+    ("Authorization: Bearer abcdefgh12345", "abcdefgh12345"),
+]
+
+KEPT = ["tiktoken==0.14.0", "asttokens==2.4.1", "tokenizers==0.20.3", "keyring==25.0", "docker run -u 1000:1000 img",
+        "Basic configuration", "PWD=/home/user", "sk-learn", "MAX_TOKENS=4096", "OLDPWD=/tmp"]
+
+
+@pytest.fixture(autouse=True)
+def _clean() -> None:
+    forget_all()
+
+
+def test_the_table_has_at_least_twenty_shapes() -> None:
+    assert len(SHAPES) >= 20
+
+
+@pytest.mark.parametrize(("text", "secret"), SHAPES)
+def test_a_shape_vanishes_from_text_argv_and_data(text: str, secret: str) -> None:
+    assert secret in text
+    assert secret not in redact_text(text) and REDACTED in redact_text(text)
+    assert secret not in " ".join(redact_argv(text.split(" ")))
+    data = {"notes": text, "sbatch_directives": [f"--comment={text}"], "argv": ["serve", text]}
+    assert secret not in json.dumps(redact_data(data))
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_lookalikes_are_kept(text: str) -> None:
+    assert redact_text(text) == text
+    assert redact_argv(text.split(" ")) == text.split(" ")
+    assert redact_data({"packages": [text, "numpy==2.0.0"]}) == {"packages": [text, "numpy==2.0.0"]}
+
+
+def test_a_pip_freeze_listing_is_kept_whole() -> None:
+    listing = ["asttokens==2.4.1", "tiktoken==0.14.0", "tokenizers==0.20.3", "python-dotenv==1.0.1",
+               "sglang @ file:///opt/sglang/python"]
+    assert redact_data({"packages": listing}) == {"packages": listing}
+
+
+@pytest.mark.parametrize(("override", "name"), [
+    ("server.env.DB_PWD2=v", "DB_PWD2"),
+    ("server.env.HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWx12", "HF_TOKEN"),
+    ("server.env.MODEL_REF=hf_AbCdEfGhIjKlMnOpQrStUvWx12", "MODEL_REF"),
+    ("args.api-key=plainvalue", "api-key"),
+])
+def test_a_secret_override_names_its_variant_by_key_alone(override: str, name: str) -> None:
+    assert derived_name([override]) == name
+    both = derived_name(["args.max-running-requests=64", override])
+    assert both == f"max-running-requests=64,{name}"
+    assert redact_data({"variant": both}) == {"variant": both}   # the record and the directory agree
+
+
+def test_no_shape_reaches_harness_plan_output(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import cli
+
+    sets: list[str] = []
+    for i, (text, _) in enumerate(SHAPES):
+        sets += ["--set", f"server.env.NEUTRAL_{i}={text}"]
+    for as_json in (["--json"], []):
+        code = cli.main(["plan", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--point", "c4", *as_json, *sets])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        for _, secret in SHAPES:
+            assert secret not in out.out + out.err, (secret, as_json)
+
+
+def test_a_secret_shaped_sbatch_directive_stays_out_of_records_and_printed_commands(tmp_path: Path) -> None:
+    import shlex
+
+    from harness.artifacts import write_json
+
+    token = "ghp_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    argv = ["sbatch", "--parsable", f"--comment=deploy {token}", "--account=proj", "job.sh"]
+    assert token not in redact_text(shlex.join(argv))          # what `submit` prints
+    write_json(tmp_path / "jobs.json", {"sbatch": argv, "profile": {"sbatch_directives": argv[2:4]}})
+    text = (tmp_path / "jobs.json").read_text()
+    assert token not in text and "--account=proj" in text       # the job record and the plan
