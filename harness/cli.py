@@ -28,6 +28,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "search": ("harness.commands.running.search", "the highest concurrency that meets an SLO (agents per GPU, per kW)"),
     "eval": ("harness.commands.running.eval", "accuracy eval (lm-eval GSM8K) of a point's serving config, with its verdict"),
     "plan": ("harness.commands.recipes.plan", "the exact server command, env, client and resources of every point"),
+    "predict": ("harness.commands.recipes.predict", "each point's pool use, queueing, throughput and latency as the "
+                "simulator predicts them, in seconds, without a run"),
     "diff": ("harness.commands.recipes.diff", "per-point changes between two versions of a recipe (paths or REV:path)"),
     "run-point": ("harness.commands.running.run_point", "run one point of a planned sweep (a Slurm array task)"),
     "submit": ("harness.commands.running.submit", "submit a recipe's points as one Slurm job array (--wait, --json)"),

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from harness.sim.batching.engine_stats import LAG_BUCKETS, EngineStats
 from harness.sim.batching.kvcache import KVCache
+from harness.sim.batching.noise import Noise
 from harness.sim.batching.prompt import BLOCK_TOKENS
 from harness.sim.batching.request import Chunk, SimRequest
 from harness.sim.batching.spec import AcceptSampler, SimulateAccEnv, SpecConfig, check_at_verify
@@ -71,9 +72,11 @@ Plan = tuple[float, Callable[[], None]]
 
 
 class Engine:
-    def __init__(self, cfg: EngineConfig, timing: TimingModel, on_finish: Callable[[SimRequest], None] | None = None):
+    def __init__(self, cfg: EngineConfig, timing: TimingModel, on_finish: Callable[[SimRequest], None] | None = None,
+                 noise: Noise | None = None):
         self.cfg = cfg
         self.timing = timing
+        self.noise = noise if noise is not None else Noise(cfg.seed)
         self.kv = KVCache(
             capacity=cfg.kv_capacity,
             block_tokens=BLOCK_TOKENS,
@@ -99,12 +102,14 @@ class Engine:
 
     # ---- API for the HTTP side ----------------------------------------------------------------
     def submit(self, req: SimRequest) -> None:
+        req.noise = self.noise.request_factor()
         self.waiting.append(req)
         self._wake.set()
 
     def submit_prefilled(self, req: SimRequest) -> None:
         """A request whose prompt KV (and first token) came from a prefill worker: it joins the running batch
         as soon as the batch and the GPU pool have room, without a prefill step."""
+        req.noise = self.noise.request_factor()
         self.arrived.append(req)
         self._wake.set()
 
@@ -276,6 +281,7 @@ class Engine:
         if not work:
             return None
         t = self.timing.prefill([(c, n) for _, c, n in work])
+        t = self.noise.step(t, [(n, r.noise) for r, _, n in work])
         t += self._transfer_cost(loaded)
 
         def apply() -> None:
@@ -316,6 +322,7 @@ class Engine:
         batch = list(self.running)
         ctx = sum(r.context_tokens for r in batch)
         t = self.timing.decode(len(batch), ctx, cfg.spec.verify_width, cfg.spec.enabled)
+        t = self.noise.step(t, [(1.0, r.noise) for r in batch])
         t += self._transfer_cost(0)
 
         def apply() -> None:

@@ -55,6 +55,7 @@ class SimRequest:
     room: int | None = None  # bootstrap room of a disaggregated request (prefill/decode workers)
     dp_rank: int = 0  # attention-DP rank serving it (`harness.sim.batching.dprank`)
     routing_key: str | None = None  # the client's session key (X-SMG-Routing-Key, else X-Correlation-ID)
+    noise: float = 1.0  # this request's step-time multiplier (`harness.sim.batching.noise`)
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 

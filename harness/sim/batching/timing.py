@@ -8,7 +8,11 @@ pairs and reading `K` KV-cache tokens, on `tp` GPUs:
     touched_weights = W_active + (W_total - W_active) * (1 - exp(-T / expert_saturation_tokens))
     t_mem     = (touched_weights + K * kv_bytes_per_token) / (tp * hbm_bw * bw_efficiency)
     t_compute = (2 * active_params * T + 4 * num_layers * hidden_size * A) / (tp * flops * flops_efficiency)
-    t_step    = step_overhead + max(t_mem, t_compute)
+    t_step    = step_overhead + max(t_mem, t_compute) + t_comm
+
+t_comm is the TP all-reduce / EP all-to-all time of the step; with `--pp-size` > 1 the step is cut into
+micro-batches that flow through the pipeline stages, and a decode batch above the CUDA-graph limit pays the
+eager launch overhead (`harness.sim.batching.parallel` has the formulas).
 
 W_* = params * weight_bytes_per_param. MoE weights touched grow with the tokens in the step until
 every expert is read (`expert_saturation_tokens` sets how fast).
@@ -32,6 +36,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.sim.batching.parallel import (
+    Layout,
+    LinkSpec,
+    comm_seconds,
+    eager_seconds,
+    micro_batches,
+    pipelined_seconds,
+)
+
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 
 
@@ -48,6 +61,17 @@ class Profile(BaseModel):
     hbm_bw: float = Field(gt=0, description="bytes/s")
     flops: float = Field(gt=0, description="dense FLOP/s at the serving precision")
     host_link_bw: float = Field(gt=0, description="bytes/s GPU<->host (HiCache transfers)")
+    # parallelism and variation (harness.sim.batching.parallel, harness.sim.batching.noise)
+    nvlink_bw: float = Field(default=450e9, gt=0, description="bytes/s per GPU per direction between GPUs of a server")
+    collective_latency_s: float = Field(default=10e-6, ge=0, description="fixed seconds per collective or handoff")
+    activation_bytes: float = Field(default=2.0, gt=0, description="bytes per activation element on the wire")
+    moe_layers: int = Field(default=0, ge=0, description="MoE layers (EP all-to-all); 0: a dense model")
+    experts_per_token: int = Field(default=0, ge=0, description="experts each token is routed to (top-k)")
+    eager_launch_overhead: float = Field(default=0.0, ge=0,
+                                         description="seconds a decode step pays without a CUDA graph")
+    run_noise_sigma: float = Field(default=0.0, ge=0, description="lognormal sigma of one per-start step multiplier")
+    step_noise_sigma: float = Field(default=0.0, ge=0, description="lognormal sigma of a per-step multiplier")
+    request_noise_sigma: float = Field(default=0.0, ge=0, description="lognormal sigma of a per-request multiplier")
     transfer_gbps: float = Field(default=400.0, gt=0,
                                  description="Gb/s between a prefill and a decode worker (KV handover)")
     bw_efficiency: float = Field(gt=0, le=1)
@@ -83,12 +107,16 @@ def load_profile(name: str) -> Profile:
 
 
 class TimingModel:
-    """Step times for one profile at one tensor-parallel size."""
+    """Step times for one profile at one tensor-parallel size (and, optionally, a full parallel layout)."""
 
-    def __init__(self, profile: Profile, tp: int):
+    def __init__(self, profile: Profile, tp: int, layout: Layout | None = None):
         p = profile
         self.p = p
         self.tp = max(1, tp)
+        self.layout = layout if layout is not None else Layout(tp=self.tp)
+        self.links = LinkSpec(link_bw=p.nvlink_bw, latency=p.collective_latency_s, activation_bytes=p.activation_bytes,
+                              hidden_size=p.hidden_size, num_layers=p.num_layers, moe_layers=p.moe_layers,
+                              experts_per_token=p.experts_per_token, eager_launch_overhead=p.eager_launch_overhead)
         self._w_active = p.active_params * p.weight_bytes_per_param
         self._w_rest = max(0.0, (p.total_params - p.active_params) * p.weight_bytes_per_param)
         self._bw = self.tp * p.hbm_bw * p.bw_efficiency
@@ -96,22 +124,30 @@ class TimingModel:
         self._attn = 4.0 * p.num_layers * p.hidden_size
         self._link = self.tp * p.host_link_bw
 
-    def forward(self, new_tokens: float, kv_tokens: float, attn_pairs: float) -> float:
-        """t_step for T new tokens, K KV tokens read, A attention pairs (see module docstring)."""
+    def core(self, new_tokens: float, kv_tokens: float, attn_pairs: float) -> float:
+        """max(t_mem, t_compute) for T new tokens, K KV tokens read, A attention pairs (see module docstring)."""
         p = self.p
         touched = self._w_active + self._w_rest * (1.0 - math.exp(-new_tokens / p.expert_saturation_tokens))
         t_mem = (touched + kv_tokens * p.kv_bytes_per_token) / self._bw
         t_compute = (2.0 * p.active_params * new_tokens + self._attn * attn_pairs) / self._fl
-        return p.step_overhead + max(t_mem, t_compute)
+        return max(t_mem, t_compute)
+
+    def forward(self, new_tokens: float, kv_tokens: float, attn_pairs: float, requests: int = 1) -> float:
+        """t_step for T new tokens of `requests` requests, K KV tokens read, A attention pairs, with the layout's
+        collectives and pipeline stages."""
+        m = micro_batches(self.layout, requests)
+        t, k, a = new_tokens / m, kv_tokens / m, attn_pairs / m
+        per = self.core(t, k, a) + comm_seconds(t, self.layout, self.links)
+        return self.p.step_overhead + pipelined_seconds(per, t, m, self.layout, self.links)
 
     def decode(self, batch: int, context_tokens: int, verify_width: int, speculative: bool) -> float:
         """One decode (or draft + verify) step for `batch` requests holding `context_tokens` in total."""
         if batch <= 0:
             return 0.0
-        t = self.forward(batch * verify_width, context_tokens, verify_width * context_tokens)
+        t = self.forward(batch * verify_width, context_tokens, verify_width * context_tokens, batch)
         if speculative:
-            t += self.p.draft_cost_fraction * self.forward(batch, context_tokens, context_tokens)
-        return t
+            t += self.p.draft_cost_fraction * self.forward(batch, context_tokens, context_tokens, batch)
+        return t + eager_seconds(batch, self.layout, self.links)
 
     def prefill(self, chunks: list[tuple[int, int]]) -> float:
         """One prefill step over (cached_before, new_tokens) chunks."""
@@ -120,7 +156,7 @@ class TimingModel:
         new = sum(n for _, n in chunks)
         kv = sum(c + n for c, n in chunks)
         pairs = sum(n * (c + n / 2.0) for c, n in chunks)
-        return self.p.prefill_overhead + self.forward(new, kv, pairs)
+        return self.p.prefill_overhead + self.forward(new, kv, pairs, len(chunks))
 
     def transfer(self, tokens: int) -> float:
         """Seconds to move `tokens` of KV cache between GPU and host memory."""

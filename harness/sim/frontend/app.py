@@ -29,6 +29,8 @@ from harness.redact import is_secret_name, redact_data
 from harness.sim.batching.engine import Engine, EngineConfig
 from harness.sim.batching.eval_answers import EvalAnswers
 from harness.sim.batching.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
+from harness.sim.batching.noise import noise_for, noise_seed_of
+from harness.sim.batching.parallel import default_cuda_graph_max_bs, layout_from_args
 from harness.sim.batching.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.batching.timing import Profile, TimingModel, load_profile
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, load_table, sglang_dests
@@ -52,6 +54,7 @@ class Resolved:
     dp_ranks: int = 1                 # attention data-parallel ranks; each gets 1/dp_ranks of the limits below
     rank_max_running: int = 0         # per rank: max(1, --max-running-requests // dp_ranks)
     rank_chunked_prefill: int = 0     # per rank: --chunked-prefill-size // dp_ranks
+    noise_seed: int = 0               # seed of the step-time variation (harness.sim.batching.noise)
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -86,7 +89,6 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         raise ServerArgsError(errors[0])
     profile = load_profile(args.sim_profile)
     tp = int(args.tp_size or 1)
-    timing = TimingModel(profile, tp)
     spec = resolve_spec(args)
     sim_env = read_simulate_env(env)
     model_path = args.model_path or "sim-model"
@@ -95,6 +97,8 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     max_running = args.max_running_requests
     if max_running is None:
         max_running = 48 if spec.enabled else DEFAULT_MAX_RUNNING
+    layout = layout_from_args(args, profile.hbm_bytes, int(max_running))
+    timing = TimingModel(profile, tp, layout)
     chunked = args.chunked_prefill_size
     if chunked is None:
         chunked = profile.default_chunked_prefill_size
@@ -138,7 +142,7 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         random_seed=cfg.seed,
     )
     if server_args.get("cuda_graph_max_bs_decode") is None and "cuda_graph_max_bs_decode" in server_args:
-        server_args["cuda_graph_max_bs_decode"] = min(512, int(max_running))
+        server_args["cuda_graph_max_bs_decode"] = default_cuda_graph_max_bs(profile.hbm_bytes, tp, int(max_running))
     if spec.enabled:
         server_args.update(
             speculative_algorithm=spec.algorithm,
@@ -149,8 +153,9 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     if hicache and not args.hicache_ratio:
         server_args["hicache_ratio"] = 2.0
     startup = args.sim_startup_seconds if args.sim_startup_seconds is not None else profile.startup_seconds
+    noise_seed = noise_seed_of(args.sim_seed, args.random_seed)
     return Resolved(profile, timing, cfg, spec, model_name, model_path, context_length, int(seed), startup,
-                    server_args, version, dp_ranks, rank_max_running, rank_chunked)
+                    server_args, version, dp_ranks, rank_max_running, rank_chunked, noise_seed)
 
 
 def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str, Any]:
@@ -230,7 +235,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     from harness.sim.frontend.server import Faults, ServerState, build_app
 
     loop = asyncio.get_running_loop()
-    engine = Engine(res.engine, res.timing)
+    engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, res.noise_seed))
     truth = TruthLog(args.sim_truth_log) if args.sim_truth_log else None
     mode = str(getattr(args, "disaggregation_mode", None) or "null")
     role = make_role(mode, engine, res.profile.kv_bytes_per_token, res.profile.transfer_gbps, env)
@@ -269,6 +274,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     print(pool_line(res, args, time.strftime("%Y-%m-%d %H:%M:%S")), flush=True)
     print(f"[sim] listening on http://{args.host}:{args.port} (profile {res.profile.name}, "
           f"engine sim, not calibrated)", flush=True)
+    print(f"[sim] step-time noise seed {res.noise_seed} (reproduce with --sim-seed {res.noise_seed})", flush=True)
     stop = asyncio.Event()
     exit_code = 0
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -1,0 +1,66 @@
+"""`harness predict RECIPE [--points c2 c8] [--json]`: each point's pool use, queueing, throughput and latency as the
+simulator's model predicts them, in seconds, without a server or AIPerf (`harness.predict`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("recipe", help="recipe YAML file")
+    parser.add_argument("--points", nargs="+", metavar="cN", help="only these points (c8 or 8; default: all)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="SETTING=VALUE",
+                        help="override a setting first, e.g. args.max-running-requests=64")
+    parser.add_argument("--profile", help="simulator profile to predict on (default: the point's sim profile, "
+                                          "else the recipe's sim_profile)")
+    parser.add_argument("--seed", type=int, help="noise seed (default: the server's --sim-seed, else the client's "
+                                                 "seed)")
+    parser.add_argument("--duration", type=float, help="window in seconds (default: client.duration_s)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def main(args: argparse.Namespace) -> int:
+    from harness.artifacts import print_json
+    from harness.predict.point import predict_point, profile_of
+    from harness.recipe.points import load_plans
+
+    recipe, plans = load_plans(args.recipe, args.points, args.overrides)
+    corpora: dict[str, Any] = {}
+    rows = []
+    for plan in plans:
+        profile = profile_of(plan, recipe.sim_profile, args.profile)
+        point, source = predict_point(plan, profile, args.seed, corpora, args.duration)
+        rows.append((point, source))
+    if args.json:
+        print_json({"config_key": recipe.config_key, "recipe": str(args.recipe),
+                    "points": [{**p.model_dump(), "predicted": s.model_dump()} for p, s in rows]})
+        return 0
+    print(render(recipe.config_key, rows))
+    return 0
+
+
+def _f(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def render(config_key: str, rows: list[tuple[Any, Any]]) -> str:
+    """The predicted points as a table, headed by where the numbers come from."""
+    lines = [f"{config_key}: PREDICTED by the simulator (no server, no client run)"]
+    for label in sorted({f"profile {s.profile} ({'calibrated' if s.calibrated else 'not calibrated'}), "
+                         f"noise seed {s.seed}" for _, s in rows}):
+        lines.append(f"  {label}")
+    head = ("point", "conc", "reqs", "KV peak", "queue pk/mean", "out tok/s", "/GPU", "TTFT p50/p90 s",
+            "E2EL p50/p90 s", "intvty p50/p90")
+    body = []
+    for p, _ in rows:
+        body.append((p.name, str(p.concurrency), str(p.requests), f"{p.kv_peak_use:.1%}",
+                     f"{p.queue_peak}/{p.queue_mean:.2f}", f"{p.output_tok_s:.1f}", f"{p.output_tok_s_per_gpu:.1f}",
+                     f"{_f(p.ttft_p50_s, '.3f')}/{_f(p.ttft_p90_s, '.3f')}",
+                     f"{_f(p.e2el_p50_s, '.2f')}/{_f(p.e2el_p90_s, '.2f')}",
+                     f"{_f(p.interactivity_p50_tok_s, '.0f')}/{_f(p.interactivity_p90_tok_s, '.0f')}"))
+    widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
+    for r in [head, *body]:
+        lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
+    lines.append("(all figures predicted; interactivity in tokens/s per call, p90 = the value 90 % of calls reach)")
+    return "\n".join(lines)

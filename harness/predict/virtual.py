@@ -1,0 +1,163 @@
+"""The simulator's engine driven on a virtual clock: a whole benchmark window in well under a second per point.
+
+The engine (`harness.sim.batching.engine.Engine`) plans each step (`_plan`: what runs, how long it takes by the
+timing model, the noise) and commits it (`apply`); the HTTP server sleeps between the two. Here the clock jumps
+instead: a step's effects land at `start + duration`, arrivals that fall inside a step join the queue when it ends
+(as they would wake the real loop), and when nothing can run the clock jumps to the next arrival.
+
+The client side is the AgentX lane model of `harness.predict.workload`. Phases, as AIPerf's AgentX run has them:
+a warm-up in which every lane completes `warmup_requests` calls (a lane that is done waits for the others),
+then the profiling window of `duration_s`: the calls sent in it and finished by its end are the measured ones,
+calls still running at the end are cancelled (and not counted), as AIPerf does at the duration cutoff.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from harness.predict.workload import Turn
+from harness.sim.batching.engine import Engine
+from harness.sim.batching.request import SimRequest
+
+WARMUP_REQUESTS = 10
+MAX_STEPS = 5_000_000  # a bound on the work of one point, whatever the recipe says
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One measured call: when it was sent, its first token, its end, and its sizes (virtual seconds)."""
+
+    sent: float
+    first_token: float
+    end: float
+    prompt_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class Window:
+    """What a virtual run observed in its profiling window."""
+
+    start: float
+    duration: float
+    finished: list[Finished] = field(default_factory=list)
+    kv_peak: float = 0.0          # highest KV pool use, fraction of the pool
+    kv_time_weighted: float = 0.0  # integral of the use fraction over the window (seconds)
+    queue_peak: int = 0           # most requests waiting
+    queue_time_weighted: float = 0.0
+    running_time_weighted: float = 0.0
+    cancelled: int = 0
+    steps: int = 0
+
+
+@dataclass
+class _Lane:
+    turns: Iterator[Turn]
+    upcoming: Turn | None = None  # the next call this lane sends (its think time delays it)
+    done: int = 0
+    request: SimRequest | None = None
+    sent: float = 0.0
+    first: float | None = None
+    held: bool = False
+
+
+def run_window(engine: Engine, lanes: list[Iterator[Turn]], duration_s: float, context_length: int,
+               warmup_requests: int = WARMUP_REQUESTS) -> Window:
+    """Replay `lanes` against `engine` through a warm-up and a `duration_s` window; return what the window saw."""
+    state = [_Lane(turns, next(turns)) for turns in lanes]
+    arrivals: list[tuple[float, int]] = [(0.0, i) for i in range(len(state))]
+    heapq.heapify(arrivals)
+    now = 0.0
+    window: Window | None = None
+    steps = 0
+    seq = 0
+
+    def send(i: int, t: float) -> None:
+        nonlocal seq
+        lane = state[i]
+        turn = lane.upcoming
+        assert turn is not None
+        lane.upcoming = next(lane.turns)
+        prompt = min(turn.prompt_tokens, context_length - 1)
+        seq += 1
+        req = SimRequest(rid=f"lane{i}-{seq}", prompt_tokens=prompt, block_hashes=turn.block_hashes,
+                         target_tokens=max(1, min(turn.output_tokens, context_length - prompt)),
+                         finish_reason="length", stream=True, arrival_ns=0)
+        lane.request, lane.sent, lane.first = req, t, None
+        engine.submit(req)
+
+    def schedule_next(i: int, t: float) -> None:
+        lane = state[i]
+        if window is None and lane.done >= warmup_requests:
+            lane.held = True
+            return
+        heapq.heappush(arrivals, (t + _peek_think(lane), i))
+
+    while steps < MAX_STEPS:
+        if window is None and all(lane.held for lane in state):
+            window = Window(start=now, duration=duration_s)
+            for i, lane in enumerate(state):
+                lane.held = False
+                heapq.heappush(arrivals, (now + _peek_think(lane), i))
+        end = window.start + window.duration if window is not None else float("inf")
+        while arrivals and arrivals[0][0] <= now:
+            _, i = heapq.heappop(arrivals)
+            send(i, now)
+        plan = engine._plan()
+        if plan is None:
+            if not arrivals:
+                break
+            nxt = min(arrivals[0][0], end)
+            if window is not None:
+                _observe(window, engine, now, nxt)
+            now = nxt
+            if now >= end:
+                break
+            continue
+        duration, apply = plan
+        step_end = now + duration
+        if window is not None:
+            _observe(window, engine, now, min(step_end, end))
+            window.steps += 1
+        apply()
+        steps += 1
+        now = step_end
+        if now >= end:
+            break
+        for i, lane in enumerate(state):
+            req = lane.request
+            if req is None:
+                continue
+            if lane.first is None and req.output > 0:
+                lane.first = now
+            if req.finished or req.aborted:
+                lane.request = None
+                lane.done += 1
+                if window is not None and lane.sent >= window.start and req.finished:
+                    window.finished.append(Finished(lane.sent, lane.first if lane.first is not None else now, now,
+                                                    req.prompt_tokens, req.output))
+                schedule_next(i, now)
+    if window is None:
+        window = Window(start=now, duration=0.0)
+    window.cancelled = sum(1 for lane in state if lane.request is not None and lane.sent >= window.start)
+    return window
+
+
+def _peek_think(lane: _Lane) -> float:
+    """The think time before the lane's next call."""
+    return lane.upcoming.think_s if lane.upcoming is not None else 0.0
+
+
+def _observe(window: Window, engine: Engine, t0: float, t1: float) -> None:
+    """Account the engine's state (constant over [t0, t1)) into the window's pool and queue figures."""
+    dt = max(0.0, t1 - t0)
+    kv = engine.kv
+    use = kv.used / kv.capacity if kv.capacity else 0.0
+    window.kv_peak = max(window.kv_peak, use)
+    window.kv_time_weighted += use * dt
+    queued = len(engine.waiting)
+    window.queue_peak = max(window.queue_peak, queued)
+    window.queue_time_weighted += queued * dt
+    window.running_time_weighted += engine.num_running * dt

@@ -1,0 +1,71 @@
+"""What the predicted client sends: the recipe's trace corpus replayed as AgentX lanes, turn by turn.
+
+Each of the point's `concurrency` lanes replays one session at a time, as the AgentX scenario does: the lane takes
+the next trace of the corpus (lane i starts at trace i, then every `concurrency`-th), starts its first trajectory at
+a seeded point between 25 % and 75 % of the trace's calls (later traces start at their first call), and sends the
+calls one after the other: a call goes out when the previous one finished plus the call's recorded `think_time`.
+A subagent's calls are replayed in file order inside the same lane (the model ignores subagents running side by side
+with their parent). Each call asks for exactly its recorded `out` tokens (AgentX sets `ignore_eos`).
+
+Prompts are the recorded `in` tokens; their KV blocks are the recorded `hash_ids`, chained so that two calls share
+a block exactly when they share the prefix up to it. Block ids are scoped to one lane's pass over one trace (AgentX
+busts the first-turn prefix per lane, so lanes never share cache with each other).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from harness.traces.schema import Corpus, Trace, walk_calls
+
+START_LO, START_HI = 0.25, 0.75
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One call a lane sends."""
+
+    prompt_tokens: int
+    output_tokens: int
+    block_hashes: tuple[bytes, ...]
+    think_s: float  # client delay after the previous call finished
+
+
+def chained_hashes(scope: str, hash_ids: list[int]) -> tuple[bytes, ...]:
+    """Chained block hashes of a call's `hash_ids` within `scope` (a shared prefix gives shared hashes)."""
+    out: list[bytes] = []
+    prev = scope.encode()
+    for hid in hash_ids:
+        prev = hashlib.blake2b(prev + hid.to_bytes(8, "little"), digest_size=12).digest()
+        out.append(prev)
+    return tuple(out)
+
+
+def trace_turns(trace: Trace, scope: str, start: int = 0) -> list[Turn]:
+    """The calls of one trace from call `start` on, as turns (the first one with no think time)."""
+    calls = [loc.request for loc in walk_calls(trace)][start:]
+    turns = []
+    for i, call in enumerate(calls):
+        think = 0.0 if i == 0 else float(call.think_time or 0.0)
+        turns.append(Turn(prompt_tokens=max(1, call.input_tokens), output_tokens=max(1, call.output_tokens),
+                          block_hashes=chained_hashes(scope, call.hash_ids), think_s=think))
+    return turns
+
+
+def lane_turns(corpus: Corpus, lane: int, concurrency: int, seed: int) -> Iterator[Turn]:
+    """The endless sequence of turns lane `lane` of `concurrency` sends (seeded: the same seed, the same turns)."""
+    if not corpus.traces:
+        return
+    rng = random.Random(f"lane:{seed}:{lane}")
+    n = len(corpus.traces)
+    k = 0
+    while True:
+        index = (lane + k * concurrency) % n
+        trace = corpus.traces[index]
+        calls = sum(1 for _ in walk_calls(trace))
+        start = int(calls * rng.uniform(START_LO, START_HI)) if k == 0 else 0
+        yield from trace_turns(trace, f"{lane}:{k}:{trace.id}", min(start, max(0, calls - 1)))
+        k += 1
