@@ -14,7 +14,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.predict.summary import PointPrediction, Predicted, summarize
 from harness.predict.virtual import run_window
-from harness.predict.workload import lane_turns
+from harness.predict.workload import lane_script
 from harness.traces.files import read_local
 from harness.traces.schema import Corpus
 
@@ -93,7 +93,7 @@ def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, 
     noise_seed = seed if seed is not None else (args.sim_seed if args.sim_seed is not None else client.seed)
     engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, noise_seed))
     corpus = load_corpus(client.traces, corpora)
-    lanes = [lane_turns(corpus, i, client.concurrency, client.seed) for i in range(client.concurrency)]
+    lanes = [lane_script(corpus, i, client.concurrency, client.seed) for i in range(client.concurrency)]
     window = run_window(engine, lanes, duration_s or client.duration_s, res.context_length)
     gpus = int(getattr(plan.resources, "num_gpus", 1) or 1)
     point = summarize(plan.name, client.concurrency, gpus, res.engine.kv_capacity, window)

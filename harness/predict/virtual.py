@@ -6,9 +6,10 @@ instead: a step's effects land at `start + duration`, arrivals that fall inside 
 (as they would wake the real loop), and when nothing can run the clock jumps to the next arrival.
 
 The client side is the AgentX lane model of `harness.predict.workload`. Phases, as AIPerf's AgentX run has them:
-a warm-up in which every lane completes `warmup_requests` calls (a lane that is done waits for the others),
-then the profiling window of `duration_s`: the calls sent in it and finished by its end are the measured ones,
-calls still running at the end are cancelled (and not counted), as AIPerf does at the duration cutoff.
+a warm-up in which every lane sends its warm-up calls back to back (a lane that is done waits for the others),
+then the profiling window of `duration_s`, each lane resuming at its recorded offset: the calls sent in it and
+finished by its end are the measured ones, calls still running at the end are cancelled (and not counted), as
+AIPerf does at the duration cutoff.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from harness.predict.workload import Turn
+from harness.predict.workload import LaneScript, Turn
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.request import SimRequest
 
-WARMUP_REQUESTS = 10
 MAX_STEPS = 5_000_000  # a bound on the work of one point, whatever the recipe says
 
 
@@ -56,6 +56,7 @@ class Window:
 class _Lane:
     turns: Iterator[Turn]
     upcoming: Turn | None = None  # the next call this lane sends (its think time delays it)
+    resume_s: float = 0.0
     done: int = 0
     request: SimRequest | None = None
     sent: float = 0.0
@@ -63,11 +64,16 @@ class _Lane:
     held: bool = False
 
 
-def run_window(engine: Engine, lanes: list[Iterator[Turn]], duration_s: float, context_length: int,
-               warmup_requests: int = WARMUP_REQUESTS) -> Window:
+def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, context_length: int) -> Window:
     """Replay `lanes` against `engine` through a warm-up and a `duration_s` window; return what the window saw."""
-    state = [_Lane(turns, next(turns)) for turns in lanes]
-    arrivals: list[tuple[float, int]] = [(0.0, i) for i in range(len(state))]
+    state = [_Lane(_then(script.warmup, script.turns), resume_s=script.resume_s) for script in lanes]
+    for lane in state:
+        lane.upcoming = next(lane.turns)
+    warmup_requests = [len(script.warmup) for script in lanes]
+    first_resume = min((script.resume_s for script in lanes), default=0.0)
+    arrivals: list[tuple[float, int]] = [(0.0, i) for i in range(len(state)) if warmup_requests[i] > 0]
+    for i, n in enumerate(warmup_requests):
+        state[i].held = n == 0
     heapq.heapify(arrivals)
     now = 0.0
     window: Window | None = None
@@ -90,7 +96,7 @@ def run_window(engine: Engine, lanes: list[Iterator[Turn]], duration_s: float, c
 
     def schedule_next(i: int, t: float) -> None:
         lane = state[i]
-        if window is None and lane.done >= warmup_requests:
+        if window is None and lane.done >= warmup_requests[i]:
             lane.held = True
             return
         heapq.heappush(arrivals, (t + _peek_think(lane), i))
@@ -100,7 +106,7 @@ def run_window(engine: Engine, lanes: list[Iterator[Turn]], duration_s: float, c
             window = Window(start=now, duration=duration_s)
             for i, lane in enumerate(state):
                 lane.held = False
-                heapq.heappush(arrivals, (now + _peek_think(lane), i))
+                heapq.heappush(arrivals, (now + lane.resume_s - first_resume, i))
         end = window.start + window.duration if window is not None else float("inf")
         while arrivals and arrivals[0][0] <= now:
             _, i = heapq.heappop(arrivals)
@@ -143,6 +149,11 @@ def run_window(engine: Engine, lanes: list[Iterator[Turn]], duration_s: float, c
         window = Window(start=now, duration=0.0)
     window.cancelled = sum(1 for lane in state if lane.request is not None and lane.sent >= window.start)
     return window
+
+
+def _then(first: list[Turn], rest: Iterator[Turn]) -> Iterator[Turn]:
+    yield from first
+    yield from rest
 
 
 def _peek_think(lane: _Lane) -> float:

@@ -4,6 +4,11 @@ Each of the point's `concurrency` lanes replays one session at a time, as the Ag
 the next trace of the corpus (lane i starts at trace i, then every `concurrency`-th), starts its first trajectory at
 a seeded point between 25 % and 75 % of the trace's calls (later traces start at their first call), and sends the
 calls one after the other: a call goes out when the previous one finished plus the call's recorded `think_time`.
+
+Warm-up, as AIPerf's AgentX warm-up does it: from its start point each lane sends `WARMUP_CALLS` calls back to back
+with one output token each (cache pressure), then the profiling window resumes every lane at its next call on the
+recorded clock: lane i's first measured call goes out `t_next(i) - t_start(i)` after the window opens, less the
+smallest such offset over the lanes (so the first call starts at once and lanes ramp up as they were recorded).
 A subagent's calls are replayed in file order inside the same lane (the model ignores subagents running side by side
 with their parent). Each call asks for exactly its recorded `out` tokens (AgentX sets `ignore_eos`).
 
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from harness.traces.schema import Corpus, Trace, walk_calls
 
 START_LO, START_HI = 0.25, 0.75
+WARMUP_CALLS = 11  # one primer plus AgentX's ten warm-up requests per lane
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,7 @@ class Turn:
     output_tokens: int
     block_hashes: tuple[bytes, ...]
     think_s: float  # client delay after the previous call finished
+    t: float = 0.0  # recorded start, seconds since the session started
 
 
 def chained_hashes(scope: str, hash_ids: list[int]) -> tuple[bytes, ...]:
@@ -51,7 +58,7 @@ def trace_turns(trace: Trace, scope: str, start: int = 0) -> list[Turn]:
     for i, call in enumerate(calls):
         think = 0.0 if i == 0 else float(call.think_time or 0.0)
         turns.append(Turn(prompt_tokens=max(1, call.input_tokens), output_tokens=max(1, call.output_tokens),
-                          block_hashes=chained_hashes(scope, call.hash_ids), think_s=think))
+                          block_hashes=chained_hashes(scope, call.hash_ids), think_s=think, t=float(call.t)))
     return turns
 
 
@@ -69,3 +76,29 @@ def lane_turns(corpus: Corpus, lane: int, concurrency: int, seed: int) -> Iterat
         start = int(calls * rng.uniform(START_LO, START_HI)) if k == 0 else 0
         yield from trace_turns(trace, f"{lane}:{k}:{trace.id}", min(start, max(0, calls - 1)))
         k += 1
+
+
+@dataclass
+class LaneScript:
+    """What one lane sends: its warm-up calls (one output token each, no think time), the recorded offset at
+    which it resumes in the profiling window, and its measured calls from then on."""
+
+    warmup: list[Turn]
+    resume_s: float
+    turns: Iterator[Turn]
+
+
+def lane_script(corpus: Corpus, lane: int, concurrency: int, seed: int, warmup_calls: int = WARMUP_CALLS) -> LaneScript:
+    """Lane `lane`'s warm-up and measured calls (see the module docstring)."""
+    turns = lane_turns(corpus, lane, concurrency, seed)
+    warm = [next(turns) for _ in range(warmup_calls)]
+    first = next(turns)
+    resume = max(0.0, first.t - warm[0].t) if warm and first.t >= warm[0].t else first.think_s
+    head = Turn(first.prompt_tokens, first.output_tokens, first.block_hashes, 0.0, first.t)
+    warmup = [Turn(w.prompt_tokens, 1, w.block_hashes, 0.0, w.t) for w in warm]
+    return LaneScript(warmup=warmup, resume_s=resume, turns=_chain(head, turns))
+
+
+def _chain(head: Turn, rest: Iterator[Turn]) -> Iterator[Turn]:
+    yield head
+    yield from rest
