@@ -43,7 +43,8 @@ class Window:
     start: float
     duration: float
     finished: list[Finished] = field(default_factory=list)
-    kv_peak: float = 0.0          # highest KV pool use, fraction of the pool
+    kv_peak: float = 0.0          # highest KV pool use, fraction of the pool (prefix cache included)
+    kv_requests_peak: float = 0.0  # highest share of the pool the running requests' contexts need
     kv_time_weighted: float = 0.0  # integral of the use fraction over the window (seconds)
     queue_peak: int = 0           # most requests waiting
     queue_time_weighted: float = 0.0
@@ -167,6 +168,8 @@ def _observe(window: Window, engine: Engine, t0: float, t1: float) -> None:
     kv = engine.kv
     use = kv.used / kv.capacity if kv.capacity else 0.0
     window.kv_peak = max(window.kv_peak, use)
+    held = sum(r.context_tokens for r in engine.running) + (engine.chunked.prefilled if engine.chunked else 0)
+    window.kv_requests_peak = max(window.kv_requests_peak, held / kv.capacity if kv.capacity else 0.0)
     window.kv_time_weighted += use * dt
     queued = len(engine.waiting)
     window.queue_peak = max(window.queue_peak, queued)

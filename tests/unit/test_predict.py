@@ -55,7 +55,7 @@ def test_predict_quickstart_monotone_and_shaped(capsys: pytest.CaptureFixture[st
         assert keys <= set(p)
         assert p["predicted"]["engine"] == "sim" and p["predicted"]["profile"] == "demo"
         assert p["predicted"]["calibrated"] is False and "predicted" in p["predicted"]["source"]
-        assert 0 < p["kv_peak_use"] <= 1 and p["requests"] > 0
+        assert 0 < p["kv_peak_request_use"] <= p["kv_peak_use"] <= 1 and p["requests"] > 0
         assert p["ttft_p50_s"] <= p["ttft_p90_s"] and p["e2el_p50_s"] <= p["e2el_p90_s"]
     tput = [p["output_tok_s"] for p in points]
     assert tput[0] < tput[1] < tput[2]
