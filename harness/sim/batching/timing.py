@@ -32,6 +32,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.sim.batching.calibration import Calibration
+
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
 
 
@@ -43,6 +45,7 @@ class Profile(BaseModel):
     name: str
     description: str
     calibrated: bool = False
+    calibration: Calibration | None = Field(default=None, description="measured constants and their source")
     # hardware, per GPU
     hbm_bytes: float = Field(gt=0)
     hbm_bw: float = Field(gt=0, description="bytes/s")
