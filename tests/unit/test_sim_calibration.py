@@ -23,7 +23,7 @@ def test_measured_constants_equal_the_fit(name):
     fit = fit_constants(load_measurements(cal.measurements), hbm_bw=profile.hbm_bw, flops=profile.flops,
                         compute_dtype=cal.compute_dtype)
     for field in cal.measured:
-        assert getattr(profile, field) == fit[field], field
+        assert getattr(profile, field) == fit[field], f"{field}: the profile has {getattr(profile, field)}, the fit {fit[field]}"
 
 
 @pytest.mark.parametrize("name", CALIBRATED)
