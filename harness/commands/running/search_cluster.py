@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 
 DEFAULT_ROUND_SIZE = 4
 VERDICT_STATES = ("completed", "failed")   # a point in any other state gave no answer: the search stops
-LOCAL_ONLY = {"launcher": "--launcher", "mount": "--mount", "image_path": "--image-path",
-              "corpus_cache": "--corpus-cache"}
+LOCAL_ONLY: dict[str, tuple[str, object]] = {   # attribute -> (flag, its default)
+    "launcher": ("--launcher", "local"), "mount": ("--mount", []), "image_path": ("--image-path", None),
+    "corpus_cache": ("--corpus-cache", None)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,9 +54,8 @@ def check_args(args: argparse.Namespace) -> None:
         if args.round_size is not None:
             raise UserError("--round-size: only with --cluster (a local search tests one point at a time)")
         return
-    defaults = {"launcher": "local", "mount": [], "image_path": None, "corpus_cache": None}
-    for key, flag in LOCAL_ONLY.items():
-        if getattr(args, key) != defaults[key]:
+    for key, (flag, default) in LOCAL_ONLY.items():
+        if getattr(args, key) != default:
             raise UserError(f"{flag}: not with --cluster (the cluster profile says how its points run)")
 
 
@@ -84,6 +84,7 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
                  stop: list[int]) -> Callable[[int, list[int]], RoundResult]:
     """`test_round(number, concs)` for `harness.search.driver.run_rounds`: appends each round to `rounds` (as
     `search.json` lists them) and the exit status of a stopped search to `stop`."""
+    from harness.commands.running.search import verdict_line
     from harness.point.record.result import point_dir
     from harness.point.sequence import completed_before
     from harness.search.candidate import plan_at
@@ -105,8 +106,6 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
             if status is not None:
                 stop.append(status)
         verdicts = [read_verdict(point_dir(out, p, variant), p.conc, slos) for p in plans]
-        from harness.commands.running.search import verdict_line
-
         for v in verdicts:
             print(verdict_line(v) if v.state in VERDICT_STATES else
                   f"[search] c{v.conc}: no verdict ({v.state}: {', '.join(v.invalid_reasons) or 'no record'})",
