@@ -83,6 +83,18 @@ def test_a_point_without_a_verdict_stops_the_search(setup: dict[str, Any]) -> No
     assert [v.conc for v in result.verdicts] == [4] and result.stopped and setup["stop"] == [1]
 
 
+def test_a_point_whose_task_died_gives_no_verdict(setup: dict[str, Any]) -> None:
+    setup["after_job"][8] = (None, "failed")
+    test = setup["test"]
+    result = test(1, [4, 8])
+    assert [(v.conc, v.outcome) for v in result.verdicts] == [(4, "pass"), (8, "fail")]   # failed: an answer
+    status = Path(result.verdicts[1].point_dir) / "status.json"
+    status.write_text(json.dumps({**json.loads(status.read_text()), "reason": "harness_killed: the harness ..."}))
+    setup["after_job"].clear()   # the next job leaves the point as the lost task left it
+    again = test(2, [8])
+    assert again.verdicts == () and again.stopped and setup["stop"] == [1]
+
+
 def test_a_round_of_completed_points_submits_nothing(setup: dict[str, Any]) -> None:
     result = setup["test"](1, [4])
     assert setup["submitted"] == [] and [v.outcome for v in result.verdicts] == ["pass"]

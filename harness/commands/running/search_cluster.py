@@ -4,8 +4,8 @@ Each round (`harness.search.rounds.next_round`) is up to `--round-size` concurre
 `max_parallel`, else `DEFAULT_ROUND_SIZE`). Its points completed before with the same settings are read back as
 they are; the others are submitted as ONE job array (`slurm.submit`, the same plan file, batch script and job
 record as `harness submit`), followed quietly until the array ends, then every point is read from its own record
-as the local search reads it. A point that left no verdict (cancelled, never started) stops the search: running
-it again resumes from the points completed so far.
+as the local search reads it. A point that left no verdict (cancelled, never started, its task lost) stops the
+search: running it again resumes from the points completed so far.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_ROUND_SIZE = 4
 VERDICT_STATES = ("completed", "failed")   # a point in any other state gave no answer: the search stops
+NO_ANSWER = "harness_killed"   # a failed point whose task died under it (a node lost): no answer either
 LOCAL_ONLY: dict[str, tuple[str, object]] = {   # attribute -> (flag, its default)
     "launcher": ("--launcher", "local"), "mount": ("--mount", []), "image_path": ("--image-path", None),
     "corpus_cache": ("--corpus-cache", None)}
@@ -106,16 +107,23 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
             if status is not None:
                 stop.append(status)
         verdicts = [read_verdict(point_dir(out, p, variant), p.conc, slos) for p in plans]
-        for v in verdicts:
-            print(verdict_line(v) if v.state in VERDICT_STATES else
-                  f"[search] c{v.conc}: no verdict ({v.state}: {', '.join(v.invalid_reasons) or 'no record'})",
-                  flush=True)
-        given = tuple(v for v in verdicts if v.state in VERDICT_STATES)
+        answered = [v.state in VERDICT_STATES and not _task_died(v.point_dir) for v in verdicts]
+        for v, ok in zip(verdicts, answered, strict=True):
+            print(verdict_line(v) if ok else f"[search] c{v.conc}: no verdict ({v.state}: "
+                  f"{', '.join(v.invalid_reasons) or 'no record'}); the search stops", flush=True)
+        given = tuple(v for v, ok in zip(verdicts, answered, strict=True) if ok)
         if len(given) < len(verdicts) and not stop:
             stop.append(1)
         return RoundResult(given, stopped=bool(stop))
 
     return test_round
+
+
+def _task_died(pdir: Path) -> bool:
+    from harness.point.state.status import read_status
+
+    reason = (read_status(pdir) or {}).get("reason")
+    return isinstance(reason, str) and reason.startswith(NO_ANSWER)
 
 
 def _run_job(args: argparse.Namespace, recipe: Recipe, plans: list[PointPlan], variant: str | None,
