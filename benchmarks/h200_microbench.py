@@ -52,7 +52,6 @@ def hbm() -> dict:
     b = torch.empty_like(a)
     t_copy = timed(lambda: b.copy_(a))
     t_sum = timed(lambda: a.sum(dtype=torch.float32))
-    del a, b
     return {"bytes": n * 2, "copy_bytes_per_s": 2 * n * 2 / t_copy, "read_bytes_per_s": n * 2 / t_sum}
 
 
@@ -65,7 +64,6 @@ def gemv() -> list[dict]:
         t = timed(lambda: x @ w)  # noqa: B023 - timed at once
         rows.append({"batch": batch, "k": k, "n": n, "seconds": t, "weight_bytes_per_s": k * n * 2 / t,
                      "flops_per_s": 2 * batch * k * n / t})
-    del w
     return rows
 
 
@@ -85,7 +83,6 @@ def gemm() -> list[dict]:
             rows.append({"dtype": "fp8_e4m3", "m": m, "k": k, "n": n, "flops_per_s": 2 * m * k * n / t8})
         except Exception as exc:  # noqa: BLE001 - a build without fp8 GEMM: say so
             rows.append({"dtype": "fp8_e4m3", "m": m, "error": f"{type(exc).__name__}: {exc}"[:300]})
-        del a, b
     return rows
 
 
@@ -101,13 +98,11 @@ def attention() -> dict:
         kv_bytes = 2 * batch * heads_kv * ctx * dim * 2
         out["decode"].append({"batch": batch, "context": ctx, "heads_q": heads_q, "heads_kv": heads_kv, "head_dim": dim,
                               "seconds": t, "kv_bytes_per_s": kv_bytes / t})
-        del q, kv
     for seq in (4096, 8192):
         q, k, v = (torch.empty(1, heads_q, seq, dim, dtype=torch.bfloat16, device="cuda").normal_() for _ in range(3))
         t = timed(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), reps=10)  # noqa: B023
         flops = 4 * seq * seq * heads_q * dim / 2  # QK^T and PV, causal half
         out["prefill"].append({"seq": seq, "heads": heads_q, "head_dim": dim, "seconds": t, "flops_per_s": flops / t})
-        del q, k, v
     return out
 
 
@@ -167,7 +162,7 @@ def main() -> None:
     args = ap.parse_args()
     props = torch.cuda.get_device_properties(0)
     result = {
-        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "device": {"name": props.name, "memory_bytes": props.total_memory, "sms": props.multi_processor_count,
                    "capability": f"{props.major}.{props.minor}"},
         "software": {"torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version()},

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -39,11 +39,13 @@ class Calibration(BaseModel):
     assumed: list[str]
 
 
-def load_measurements(name: str) -> dict:
-    return json.loads((MEASUREMENT_DIR / name).read_text())
+def load_measurements(name: str) -> dict[str, Any]:
+    """One shipped microbenchmark file, by name."""
+    data: dict[str, Any] = json.loads((MEASUREMENT_DIR / name).read_text())
+    return data
 
 
-def fit_constants(measurements: dict, *, hbm_bw: float, flops: float, compute_dtype: str) -> dict[str, float]:
+def fit_constants(measurements: dict[str, Any], *, hbm_bw: float, flops: float, compute_dtype: str) -> dict[str, float]:
     """`bw_efficiency` and `flops_efficiency` from one microbenchmark file (see the module docstring)."""
     streaming = [r["weight_bytes_per_s"] for r in measurements["gemv"] if r["batch"] in DECODE_BATCHES]
     products = [r["flops_per_s"] for r in measurements["gemm"] if r.get("dtype") == compute_dtype and "flops_per_s" in r]
