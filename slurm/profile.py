@@ -87,7 +87,9 @@ class ClusterProfile(Strict):
         examples=["gres"])
     max_parallel: int | None = Field(None, ge=1, description="default throttle of the job array (`--array=0-N%M`): "
                                                              "at most this many points run at once; `harness submit "
-                                                             "--throttle` overrides it; unset: no throttle",
+                                                             "--throttle` overrides it; unset: no throttle. Also the "
+                                                             "number of concurrencies per round of `harness search "
+                                                             "--cluster` (unless `--round-size`)",
                                      examples=[8])
     container: Container = Field(description="the container runtime and its image cache")
     model_staging: dict[str, str] = Field(default_factory=dict,

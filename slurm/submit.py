@@ -27,6 +27,8 @@ from typing import Any
 from harness.artifacts import write_json, write_text
 from harness.point.record.validity import with_required_power
 from harness.point.sweep_plan import SECRETS_ENV
+from harness.recipe.plan import PointPlan
+from harness.recipe.schema import Recipe
 from harness.redact import seal
 from slurm import jobs, query, render
 from slurm.profile import driver_python, load_profile
@@ -76,14 +78,16 @@ def default_out_dir(config_key: str, now_ns: int) -> Path:
     return Path("runs") / "slurm" / f"{config_key}-{stamp}"
 
 
-def prepare(req: SubmitRequest, now_ns: int) -> dict[str, Any]:
-    """Validate everything and write the plan file and the batch script; nothing is submitted yet."""
+def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPlan]] | None = None) -> dict[str, Any]:
+    """Validate everything and write the plan file and the batch script; nothing is submitted yet. `loaded`: the
+    recipe and the plans to submit (a search's points at concurrencies of its own), instead of the recipe's
+    points that `req` selects."""
     from harness.errors import UserError
     from harness.recipe.points import load_plans
     from slurm.profile import check_time_limit
 
     profile = load_profile(req.cluster)
-    recipe, plans = load_plans(req.recipe, req.points, list(req.overrides), req.unofficial)
+    recipe, plans = loaded or load_plans(req.recipe, req.points, list(req.overrides), req.unofficial)
     check_deployment(plans, profile, req)
     if req.time_limit is not None:
         try:
@@ -186,11 +190,13 @@ def secrets_env(secrets: dict[str, str]) -> dict[str, str] | None:
     return {**os.environ, SECRETS_ENV: json.dumps(secrets)} if secrets else None
 
 
-def submit(req: SubmitRequest, warn: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+def submit(req: SubmitRequest, warn: Callable[[str], None] = lambda line: None,
+           loaded: tuple[Recipe, list[PointPlan]] | None = None) -> dict[str, Any]:
     """Prepare, run sbatch once, record the job; returns the submission record. Preflight's warnings go to
-    `warn`, one line each. When sbatch refuses the job, the plan and script written for it are removed."""
+    `warn`, one line each. When sbatch refuses the job, the plan and script written for it are removed.
+    `loaded`: as for `prepare`."""
     now = time.time_ns()
-    prep = prepare(req, now)
+    prep = prepare(req, now, loaded)
     for line in prep["warnings"]:
         warn(line)
     try:

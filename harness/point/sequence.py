@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from harness.point.record.result import point_dir
 from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, PointOptions, run_point
@@ -45,10 +47,18 @@ def run_sequence(plans: list[PointPlan], options: PointOptions, *, reuse_deploym
             shared.stop(options.server_stop_grace_s)
 
 
+def completed_before(pdir: Path, plan: PointPlan) -> dict[str, Any] | None:
+    """The status of the point in `pdir` when it completed before with the plan's settings (its fingerprint)."""
+    prior = read_status(pdir)
+    if not prior or prior.get("state") != "completed" or prior.get("fingerprint") != plan.fingerprint:
+        return None
+    return prior
+
+
 def _skip(plan: PointPlan, options: PointOptions, force: bool) -> int | None:
     """The earlier exit status of a point completed before with the same fingerprint (None: run it)."""
-    prior = read_status(point_dir(options.out_dir, plan, options.variant))
-    if force or not prior or prior.get("state") != "completed" or prior.get("fingerprint") != plan.fingerprint:
+    prior = None if force else completed_before(point_dir(options.out_dir, plan, options.variant), plan)
+    if prior is None:
         return None
     earlier = prior.get("exit_status")
     return earlier if isinstance(earlier, int) else EXIT_VALID

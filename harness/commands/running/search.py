@@ -1,5 +1,6 @@
 """`harness search RECIPE --slo EXPR`: the highest concurrency that meets a service level, and the capacity
-there (agents per GPU, per node, per kW). See docs/search.md."""
+there (agents per GPU, per node, per kW), its points on this host one at a time or, with `--cluster`, on Slurm
+in rounds (`search_cluster`). See docs/search.md."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--point-template", metavar="NAME",
                         help="take every tested point's settings from this recipe point, e.g. c8 (default: the "
                              "recipe's point nearest each concurrency)")
+    from harness.commands.running import search_cluster
+
+    search_cluster.add_arguments(parser)
 
 
 def _conc(text: str) -> int:
@@ -40,29 +44,43 @@ def _conc(text: str) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.commands.running import search_cluster
     from harness.commands.running.run import check_out_dir, options_from_args, overrides_with_duration
     from harness.errors import UserError
+    from harness.point.state.variant import variant_name
     from harness.recipe.load import load_recipe
     from harness.recipe.points import apply_overrides
     from harness.search.candidate import plan_at
-    from harness.search.driver import run_search
+    from harness.search.driver import run_rounds, run_search
     from harness.search.slo import parse_slos
 
     slos = parse_slos(args.slo)
     if args.max_conc < args.min_conc:
         raise UserError(f"--max-conc {args.max_conc} is below --min-conc {args.min_conc}")
+    search_cluster.check_args(args)
     recipe = load_recipe(args.recipe)
     if args.unofficial:
         recipe = recipe.model_copy(update={"client": recipe.client.model_copy(update={"unofficial": True})})
     recipe, points = apply_overrides(recipe, None, overrides_with_duration(args), args.recipe)
     first = plan_at(recipe, points, args.min_conc, args.point_template, args.recipe)   # every input error now
-    options = options_from_args(args, recipe)
+    if args.cluster:
+        profile = search_cluster.load_cluster(args, recipe, first)
+        variant = variant_name(overrides_with_duration(args), args.tag)
+    else:
+        options = options_from_args(args, recipe)
+        variant = options.variant
     check_out_dir(args.out)
-    spec = _spec(args, recipe, first, slos, options.variant)
-    out_file = search_dir(args.out, recipe.config_key, options.variant, slos) / "search.json"
-    print(f"search: {' and '.join(s.text for s in slos)} over c{args.min_conc}..c{args.max_conc} -> {out_file}",
-          flush=True)
+    spec = _spec(args, recipe, first, slos, variant)
+    out_file = search_dir(args.out, recipe.config_key, variant, slos) / "search.json"
+    where = ""
+    if args.cluster:
+        width = search_cluster.round_size(args, profile)
+        where = f" on {profile.name}, up to {width} per round"
+    print(f"search: {' and '.join(s.text for s in slos)} over c{args.min_conc}..c{args.max_conc}{where} -> "
+          f"{out_file}", flush=True)
     stop: list[int] = []
+    rounds: list[dict[str, Any]] = []
+    extra: dict[str, Any] = {"cluster": profile.name, "rounds": rounds} if args.cluster else {}
 
     def test(conc: int) -> PointVerdict | None:
         plan = plan_at(recipe, points, conc, args.point_template, args.recipe)
@@ -75,9 +93,13 @@ def main(args: argparse.Namespace) -> int:
         at = run.state.boundary
         plan = first if at is None else plan_at(recipe, points, at, args.point_template, args.recipe)
         return _write(out_file, dataclasses.replace(spec, num_gpus=plan.resources.num_gpus,
-                                                    nodes=plan.resources.nodes), run)
+                                                    nodes=plan.resources.nodes), run, extra)
 
-    run = run_search(args.min_conc, args.max_conc, test, write)
+    if args.cluster:
+        test_round = search_cluster.round_tester(args, recipe, points, slos, variant, rounds, stop)
+        run = run_rounds(args.min_conc, args.max_conc, width, test_round, write)
+    else:
+        run = run_search(args.min_conc, args.max_conc, test, write)
     doc = write(run)
     from harness.search.outcome import render_summary
     from harness.search.plot import PLOT_FILE, plot_search
@@ -129,18 +151,24 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
         stop.append(done.exit_status)
         return None
     verdict = read_verdict(pdir, plan.conc, slos)
-    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO",
-            "inconclusive": "inconclusive (invalid only for too little evidence)"}[verdict.outcome]
-    values = ", ".join(f"{c.slo.name}={c.value if c.value is None else f'{c.value:.4g}'}" for c in verdict.checks)
-    print(f"[search] c{plan.conc}: {mark} ({values}{'' if verdict.valid else '; invalid'}"
-          f"{'; uncertain' if verdict.uncertain else ''})", flush=True)
+    print(verdict_line(verdict), flush=True)
     return verdict
 
 
-def _write(path: Path, spec: SearchSpec, run: SearchRun) -> dict[str, Any]:
+def verdict_line(verdict: PointVerdict) -> str:
+    """`[search] c8: meets the SLO (ttft_p90=0.31)`: one tested point, as the console shows it."""
+    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO",
+            "inconclusive": "inconclusive (invalid only for too little evidence)"}[verdict.outcome]
+    values = ", ".join(f"{c.slo.name}={c.value if c.value is None else f'{c.value:.4g}'}" for c in verdict.checks)
+    return (f"[search] c{verdict.conc}: {mark} ({values}{'' if verdict.valid else '; invalid'}"
+            f"{'; uncertain' if verdict.uncertain else ''})")
+
+
+def _write(path: Path, spec: SearchSpec, run: SearchRun, extra: dict[str, Any]) -> dict[str, Any]:
+    """`search.json`; `extra`: a Slurm search's `cluster` and `rounds`."""
     from harness.artifacts import write_json
     from harness.search.outcome import search_json
 
-    doc = search_json(spec, run.tested, run.state, run.complete)
+    doc = {**search_json(spec, run.tested, run.state, run.complete), **extra}
     write_json(path, doc)
     return doc

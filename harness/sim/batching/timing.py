@@ -36,6 +36,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.sim.batching.calibration import Calibration
 from harness.sim.batching.parallel import (
     Layout,
     LinkSpec,
@@ -56,6 +57,7 @@ class Profile(BaseModel):
     name: str
     description: str
     calibrated: bool = False
+    calibration: Calibration | None = Field(default=None, description="measured constants and their source")
     # hardware, per GPU
     hbm_bytes: float = Field(gt=0)
     hbm_bw: float = Field(gt=0, description="bytes/s")

@@ -27,6 +27,9 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--sim-errors-after", type=float, default=None,
                    help="answer with --sim-error-rate only from this many seconds after becoming ready "
                         "(default: from the start), e.g. to fail requests after a client's warm-up")
+    g.add_argument("--sim-errors-after-requests", type=int, default=0, metavar="N",
+                   help="answer the first N chat requests normally, then with --sim-error-rate (a trigger that "
+                        "a slow machine cannot move, unlike --sim-errors-after)")
     g.add_argument("--sim-stall-after", type=float, default=None,
                    help="stop producing tokens this many seconds after becoming ready (connections stay open)")
     g.add_argument("--sim-drop-rate", type=float, default=0.0,
@@ -83,6 +86,8 @@ def check_sim_args(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         v = getattr(args, name)
         if not 0.0 <= v <= 1.0:
             parser.error(f"--{name.replace('_', '-')}: expected a fraction in [0, 1], got {v}")
+    if args.sim_errors_after_requests < 0:
+        parser.error(f"--sim-errors-after-requests: expected a count >= 0, got {args.sim_errors_after_requests}")
     for name in ("sim_startup_seconds", "sim_crash_after", "sim_stall_after"):
         v = getattr(args, name)
         if v is not None and v < 0:

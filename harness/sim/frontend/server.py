@@ -36,11 +36,14 @@ class Faults:
     drop_rate: float = 0.0
     rng: random.Random = field(default_factory=random.Random)
     errors_from_ns: int = 0        # monotonic time from which `error_rate` applies
+    errors_after_requests: int = 0  # chat requests answered normally before `error_rate` applies
+    requests_seen: int = 0
 
     def inject_error(self) -> bool:
         """Whether this request is answered with an injected HTTP 500."""
+        self.requests_seen += 1
         return (self.error_rate > 0 and time.monotonic_ns() >= self.errors_from_ns
-                and self.rng.random() < self.error_rate)
+                and self.requests_seen > self.errors_after_requests and self.rng.random() < self.error_rate)
 
 
 @dataclass
