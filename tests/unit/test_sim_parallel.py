@@ -95,3 +95,27 @@ def test_layout_from_flags() -> None:
     assert (lay.tp, lay.ep, lay.pp, lay.attn_dp, lay.attn_tp, lay.cuda_graph_max_bs) == (8, 8, 2, 4, 2, 256)
     assert layout_from_args({"tp_size": 1, "disable_cuda_graph": True}, 141e9, 256).cuda_graph_max_bs == 0
     assert layout_from_args({"tp_size": 1, "cuda_graph_max_bs_decode": 16}, 141e9, 256).cuda_graph_max_bs == 16
+
+
+def _resolve(*argv: str):
+    from harness.sim.frontend.app import resolve
+    from harness.sim.frontend.cli import build_parser
+
+    return resolve(build_parser().parse_args(list(argv)), {})
+
+
+def test_server_resolves_layout_and_reports_sglang_graph_default() -> None:
+    res = _resolve("--sim-profile", "h200-tp8", "--tp-size", "8", "--ep-size", "8", "--pp-size", "2",
+                   "--max-running-requests", "1024")
+    assert (res.timing.layout.tp, res.timing.layout.ep, res.timing.layout.pp) == (8, 8, 2)
+    assert res.timing.layout.cuda_graph_max_bs == 512
+    assert res.server_args["cuda_graph_max_bs_decode"] == 512
+    small = _resolve("--sim-profile", "demo", "--max-running-requests", "32")
+    assert small.server_args["cuda_graph_max_bs_decode"] == 32
+    eager = _resolve("--sim-profile", "demo", "--disable-cuda-graph")
+    assert eager.timing.layout.cuda_graph_max_bs == 0
+
+
+def test_server_noise_seed_from_flags() -> None:
+    assert _resolve("--sim-seed", "5").noise_seed == 5
+    assert _resolve("--random-seed", "9").noise_seed == 9
