@@ -13,7 +13,7 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.predict.summary import PointPrediction, Predicted, summarize
-from harness.predict.virtual import run_window
+from harness.predict.virtual import pooled, run_window
 from harness.predict.workload import lane_script
 from harness.traces.files import read_local
 from harness.traces.schema import Corpus
@@ -69,8 +69,9 @@ def profile_of(plan: Any, default_profile: str, override: str | None) -> str:
 
 
 def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, Corpus],
-                  duration_s: float | None = None) -> tuple[PointPrediction, Predicted]:
-    """Predict one point of `harness plan` (a PointPlan) on simulator profile `profile`."""
+                  duration_s: float | None = None, samples: int = 1) -> tuple[PointPrediction, Predicted]:
+    """Predict one point of `harness plan` (a PointPlan) on simulator profile `profile`, pooling `samples` windows
+    (each with its own trajectory starts and noise)."""
     from harness.sim.batching.engine import Engine
     from harness.sim.batching.noise import noise_for
     from harness.sim.frontend.app import ServerArgsError, resolve
@@ -91,10 +92,13 @@ def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, 
         raise UserError(f"predict: {plan.name}: {exc}") from None
     client = plan.client
     noise_seed = seed if seed is not None else (args.sim_seed if args.sim_seed is not None else client.seed)
-    engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, noise_seed))
     corpus = load_corpus(client.traces, corpora)
-    lanes = [lane_script(corpus, i, client.concurrency, client.seed) for i in range(client.concurrency)]
-    window = run_window(engine, lanes, duration_s or client.duration_s, res.context_length)
+    windows = []
+    for k in range(max(1, samples)):
+        # sample k: its own server start (noise seed + k) and its own trajectory starts (client seed + k)
+        engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, noise_seed + k))
+        lanes = [lane_script(corpus, i, client.concurrency, client.seed + k) for i in range(client.concurrency)]
+        windows.append(run_window(engine, lanes, duration_s or client.duration_s, res.context_length))
     gpus = int(getattr(plan.resources, "num_gpus", 1) or 1)
-    point = summarize(plan.name, client.concurrency, gpus, res.engine.kv_capacity, window)
+    point = summarize(plan.name, client.concurrency, gpus, res.engine.kv_capacity, pooled(windows), len(windows))
     return point, Predicted(profile=res.profile.name, calibrated=res.profile.calibrated, seed=noise_seed)

@@ -32,7 +32,8 @@ class PointPrediction(BaseModel):
     name: str
     concurrency: int
     gpus: int
-    window_s: float
+    samples: int                  # windows pooled (each its own trajectory starts and noise)
+    window_s: float               # their summed length
     requests: int
     cancelled: int
     kv_pool_tokens: int
@@ -64,7 +65,8 @@ def percentile(values: list[float], q: float) -> float | None:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Window) -> PointPrediction:
+def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Window,
+              samples: int = 1) -> PointPrediction:
     """The point's predicted figures from what its window saw."""
     dur = w.duration if w.duration > 0 else 1.0
     ttft = [f.first_token - f.sent for f in w.finished]
@@ -74,7 +76,7 @@ def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Wi
     out_tok = sum(f.output_tokens for f in w.finished)
     in_tok = sum(f.prompt_tokens for f in w.finished)
     return PointPrediction(
-        name=name, concurrency=concurrency, gpus=gpus, window_s=w.duration, requests=len(w.finished),
+        name=name, concurrency=concurrency, gpus=gpus, samples=samples, window_s=w.duration, requests=len(w.finished),
         cancelled=w.cancelled, kv_pool_tokens=kv_pool_tokens, kv_peak_use=w.kv_peak,
         kv_peak_request_use=w.kv_requests_peak,         kv_mean_use=w.kv_time_weighted / dur, queue_peak=w.queue_peak, queue_mean=w.queue_time_weighted / dur,
         running_mean=w.running_time_weighted / dur, output_tok_s=out_tok / dur,

@@ -175,3 +175,20 @@ def _observe(window: Window, engine: Engine, t0: float, t1: float) -> None:
     window.queue_peak = max(window.queue_peak, queued)
     window.queue_time_weighted += queued * dt
     window.running_time_weighted += engine.num_running * dt
+
+
+def pooled(windows: list[Window]) -> Window:
+    """Several windows of one point (different client samples) as one window of their summed length: calls and
+    time-weighted figures add up, peaks take the highest."""
+    out = Window(start=0.0, duration=sum(w.duration for w in windows))
+    for w in windows:
+        out.finished.extend(w.finished)
+        out.kv_peak = max(out.kv_peak, w.kv_peak)
+        out.kv_requests_peak = max(out.kv_requests_peak, w.kv_requests_peak)
+        out.kv_time_weighted += w.kv_time_weighted
+        out.queue_peak = max(out.queue_peak, w.queue_peak)
+        out.queue_time_weighted += w.queue_time_weighted
+        out.running_time_weighted += w.running_time_weighted
+        out.cancelled += w.cancelled
+        out.steps += w.steps
+    return out

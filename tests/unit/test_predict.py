@@ -48,7 +48,7 @@ def test_predict_quickstart_monotone_and_shaped(capsys: pytest.CaptureFixture[st
     assert doc["config_key"] == "quickstart-sim"
     points = doc["points"]
     assert [p["name"] for p in points] == ["c2", "c4", "c8"]
-    keys = {"concurrency", "gpus", "requests", "kv_peak_use", "kv_mean_use", "queue_peak", "queue_mean",
+    keys = {"concurrency", "gpus", "samples", "window_s", "requests", "kv_peak_use", "kv_mean_use", "queue_peak", "queue_mean",
             "output_tok_s", "output_tok_s_per_gpu", "ttft_p50_s", "ttft_p90_s", "e2el_p50_s", "e2el_p90_s",
             "interactivity_p50_tok_s", "interactivity_p90_tok_s", "predicted"}
     for p in points:
@@ -73,3 +73,11 @@ def test_predict_table_says_predicted(capsys: pytest.CaptureFixture[str]) -> Non
     assert cli_main(["predict", str(RECIPE), "--points", "c2", "--duration", "10"]) == 0
     out = capsys.readouterr().out
     assert "PREDICTED by the simulator" in out and "profile demo (not calibrated)" in out
+
+
+def test_predict_pools_samples(capsys: pytest.CaptureFixture[str]) -> None:
+    one = _predict_json(capsys, "--points", "c2", "--duration", "20")["points"][0]
+    three = _predict_json(capsys, "--points", "c2", "--duration", "20", "--samples", "3")["points"][0]
+    assert one["samples"] == 1 and three["samples"] == 3
+    assert three["window_s"] == pytest.approx(60.0)
+    assert three["requests"] > one["requests"]

@@ -17,6 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, help="noise seed (default: the server's --sim-seed, else the client's "
                                                  "seed)")
     parser.add_argument("--duration", type=float, help="window in seconds (default: client.duration_s)")
+    parser.add_argument("--samples", type=_samples, default=1, metavar="N",
+                        help="pool N windows per point, each with its own trajectory starts and noise (default 1; a "
+                             "short window's figures depend much on which calls it holds)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
@@ -31,7 +34,7 @@ def main(args: argparse.Namespace) -> int:
     rows = []
     for plan in plans:
         profile = profile_of(plan, recipe.sim_profile, args.profile)
-        point, source = predict_point(plan, profile, args.seed, corpora, args.duration)
+        point, source = predict_point(plan, profile, args.seed, corpora, args.duration, args.samples)
         rows.append((point, source))
     if args.json:
         print_json({"config_key": recipe.config_key, "recipe": str(args.recipe),
@@ -39,6 +42,12 @@ def main(args: argparse.Namespace) -> int:
         return 0
     print(render(recipe.config_key, rows))
     return 0
+
+
+def _samples(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"expected a whole number of windows from 1 to 100, got {text!r}")
+    return int(text)
 
 
 def _f(value: float | None, fmt: str) -> str:
@@ -51,6 +60,8 @@ def render(config_key: str, rows: list[tuple[Any, Any]]) -> str:
     for label in sorted({f"profile {s.profile} ({'calibrated' if s.calibrated else 'not calibrated'}), "
                          f"noise seed {s.seed}" for _, s in rows}):
         lines.append(f"  {label}")
+    if any(p.samples > 1 for p, _ in rows):
+        lines.append(f"  {max(p.samples for p, _ in rows)} windows pooled per point")
     head = ("point", "conc", "reqs", "KV peak all/reqs", "queue pk/mean", "out tok/s", "/GPU", "TTFT p50/p90 s",
             "E2EL p50/p90 s", "intvty p50/p90")
     body = []
