@@ -28,6 +28,7 @@ from harness.point.record.multinode_row import (
     multinode_row,
 )
 from harness.point.record.router_version import read_fingerprint, router_metadata
+from harness.point.record.server_queue import server_queue
 from harness.point.record.stickiness import stickiness
 from harness.point.record.validity import Thresholds, verdict
 from harness.point.replay import aiperf
@@ -165,6 +166,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     server_metrics_export = aiperf.read_server_metrics(artifact_dir)
     result["server_metrics_sglang"] = None if server_metrics_export is None else \
         aiperf.has_sglang_series(server_metrics_export)
+    result["server_queue"] = server_queue(server_metrics_export)
     result["validity"] = verdict(result, plan.client.duration_s, thresholds)
     if result["state"] != "completed":
         result["validity"]["valid"] = False

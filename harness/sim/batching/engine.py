@@ -5,7 +5,9 @@ step's scheduled end, then commits its effects (tokens produced, chunks handed t
 
 - **Prefill** when requests are waiting (or one is mid-way through a chunked prefill) and the
   running batch has room (`--max-running-requests`): admit waiting requests first-come
-  first-served, match their prompt against the prefix cache, and compute up to
+  first-served while the GPU pool can hold each one's uncached prompt and future output beside what
+  the running requests may still decode (SGLang's rule, `harness.sim.batching.admission`; the first
+  that does not fit waits, and so does everyone behind it), match their prompt against the prefix cache, and compute up to
   `--chunked-prefill-size` new tokens in this step (the last admitted request may be cut into
   chunks; its next chunk goes first in the next prefill step). A request whose prompt is done
   produces its first token and joins the decode batch. With `--prefill-decode-interval N`, after
@@ -13,8 +15,8 @@ step's scheduled end, then commits its effects (tokens produced, chunks handed t
   batch holds at least `--prefill-decode-interval-min-bs` requests).
 - **Decode** otherwise: every running request commits one token, or under speculative decoding
   the accept length drawn once for the whole batch (capped by what the request still has to
-  produce). If the GPU pool cannot hold the new tokens even after evicting the prefix cache, the
-  most recently admitted requests are retracted (preempted) back to the head of the queue and
+  produce). If the GPU pool cannot hold the new tokens even after evicting the prefix cache,
+  requests are retracted (preempted; fewest output tokens first) back to the head of the queue and
   re-prefilled later.
 - **Streaming**: the first token is sent at once, then a chunk whenever at least
   `--stream-interval` unsent tokens have accumulated, and the rest at the end.
@@ -32,6 +34,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from harness.sim.batching.admission import (
+    NewTokenRatio,
+    admission_need,
+    fits,
+    future_tokens,
+    retraction_order_key,
+    running_reservation,
+)
 from harness.sim.batching.engine_stats import LAG_BUCKETS, EngineStats
 from harness.sim.batching.kvcache import KVCache
 from harness.sim.batching.noise import Noise
@@ -40,9 +50,6 @@ from harness.sim.batching.request import Chunk, SimRequest
 from harness.sim.batching.spec import AcceptSampler, SimulateAccEnv, SpecConfig, check_at_verify
 from harness.sim.batching.timing import TimingModel
 
-# Tokens of future output an admission must be able to fit in the GPU pool (SGLang reserves a
-# share of max_new_tokens; this is the simulator's fixed stand-in).
-ADMISSION_RESERVE_TOKENS = 128
 RESYNC_AFTER_S = 0.05  # if the loop falls this far behind its virtual clock, restart from now
 
 
@@ -66,6 +73,7 @@ class EngineConfig:
     # 0.5.20 streams only when the output length is 1 modulo the interval ("modulo"), so with several tokens
     # per speculative step most multiples are jumped over and text arrives late (output_streamer.py)
     stream_rule: str = "unsent"
+    schedule_conservativeness: float = 1.0  # --schedule-conservativeness: scales the new-token ratio
 
 
 Plan = tuple[float, Callable[[], None]]
@@ -99,6 +107,7 @@ class Engine:
         self._verified = False
         self._wake = asyncio.Event()
         self._prefill_target: dict[int, int] = {}
+        self.new_token_ratio = NewTokenRatio(cfg.schedule_conservativeness)
 
     # ---- API for the HTTP side ----------------------------------------------------------------
     def submit(self, req: SimRequest) -> None:
@@ -150,6 +159,7 @@ class Engine:
         while True:
             plan = None if self.stalled else self._plan()
             if plan is None:
+                self.new_token_ratio.reset()  # SGLang resets the ratio whenever the scheduler idles
                 self._wake.clear()
                 await self._wake.wait()
                 next_start = loop.time()
@@ -223,6 +233,7 @@ class Engine:
         budget = min(budget, max(cfg.max_prefill_tokens, 1)) if cfg.chunked_prefill_size > 0 else budget
         work: list[tuple[SimRequest, int, int]] = []
         loaded = 0
+        reserved = self._reserved_tokens()
         if self.chunked is not None:
             r = self.chunked
             left = self._prefill_target[id(r)] - r.prefilled
@@ -239,6 +250,7 @@ class Engine:
                 r.private_tokens += take
                 work.append((r, r.prefilled, take))
                 budget -= take
+                reserved -= take  # now allocated, no longer only reserved
                 self.chunked = r if take < left else None
         while (
             self.chunked is None
@@ -252,8 +264,8 @@ class Engine:
             kv.pin(m)
             uncached = target - m.tokens
             take = min(uncached, budget)
-            reserve = min(ADMISSION_RESERVE_TOKENS, max(0, r.target_tokens - r.output))
-            if not kv.ensure_free(m.host_tokens + take + reserve):
+            need = admission_need(uncached + m.host_tokens, r.max_new, r.output)
+            if not self._room_for(need, reserved) or not kv.ensure_free(m.host_tokens + take):
                 kv.unlock(m.blocks)
                 if not self.running and not work and self.chunked is None and kv.private_tokens == 0:
                     self.waiting.popleft()
@@ -276,6 +288,7 @@ class Engine:
             r.private_tokens += take
             work.append((r, m.tokens, take))
             budget -= take
+            reserved += need
             if take < uncached:
                 self.chunked = r
         if not work:
@@ -300,6 +313,21 @@ class Engine:
 
         return t, apply
 
+    def _reserved_tokens(self) -> float:
+        """What the running requests may still decode (SGLang's offset), plus the chunked request's rest."""
+        held = running_reservation(((r.max_new, r.output, r.ignore_eos) for r in self.running),
+                                   self.new_token_ratio.current)
+        c = self.chunked
+        if c is not None:
+            held += self._prefill_target.get(id(c), c.prefilled) - c.prefilled + future_tokens(c.max_new, c.output)
+        return held
+
+    def _room_for(self, need: int, reserved: float) -> bool:
+        """Whether `need` tokens fit beside `reserved` in the free plus evictable pool (evictable counted only
+        when the free part is not enough)."""
+        kv = self.kv
+        return fits(need, kv.free - reserved) or fits(need, kv.free + kv.evictable_tokens() - reserved)
+
     def _insert_blocks(self, r: SimRequest) -> None:
         full = min(r.prefilled // BLOCK_TOKENS, len(r.block_hashes))
         if full > r.inserted_blocks:
@@ -315,10 +343,17 @@ class Engine:
             self._verified = True
         al = self.sampler.draw()
         need = sum(min(al, r.target_tokens - r.output) for r in self.running)
+        retracted = False
         while not self.kv.ensure_free(need) and len(self.running) > 1:
-            victim = self.running.pop()
+            victim = min(self.running, key=lambda r: retraction_order_key(r.output, r.prompt_tokens))
+            self.running.remove(victim)
             need -= min(al, victim.target_tokens - victim.output)
             self._retract(victim)
+            retracted = True
+        if retracted:
+            self.new_token_ratio.after_retract((r.max_new, r.output) for r in self.running)
+        else:
+            self.new_token_ratio.decay_step()
         batch = list(self.running)
         ctx = sum(r.context_tokens for r in batch)
         t = self.timing.decode(len(batch), ctx, cfg.spec.verify_width, cfg.spec.enabled)
@@ -351,6 +386,7 @@ class Engine:
 
     def _retract(self, r: SimRequest) -> None:
         self.stats.retracted_total += 1
+        self.stats.retracted_input_tokens_total += r.prompt_tokens
         r.retractions += 1
         self._release(r)
         r.prefilled = 0

@@ -25,6 +25,7 @@ class EngineStats:
     cached_tokens_device: int = 0
     cached_tokens_host: int = 0
     retracted_total: int = 0
+    retracted_input_tokens_total: int = 0
     verify_calls_total: int = 0  # request x verify-step pairs, as steps run
     spec_verify_calls_total: int = 0  # the same, counted when each request ends (sglang:spec_verify_calls_total)
     accepted_tokens_total: int = 0  # sum of accept lengths over those pairs

@@ -95,12 +95,13 @@ def layout_from_args(args: argparse.Namespace | dict[str, Any], hbm_bytes: float
     ep = int(get("ep_size") or 1)
     pp = int(get("pp_size") or 1)
     attn_dp = int(get("dp_size") or 1) if get("enable_dp_attention") else 1
+    graph_limit = get("cuda_graph_max_bs_decode")
+    if graph_limit is None:
+        graph_limit = get("cuda_graph_max_bs")    # older SGLang spelling
     if get("disable_cuda_graph") or get("disable_decode_cuda_graph"):
         graphs = 0
-    elif get("cuda_graph_max_bs_decode") is not None:
-        graphs = int(get("cuda_graph_max_bs_decode"))
-    elif get("cuda_graph_max_bs") is not None:   # older SGLang spelling
-        graphs = int(get("cuda_graph_max_bs"))
+    elif graph_limit is not None:
+        graphs = int(graph_limit)
     else:
         graphs = default_cuda_graph_max_bs(hbm_bytes, tp, max_running)
     return Layout(tp=max(1, tp), ep=max(1, ep), pp=max(1, pp), attn_dp=max(1, attn_dp), cuda_graph_max_bs=graphs)

@@ -28,6 +28,8 @@ class SimRequest:
     finish_reason: str  # "length" (hit max tokens) or "stop" (the model stopped on its own)
     stream: bool
     arrival_ns: int  # time.time_ns() when the HTTP request arrived
+    max_new_tokens: int = 0  # the request's output limit (max_tokens, else what the context leaves); 0: target_tokens
+    ignore_eos: bool = False  # decodes all of max_new_tokens (SGLang reserves them all at admission)
     admitted_ns: int | None = None
     first_token_sent_ns: int | None = None
     last_token_sent_ns: int | None = None
@@ -58,6 +60,10 @@ class SimRequest:
     noise: float = 1.0  # this request's step-time multiplier (`harness.sim.batching.noise`)
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def max_new(self) -> int:
+        return self.max_new_tokens or self.target_tokens
 
     @property
     def context_tokens(self) -> int:

@@ -34,9 +34,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.sim.batching.calibration import Calibration
+from harness.sim.batching.kvpool import ModelConfig, cell_size, pool_tokens
 from harness.sim.batching.parallel import (
     Layout,
     LinkSpec,
@@ -56,6 +57,7 @@ class Profile(BaseModel):
 
     name: str
     description: str
+    model: ModelConfig = Field(description="the simulated model's public config (its KV footprint)")
     calibrated: bool = False
     calibration: Calibration | None = Field(default=None, description="measured constants and their source")
     # hardware, per GPU
@@ -84,7 +86,6 @@ class Profile(BaseModel):
     weight_bytes_per_param: float = Field(gt=0)
     num_layers: int = Field(gt=0)
     hidden_size: int = Field(gt=0)
-    kv_bytes_per_token: float = Field(gt=0, description="all layers, whole model (split over tp)")
     expert_saturation_tokens: float = Field(gt=0)
     context_length: int = Field(gt=0)
     # serving
@@ -97,6 +98,17 @@ class Profile(BaseModel):
     natural_accept_fraction: float = Field(ge=0, le=1, description="accepted share of drafts without simulation")
     backup_overlap: float = Field(ge=0, le=1)
     startup_seconds: float = Field(ge=0, description="model load + warmup time before /health is 200")
+
+    @model_validator(mode="after")
+    def _layers_agree(self) -> Profile:
+        if self.model.num_hidden_layers != self.num_layers:
+            raise ValueError(f"num_layers {self.num_layers} != model.num_hidden_layers {self.model.num_hidden_layers}")
+        return self
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV bytes per token of the whole model (all KV heads, all layers), from `model`."""
+        return float(cell_size(self.model, 1))
 
 
 def load_profile(name: str) -> Profile:
@@ -164,16 +176,23 @@ class TimingModel:
         """Seconds to move `tokens` of KV cache between GPU and host memory."""
         return tokens * self.p.kv_bytes_per_token / self._link
 
-    def kv_pool_tokens(self, mem_fraction_static: float | None) -> int:
-        """GPU KV pool size: (HBM * mem_fraction_static - weight shard) / KV bytes per token per GPU."""
+    def kv_pool_tokens(self, mem_fraction_static: float | None, max_total_tokens: int | None = None,
+                       dp: int = 1, kv_cache_dtype: str | None = None) -> int:
+        """One attention-DP rank's GPU KV pool, as SGLang sizes it (`harness.sim.batching.kvpool`): the static
+        share of HBM less this GPU's weight shard, over the per-GPU cell of an attention-TP group of tp // dp."""
         frac = mem_fraction_static or self.p.mem_fraction_static
         weights_per_gpu = self.p.total_params * self.p.weight_bytes_per_param / self.tp
-        free = self.p.hbm_bytes * frac - weights_per_gpu
-        per_gpu_token = self.p.kv_bytes_per_token / self.tp
-        return max(0, int(free / per_gpu_token))
+        cell = self.cell_bytes(dp, kv_cache_dtype)
+        return pool_tokens(self.p.hbm_bytes, frac, weights_per_gpu, cell, max_total_tokens)
 
-    def host_pool_tokens(self, hicache_size_gb: int, hicache_ratio: float | None, device_tokens: int) -> int:
-        """DRAM tier size: `--hicache-size` GB per rank if set, else `--hicache-ratio` (2.0) x the GPU pool."""
+    def cell_bytes(self, dp: int = 1, kv_cache_dtype: str | None = None) -> int:
+        """KV bytes per token on one GPU (SGLang's `cell_size`) with `dp` attention-DP ranks."""
+        return cell_size(self.p.model, max(1, self.tp // max(1, dp)), kv_cache_dtype)
+
+    def host_pool_tokens(self, hicache_size_gb: int, hicache_ratio: float | None, device_tokens: int,
+                         cell: int | None = None) -> int:
+        """DRAM tier size: `--hicache-size` GB per rank over the per-GPU cell if set, else `--hicache-ratio` (2.0)
+        x the GPU pool."""
         if hicache_size_gb and hicache_size_gb > 0:
-            return int(hicache_size_gb * 1e9 / (self.p.kv_bytes_per_token / self.tp))
+            return int(hicache_size_gb * 1e9 / (cell or self.cell_bytes()))
         return int(device_tokens * (hicache_ratio if hicache_ratio else 2.0))

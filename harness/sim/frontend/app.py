@@ -55,6 +55,7 @@ class Resolved:
     rank_max_running: int = 0         # per rank: max(1, --max-running-requests // dp_ranks)
     rank_chunked_prefill: int = 0     # per rank: --chunked-prefill-size // dp_ranks
     noise_seed: int = 0               # seed of the step-time variation (harness.sim.batching.noise)
+    rank_kv_capacity: int = 0         # per rank: the GPU KV pool SGLang logs as max_total_num_tokens
 
 
 def _release(version: str) -> tuple[int, ...]:
@@ -72,7 +73,7 @@ def pool_line(res: Resolved, args: argparse.Namespace, when: str) -> str:
         if int(size or 1) > 1:
             prefix += f" {tag}0"
     e = res.engine
-    return (f"[{when}{prefix}] max_total_num_tokens={e.kv_capacity}, chunked_prefill_size={res.rank_chunked_prefill}, "
+    return (f"[{when}{prefix}] max_total_num_tokens={res.rank_kv_capacity}, chunked_prefill_size={res.rank_chunked_prefill}, "
             f"max_prefill_tokens={e.max_prefill_tokens}, max_running_requests={res.rank_max_running}, "
             f"context_len={res.context_length}, available_gpu_mem=0.00 GB")
 
@@ -108,9 +109,18 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     dp_ranks = attention_dp_size(vars(args))
     rank_max_running = max(1, int(max_running) // dp_ranks)
     rank_chunked = int(chunked) // dp_ranks if int(chunked) > 0 else int(chunked)
-    kv_capacity = int(args.max_total_tokens or timing.kv_pool_tokens(args.mem_fraction_static))
+    # every attention-DP rank has a pool of its own, sized for its attention-TP group (`kvpool`)
+    rank_kv = timing.kv_pool_tokens(args.mem_fraction_static, args.max_total_tokens, dp_ranks,
+                                    getattr(args, "kv_cache_dtype", None))
+    if rank_kv <= 0:
+        frac = args.mem_fraction_static or profile.mem_fraction_static
+        raise ServerArgsError("Not enough memory. Please try to increase --mem-fraction-static. "
+                              f"Current value: mem_fraction_static={frac}")
+    kv_capacity = rank_kv * dp_ranks
     hicache = bool(args.enable_hierarchical_cache)
-    host_capacity = timing.host_pool_tokens(args.hicache_size, args.hicache_ratio, kv_capacity) if hicache else 0
+    cell = timing.cell_bytes(dp_ranks, getattr(args, "kv_cache_dtype", None))
+    host_capacity = dp_ranks * timing.host_pool_tokens(args.hicache_size, args.hicache_ratio, rank_kv, cell) \
+        if hicache else 0
     seed = args.sim_seed if args.sim_seed is not None else (args.random_seed if args.random_seed is not None else 0)
     cfg = EngineConfig(
         max_running=rank_max_running * dp_ranks,
@@ -127,6 +137,7 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         write_policy=args.hicache_write_policy,
         decode_log_interval=int(args.decode_log_interval or 40),
         seed=int(seed),
+        schedule_conservativeness=float(getattr(args, "schedule_conservativeness", None) or 1.0),
         stream_rule="modulo" if _release(env.get(SIM_VERSION_ENV, DEFAULT_VERSION)) < (0, 5, 23) else "unsent",
     )
     version = env.get(SIM_VERSION_ENV, DEFAULT_VERSION)
@@ -137,7 +148,7 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
         context_length=context_length,
         max_running_requests=int(max_running),
         chunked_prefill_size=rank_chunked,
-        max_total_tokens=kv_capacity,
+        max_total_tokens=rank_kv,
         stream_interval=cfg.stream_interval,
         random_seed=cfg.seed,
     )
@@ -155,7 +166,7 @@ def resolve(args: argparse.Namespace, env: dict[str, str]) -> Resolved:
     startup = args.sim_startup_seconds if args.sim_startup_seconds is not None else profile.startup_seconds
     noise_seed = noise_seed_of(args.sim_seed, args.random_seed)
     return Resolved(profile, timing, cfg, spec, model_name, model_path, context_length, int(seed), startup,
-                    server_args, version, dp_ranks, rank_max_running, rank_chunked, noise_seed)
+                    server_args, version, dp_ranks, rank_max_running, rank_chunked, noise_seed, rank_kv)
 
 
 def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str, Any]:

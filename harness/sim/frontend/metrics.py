@@ -115,6 +115,9 @@ def render(engine: Engine, lat: LatencyMetrics, model_name: str, context_len: in
         gauge("sglang:hicache_host_total_tokens", "Capacity of the HiCache host pool.", kv.host_capacity)
         counter("sglang:load_back_tokens_total", "Tokens loaded back from host.", kv.traffic.load_back_tokens)
         counter("sglang:hicache_backup_tokens_total", "Tokens backed up to host.", kv.traffic.backup_tokens)
+    counter("sglang:num_retracted_requests_total", "Total number of retracted requests.", st.retracted_total)
+    counter("sglang:num_retracted_input_tokens_total", "Total number of retracted input tokens.",
+            st.retracted_input_tokens_total)
     counter("sglang:evicted_tokens_total", "Tokens evicted from the GPU pool.", kv.traffic.evicted_tokens)
     counter("sglang:prompt_tokens_total", "Number of prefill tokens processed.", st.prompt_tokens_total)
     counter("sglang:generation_tokens_total", "Number of generation tokens processed.", st.generation_tokens_total)

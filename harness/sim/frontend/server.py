@@ -226,6 +226,8 @@ class Handlers:
             prompt_tokens=prompt.tokens,
             block_hashes=prompt.block_hashes,
             target_tokens=target,
+            max_new_tokens=limit,
+            ignore_eos=bool(body.get("ignore_eos")),
             finish_reason=finish,
             stream=stream,
             arrival_ns=arrival_ns,
