@@ -23,10 +23,11 @@ import pytest
 
 from harness.sim.batching.prompt import count_tokens, render_chat
 
-# Metric names SGLang exposes (sglang:* collectors of 0.5.23, /work/shared reference §3.3).
+# Metric names SGLang exposes (the sglang:* collectors of 0.5.23, sglang/srt/observability/metrics_collector.py).
 SGLANG_METRIC_NAMES = {
     "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:num_grammar_queue_reqs",
-    "sglang:num_retracted_reqs", "sglang:num_paused_reqs", "sglang:utilization", "sglang:gen_throughput",
+    "sglang:num_retracted_reqs", "sglang:num_retracted_requests_total", "sglang:num_retracted_input_tokens_total",
+    "sglang:num_paused_reqs", "sglang:utilization", "sglang:gen_throughput",
     "sglang:prompt_tokens_total", "sglang:generation_tokens_total", "sglang:num_requests_total",
     "sglang:num_aborted_requests_total", "sglang:realtime_tokens_total", "sglang:token_usage",
     "sglang:full_token_usage", "sglang:swa_token_usage", "sglang:num_used_tokens", "sglang:kv_available_tokens",
@@ -87,7 +88,7 @@ class Sim:
         req = urllib.request.Request(self.base + "/v1/chat/completions", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json", **(headers or {})})
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=120) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.read()
@@ -393,11 +394,12 @@ def test_requests_beyond_the_context_length_get_sglangs_400_not_a_clamp() -> Non
         assert status == 200 and json.loads(body)["usage"]["completion_tokens"] == 50
     finally:
         s.stop()
-    clamp = Sim(["--sim-startup-seconds", "0", "--context-length", "4Ki", "--allow-auto-truncate"])
+    # a 1Ki window keeps the clamped request's decode short (about a thousand steps of the demo model)
+    clamp = Sim(["--sim-startup-seconds", "0", "--context-length", "1Ki", "--allow-auto-truncate"])
     try:
         clamp.wait_health()
         status, body = clamp.post({"messages": MSGS, "max_tokens": 5000, "ignore_eos": True})
         usage = json.loads(body)["usage"]
-        assert status == 200 and usage["prompt_tokens"] + usage["completion_tokens"] == 4096
+        assert status == 200 and usage["prompt_tokens"] + usage["completion_tokens"] == 1024
     finally:
         clamp.stop()
