@@ -5,7 +5,9 @@ agentx --url ... --endpoint /v1/chat/completions --model ... --tokenizer ... --c
 --output-artifact-dir ...`, plus `--server-metrics URL/metrics`, on a fresh server) is run here as written, with
 the local quickstart corpus in place of the public dataset and therefore `--unsafe-override`, against a fresh
 simulator started with the point's exact server command. The harness runs the same point twice (`harness run
---repeat 2`, each on its own fresh simulator, same seed, concurrency and window). The reference run's numbers
+--repeat 2`, each on its own fresh simulator, same seed, concurrency and window). All three servers run the demo
+profile with its noise turned off (a copy with zero sigmas): what is compared is the measurement, and a noisy
+server would need many runs a side to resolve a difference in it. The reference run's numbers
 must lie within the spread of the harness's two runs, widened by that spread on each side (and at least by the
 floors below): requests, throughput per GPU, TTFT and E2EL percentiles. Both sides' numbers come from the same per-request arithmetic
 (`harness.point.record.result_fields`, which the InferenceX-aggregator fixtures hold equal to InferenceX's), so what is
@@ -31,6 +33,7 @@ from harness.point.record import result_fields
 from harness.point.replay import aiperf
 from harness.recipe.points import load_plans
 from harness.report.analysis.spread import spreads
+from harness.sim.batching.timing import PROFILE_DIR
 from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache
 
 pytestmark = pytest.mark.slow
@@ -38,9 +41,9 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "quickstart-sim.yaml"
 POINT = "c4"
-WINDOW_S = 30
+WINDOW_S = 45
 # AIPerf's default grace after the window (InferenceX's standalone command sets none): the harness gets the same
-SETTINGS = [f"client.duration_s={WINDOW_S}", "client.grace_s=30"]
+WINDOW_SETTINGS = [f"client.duration_s={WINDOW_S}", "client.grace_s=30"]
 # Each metric may lie outside the harness's two runs by their spread, and at least by a floor below which a shared
 # 2-core runner cannot resolve a difference: 3 ms of latency (the scheduling jitter of the simulator's ~10 ms
 # TTFTs on a loaded machine), 1 % of throughput, one request at the window's edge.
@@ -69,9 +72,19 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], within_s: float = 120) 
     pytest.fail("the simulator was not ready in time")
 
 
-def _reference_run(tmp: Path) -> dict[str, Any]:
+@pytest.fixture
+def settings(tmp_path: Path) -> list[str]:
+    """The window, and the demo profile without its noise (a JSON copy the simulator loads by path)."""
+    profile = json.loads((PROFILE_DIR / "demo.json").read_text())
+    profile.update(run_noise_sigma=0.0, step_noise_sigma=0.0, request_noise_sigma=0.0)
+    quiet = tmp_path / "demo-quiet.json"
+    quiet.write_text(json.dumps(profile))
+    return [*WINDOW_SETTINGS, f"sim_profile={quiet}"]
+
+
+def _reference_run(tmp: Path, settings: list[str]) -> dict[str, Any]:
     """InferenceX's standalone command against a fresh simulator; the point's numbers from its records."""
-    _, (plan,) = load_plans(RECIPE, [POINT], SETTINGS)
+    _, (plan,) = load_plans(RECIPE, [POINT], settings)
     port = _free_port()
     server_argv = list(plan.server.argv)
     server_argv[server_argv.index("--port") + 1] = str(port)
@@ -108,9 +121,9 @@ def _reference_run(tmp: Path) -> dict[str, Any]:
             "num_requests_successful": accounting["successful"]}
 
 
-def _harness_runs(out: Path) -> list[dict[str, Any]]:
+def _harness_runs(out: Path, settings: list[str]) -> list[dict[str, Any]]:
     done = subprocess.run([str(Path(sys.executable).parent / "harness"), "run", str(RECIPE), "--point", POINT,
-                           "--repeat", "2", "--out", str(out), *(f"--set={s}" for s in SETTINGS)],
+                           "--repeat", "2", "--out", str(out), *(f"--set={s}" for s in settings)],
                           capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode in (0, 3), done.stdout[-3000:] + done.stderr[-3000:]
     (pdir,) = (p.parent for p in out.rglob("client_command.txt") if "attempts" not in p.parts)  # a variant's dir
@@ -122,9 +135,10 @@ def _harness_runs(out: Path) -> list[dict[str, Any]]:
     return records
 
 
-def test_the_harness_point_measures_what_inferencex_standalone_run_measures(tmp_path: Path) -> None:
-    runs = _harness_runs(tmp_path / "harness")
-    reference = _reference_run(tmp_path)
+def test_the_harness_point_measures_what_inferencex_standalone_run_measures(tmp_path: Path,
+                                                                           settings: list[str]) -> None:
+    runs = _harness_runs(tmp_path / "harness", settings)
+    reference = _reference_run(tmp_path, settings)
     spread = {s.metric: s for s in spreads(runs)}
     ref_values = {s.metric: s.values[0] for s in spreads([reference])}
     outside = []

@@ -207,8 +207,9 @@ def both(sglang_tier: Tier, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_SIMULATE")}
     real = Server([str(sglang_tier.python), "-m", "sglang.launch_server", *argv],
                   {**env, "SGLANG_USE_CPU_ENGINE": "1", "PYTHONUNBUFFERED": "1"}, tmp / "real.log")
-    sim = Server([sys.executable, "-m", "harness.sim", *argv, "--sim-profile", "demo", "--sim-startup-seconds", "2"],
-                 env, tmp / "sim.log")
+    # the simulator simulates the same tiny model, so the same flags size its pool as they size real SGLang's
+    sim = Server([sys.executable, "-m", "harness.sim", *argv, "--sim-profile", "tiny-llama-cpu",
+                  "--sim-startup-seconds", "2"], env, tmp / "sim.log")
     try:
         sim.wait_ready(60)
         real.wait_ready(600)

@@ -81,6 +81,7 @@ def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path):
     assert env["HF_HUB_OFFLINE"] == "1" and env["HF_HOME"] == str(tmp_path / "hf")
     assert env["AIPERF_DATASET_MMAP_CACHE_DIR"].startswith(str(tmp_path))
     assert "HF_DATASETS_CACHE" not in env
+    assert env["PYTHONFAULTHANDLER"] == "1"
     assert "AIPERF_HTTP_TCP_USER_TIMEOUT" not in env   # the agentx preset sets its own timeouts
     mvp = build_env(tmp_path, tmp_path / "hf", tmp_path / "t", scenario="inferencex-agentx-mvp")
     assert mvp["AIPERF_HTTP_TCP_USER_TIMEOUT"] == "900000" and mvp["AIPERF_DATASET_CONFIGURATION_TIMEOUT"] == "1800"
@@ -156,10 +157,18 @@ def test_a_client_killed_by_a_signal_is_named_with_the_signal_and_its_last_words
     from harness.point.replay.aiperf import failure_reason
 
     log = tmp_path / "client.log"
-    log.write_text("aiperf 1.0.12\nloading plugins\nFatal Python error: Segmentation fault\n")
+    log.write_text("aiperf 1.0.12\nloading plugins\nAll results received, initiating shutdown\n")
     assert failure_reason(-11, tmp_path, log) == (
         "client_failed: AIPerf was killed by SIGSEGV (exit -11) without a summary: no ERROR line in the client "
-        "log; its last lines: aiperf 1.0.12 | loading plugins | Fatal Python error: Segmentation fault")
+        "log; its last lines: aiperf 1.0.12 | loading plugins | All results received, initiating shutdown")
+    # faulthandler's report (the harness runs AIPerf with PYTHONFAULTHANDLER=1): the crash and where it happened
+    log.write_text("All results received, initiating shutdown\nFatal Python error: Segmentation fault\n\n"
+                   "Thread 0x00007f01 (most recent call first):\n"
+                   '  File "/v/zmq/sugar/context.py", line 142 in term\n'
+                   '  File "/v/aiperf/controller/system_controller.py", line 900 in stop\n')
+    assert failure_reason(-11, tmp_path, log) == (
+        "client_failed: AIPerf was killed by SIGSEGV (exit -11) without a summary: Fatal Python error: "
+        'Segmentation fault; innermost frame: File "/v/zmq/sugar/context.py", line 142 in term')
     log.write_text("")
     assert failure_reason(139, tmp_path, log) == (
         "client_failed: AIPerf was killed by SIGSEGV (exit 139) without a summary: the client log is empty")

@@ -129,6 +129,8 @@ def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path, corpus_cache: str |
         "AIPERF_DATASET_MMAP_CACHE_DIR": str(cache_dir / "dataset_mmap"),
         "TMPDIR": str(tmp_dir),
         "MPLCONFIGDIR": str(cache_dir / "matplotlib"),
+        # a client killed by a signal (a crash in a C extension) leaves its Python stacks in the client log
+        "PYTHONFAULTHANDLER": "1",
     }
     if scenario != AGENTX:
         env.update(MVP_TIMEOUT_ENV)
@@ -216,6 +218,10 @@ def last_error(log_path: Path) -> str:
     errors = [ln for ln in lines if " ERROR " in ln]
     if errors:
         return errors[-1].split(" ERROR ", 1)[1].strip()[:300]
+    fatal = [i for i, ln in enumerate(lines) if ln.startswith("Fatal Python error")]
+    if fatal:   # faulthandler's report of a crash: its first line and the innermost frame of the crashing thread
+        frame = next((ln.strip() for ln in lines[fatal[-1]:] if ln.strip().startswith("File ")), "no frame")
+        return f"{lines[fatal[-1]].strip()}; innermost frame: {frame}"[:400]
     tail = [ln.strip() for ln in lines if ln.strip()][-3:]
     return ("no ERROR line in the client log; its last lines: " + " | ".join(tail))[:400] if tail else \
         "the client log is empty"
