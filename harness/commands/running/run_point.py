@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.point.state.watch import keep_early_walltime_signal
+
+    keep_early_walltime_signal()   # first: Slurm's USR1 may come while the task still prepares its point
     from harness.commands.running.run import describe_outcome
     from harness.errors import UserError
     from harness.point.run import run_point

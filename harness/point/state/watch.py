@@ -24,6 +24,17 @@ STOPPING: dict[str, str] = {
 }
 
 
+# SIGUSR1s that arrived while no point was watching for signals (see `keep_early_walltime_signal`).
+_EARLY_USR1: list[int] = []
+
+
+def keep_early_walltime_signal() -> None:
+    """From now on a SIGUSR1 (Slurm's walltime margin) that arrives while no point watches for signals is kept
+    instead of ending the process: the next point to watch (`StopSignals`) stops at once, as if it had arrived
+    then, so a task still preparing its point when the margin comes ends it `cancelled`, with its record."""
+    signal.signal(signal.SIGUSR1, lambda signum, frame: _EARLY_USR1.append(signum))
+
+
 class StopSignals:
     """SIGINT/SIGTERM/SIGUSR1 become a stop request the runner acts on between steps. The first one is
     answered at once on stderr: `stopping... (SIGINT; <what the stop waits on in the current phase>)`."""
@@ -39,6 +50,9 @@ class StopSignals:
     def __enter__(self) -> StopSignals:
         for sig in self.NAMES:
             self._old[sig] = signal.signal(sig, self._handle)
+        if _EARLY_USR1:
+            _EARLY_USR1.clear()
+            self._handle(signal.SIGUSR1, None)
         return self
 
     def __exit__(self, *exc: object) -> None:
