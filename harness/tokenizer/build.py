@@ -49,7 +49,7 @@ def coding_corpus(seed: int = 0) -> str:
     random_generator.reset()
     random_generator.init(seed)
     try:
-        CodingContentGenerator(config=PromptConfig(), tokenizer=recorder)  # type: ignore[arg-type]
+        CodingContentGenerator(config=PromptConfig(), tokenizer=recorder)
     finally:
         random_generator.reset()
     return recorder.texts[0]
