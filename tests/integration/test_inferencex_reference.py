@@ -9,7 +9,7 @@ simulator started with the point's exact server command. The harness runs the sa
 profile with its noise turned off (a copy with zero sigmas): what is compared is the measurement, and a noisy
 server would need many runs a side to resolve a difference in it. The reference run's numbers
 must lie within the spread of the harness's two runs, widened by that spread on each side (and at least by the
-floors below): requests, throughput per GPU, TTFT and E2EL percentiles. Both sides' numbers come from the same per-request arithmetic
+floors below; E2EL's grows with its length): requests, throughput per GPU, TTFT and E2EL percentiles. Both sides' numbers come from the same per-request arithmetic
 (`harness.point.record.result_fields`, which the InferenceX-aggregator fixtures hold equal to InferenceX's), so what is
 compared is the measurement itself: the client, its scenario and what the harness adds to its command.
 """
@@ -47,8 +47,10 @@ WINDOW_SETTINGS = [f"client.duration_s={WINDOW_S}", "client.grace_s=30"]
 # Each metric may lie outside the harness's two runs by their spread, and at least by a floor below which a shared
 # 2-core runner cannot resolve a difference: 3 ms of latency (the scheduling jitter of the simulator's ~10 ms
 # TTFTs on a loaded machine), 1 % of throughput, one request at the window's edge.
-FLOORS = {"tok/s/GPU": ("relative", 0.01), "E2EL p50 (s)": ("absolute", 0.003), "E2EL p90 (s)": ("absolute", 0.003),
-          "TTFT p50 (s)": ("absolute", 0.003), "TTFT p90 (s)": ("absolute", 0.003), "requests": ("absolute", 1.0)}
+# The least widening of the harness's spread, per metric: (absolute, relative to the harness's median). A call's E2EL
+# sums the timer wake-ups of its ~100+ decode steps, so its run-to-run jitter on a busy machine grows with its length.
+FLOORS = {"tok/s/GPU": (0.0, 0.01), "E2EL p50 (s)": (0.003, 0.002), "E2EL p90 (s)": (0.003, 0.002),
+          "TTFT p50 (s)": (0.003, 0.0), "TTFT p90 (s)": (0.003, 0.0), "requests": (1.0, 0.0)}
 
 
 def _free_port() -> int:
@@ -142,9 +144,9 @@ def test_the_harness_point_measures_what_inferencex_standalone_run_measures(tmp_
     spread = {s.metric: s for s in spreads(runs)}
     ref_values = {s.metric: s.values[0] for s in spreads([reference])}
     outside = []
-    for metric, (kind, floor) in FLOORS.items():
+    for metric, (absolute, relative) in FLOORS.items():
         band = spread[metric]
-        width = max(band.high - band.low, floor * band.median if kind == "relative" else floor)
+        width = max(band.high - band.low, absolute, relative * band.median)
         value = ref_values[metric]
         if not band.low - width <= value <= band.high + width:
             outside.append(f"{metric}: InferenceX's run {value:.4g}, the harness's runs {band.values}")
