@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# Client settings added after recipes' fingerprints were first recorded: they enter a point's settings and its
+# plan only when set, so a recipe that does not use them keeps its fingerprint (a resumed sweep finds its points).
+ADDED_WHEN_SET = ("warmup_requests_per_lane",)
+
+
+def drop_unset_additions(client: dict[str, Any]) -> dict[str, Any]:
+    """`client` (a dump of the recipe's client or of a ClientPlan) without the added settings left unset."""
+    return {k: v for k, v in client.items() if not (k in ADDED_WHEN_SET and v is None)}
 
 
 class ClientPlan(Frozen):
@@ -19,6 +31,7 @@ class ClientPlan(Frozen):
     duration_s: float
     grace_s: float
     warmup_s: float
+    warmup_requests_per_lane: int | None = None   # None: the scenario's own
     seed: int
     tokenizer: str | None
     max_sessions: int | None

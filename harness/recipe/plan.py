@@ -22,7 +22,7 @@ from pydantic import Field
 from harness.errors import UserError
 from harness.inputs.yaml_input import short
 from harness.recipe import flags, postinit, scenario
-from harness.recipe.client_plan import ClientPlan, Frozen
+from harness.recipe.client_plan import ClientPlan, Frozen, drop_unset_additions
 from harness.recipe.deployment import DeploymentPlan, deployment_settings, plan_deployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
@@ -78,7 +78,7 @@ class PointPlan(Frozen):
         """The point as `harness plan --json` shows it."""
         doc = {"conc": self.conc, "name": self.name, "fingerprint": self.fingerprint,
                "server": {"argv": list(self.server.argv), "env": dict(self.server.env)},
-               "client": self.client.model_dump(), "resources": self.resources.model_dump()}
+               "client": drop_unset_additions(self.client.model_dump()), "resources": self.resources.model_dump()}
         if self.deployment is not None:
             doc["deployment"] = self.deployment.public()
         return doc
@@ -102,7 +102,8 @@ def fingerprint(settings: dict[str, Any]) -> str:
 
 def point_settings(recipe: Recipe, point: Point, args: dict[str, Any], acc_env: dict[str, str]) -> dict[str, Any]:
     """Everything that decides what a point measures, except its concurrency."""
-    client = recipe.client.model_dump(exclude={"unofficial"})  # a label, not a setting: the point measures the same
+    # `unofficial` is a label, not a setting: the point measures the same
+    client = drop_unset_additions(recipe.client.model_dump(exclude={"unofficial"}))
     client["traces"] = client_traces(recipe)
     settings: dict[str, Any] = {
         "image": recipe.image, "engine": recipe.engine, "sglang_version": recipe.server.sglang_version,
@@ -217,6 +218,7 @@ def client_plan(recipe: Recipe, point: Point, source: str, recipe_dir: Path | No
                         traces=str(traces),
                         concurrency=point.conc, duration_s=recipe.client.duration_s,
                         grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
+                        warmup_requests_per_lane=recipe.client.warmup_requests_per_lane,
                         seed=recipe.client.seed, tokenizer=tokenizer,
                         max_sessions=recipe.client.max_sessions, unofficial=recipe.client.unofficial)
     breaks = scenario.fast_violations(client)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from harness.point.record.validity import Thresholds
 from harness.recipe.deployment_schema import Deployment, PointDeployment
@@ -116,11 +116,20 @@ class Client(Strict):
     duration_s: float = Field(default=60.0, gt=0, le=WEEK_S, description="profiling window length")
     grace_s: float = Field(default=30.0, ge=0, le=WEEK_S, description="wait for in-flight requests after the window")
     warmup_s: float = Field(default=0.0, ge=0, le=WEEK_S, description="agentic cache warmup before profiling")
+    warmup_requests_per_lane: int | None = Field(default=None, ge=1, le=10**6, description=(
+        "cache-pressure warmup calls per lane before the window (AIPerf `--warmup-requests-per-lane`, one-token "
+        "outputs); default: the scenario's own (10 under `agentx`). Exclusive with warmup_s"))
     tokenizer: PathText | None = Field(default=None, description="tokenizer directory; default: the demo one")
     seed: int = Field(default=42, ge=0, lt=2**63, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(default=None, ge=1, le=10**9, description="stop after this many sessions (default: time-boxed)")
     unofficial: bool = Field(default=False, description="a smoke run: AIPerf runs with --unsafe-override and marks "
                                                         "every point submission_valid: false (never publishable)")
+
+    @model_validator(mode="after")
+    def _one_warmup(self) -> Client:
+        if self.warmup_s > 0 and self.warmup_requests_per_lane is not None:
+            raise ValueError("warmup_s and warmup_requests_per_lane are exclusive (AIPerf takes one warmup budget)")
+        return self
 
 
 class Server(Strict):

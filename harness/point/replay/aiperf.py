@@ -87,6 +87,8 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
     ]
     if client.warmup_s > 0:
         argv += ["--agentic-cache-warmup-duration", _num(client.warmup_s)]
+    if client.warmup_requests_per_lane is not None:
+        argv += ["--warmup-requests-per-lane", str(client.warmup_requests_per_lane)]
     if client.max_sessions is not None:
         argv += ["--num-sessions", str(client.max_sessions)]
     if client.unofficial:
