@@ -14,7 +14,7 @@ from typing import Any
 from harness.errors import UserError
 from harness.predict.summary import PointPrediction, Predicted, summarize
 from harness.predict.virtual import pooled, run_window
-from harness.predict.workload import lane_script
+from harness.predict.workload import lane_script, warmup_calls
 from harness.traces.files import read_local
 from harness.traces.schema import Corpus
 
@@ -97,7 +97,8 @@ def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, 
     for k in range(max(1, samples)):
         # sample k: its own server start (noise seed + k) and its own trajectory starts (client seed + k)
         engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, noise_seed + k))
-        lanes = [lane_script(corpus, i, client.concurrency, client.seed + k) for i in range(client.concurrency)]
+        lanes = [lane_script(corpus, i, client.concurrency, client.seed + k, warmup_calls(client.warmup_requests_per_lane))
+                 for i in range(client.concurrency)]
         windows.append(run_window(engine, lanes, duration_s or client.duration_s, res.context_length))
     gpus = int(getattr(plan.resources, "num_gpus", 1) or 1)
     point = summarize(plan.name, client.concurrency, gpus, res.engine.kv_capacity, pooled(windows), len(windows))

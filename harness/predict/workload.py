@@ -5,7 +5,8 @@ the next trace of the corpus (lane i starts at trace i, then every `concurrency`
 a seeded point between 25 % and 75 % of the trace's calls (later traces start at their first call), and sends the
 calls one after the other: a call goes out when the previous one finished plus the call's recorded `think_time`.
 
-Warm-up, as AIPerf's AgentX warm-up does it: from its start point each lane sends `WARMUP_CALLS` calls back to back
+Warm-up, as AIPerf's AgentX warm-up does it: from its start point each lane sends its primer and the warm-up
+budget (`client.warmup_requests_per_lane`, else the preset's `PRESET_WARMUP_REQUESTS`) back to back
 with one output token each (cache pressure), then the profiling window resumes every lane at its next call on the
 recorded clock: lane i's first measured call goes out `t_next(i) - t_start(i)` after the window opens, less the
 smallest such offset over the lanes (so the first call starts at once and lanes ramp up as they were recorded).
@@ -27,7 +28,12 @@ from dataclasses import dataclass
 from harness.traces.schema import Corpus, Trace, walk_calls
 
 START_LO, START_HI = 0.25, 0.75
-WARMUP_CALLS = 11  # one primer plus AgentX's ten warm-up requests per lane
+PRESET_WARMUP_REQUESTS = 10  # the agentx preset's warm-up requests per lane (after each lane's primer)
+
+
+def warmup_calls(requests_per_lane: int | None) -> int:
+    """Calls a lane sends before the window: its primer plus the warm-up budget (the preset's when unset)."""
+    return 1 + (PRESET_WARMUP_REQUESTS if requests_per_lane is None else requests_per_lane)
 
 
 @dataclass(frozen=True)
@@ -88,10 +94,10 @@ class LaneScript:
     turns: Iterator[Turn]
 
 
-def lane_script(corpus: Corpus, lane: int, concurrency: int, seed: int, warmup_calls: int = WARMUP_CALLS) -> LaneScript:
-    """Lane `lane`'s warm-up and measured calls (see the module docstring)."""
+def lane_script(corpus: Corpus, lane: int, concurrency: int, seed: int, warmup: int) -> LaneScript:
+    """Lane `lane`'s `warmup` warm-up calls and its measured calls (see the module docstring)."""
     turns = lane_turns(corpus, lane, concurrency, seed)
-    warm = [next(turns) for _ in range(warmup_calls)]
+    warm = [next(turns) for _ in range(warmup)]
     first = next(turns)
     resume = max(0.0, first.t - warm[0].t) if warm and first.t >= warm[0].t else first.think_s
     head = Turn(first.prompt_tokens, first.output_tokens, first.block_hashes, 0.0, first.t)

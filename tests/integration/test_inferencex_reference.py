@@ -49,8 +49,7 @@ RECIPE = ROOT / "recipes" / "quickstart-sim.yaml"
 POINT = "c4"
 WINDOW_S = 45
 # AIPerf's default grace after the window (InferenceX's standalone command sets none): the harness gets the same
-# and the scenario's own warmup (the quick start shortens it; InferenceX's command leaves it to the preset)
-WINDOW_SETTINGS = [f"client.duration_s={WINDOW_S}", "client.grace_s=30", "client.warmup_requests_per_lane=null"]
+WINDOW_SETTINGS = [f"client.duration_s={WINDOW_S}", "client.grace_s=30"]
 # The scheduling jitter of one call's latency on a loaded 2-core machine (TTFT; E2EL sums the timer wake-ups of its
 # ~100+ decode steps, so its jitter grows with its length), and the least widening of the harness's throughput spread.
 TTFT_JITTER_S = 0.005

@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.predict.summary import percentile
-from harness.predict.workload import chained_hashes, lane_script
+from harness.predict.workload import chained_hashes, lane_script, warmup_calls
 from harness.traces.files import read_local
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,11 +31,17 @@ def test_chained_hashes_share_exactly_the_common_prefix() -> None:
 
 def test_lane_scripts_are_seeded() -> None:
     corpus = read_local(ROOT / "recipes" / "traces" / "quickstart")
-    one = lane_script(corpus, 0, 4, 42)
-    again = lane_script(corpus, 0, 4, 42)
+    one = lane_script(corpus, 0, 4, 42, warmup_calls(None))
+    again = lane_script(corpus, 0, 4, 42, warmup_calls(None))
     assert [t.block_hashes for t in one.warmup] == [t.block_hashes for t in again.warmup]
     assert all(t.output_tokens == 1 and t.think_s == 0 for t in one.warmup)
     assert one.resume_s >= 0
+
+
+def test_the_warmup_is_a_primer_plus_the_recipes_budget_or_the_presets() -> None:
+    corpus = read_local(ROOT / "recipes" / "traces" / "quickstart")
+    assert (warmup_calls(None), warmup_calls(3)) == (11, 4)
+    assert len(lane_script(corpus, 0, 4, 42, warmup_calls(3)).warmup) == 4
 
 
 def _predict_json(capsys: pytest.CaptureFixture[str], *extra: str) -> dict:
