@@ -1,5 +1,6 @@
 """A 3-point sweep of the quickstart recipe on the simulator as one job array on the local Slurm,
-followed to completion; the two tasks that share the node get different GPUs, and their servers use them."""
+followed to completion; the two tasks that share the node get different GPUs, and their servers use them.
+(One warmup call per lane: what is tested is the array, not the window; the preset's ten take ~90 s at c8.)"""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 from tests.inferencex_contract import check_contract
 from tests.slurm.conftest import LOCAL_CI, QUICKSTART, ROOT, harness, read_json, status
 
+WARMUP = 1
+VARIANT = f"warmup_requests_per_lane={WARMUP},duration_s=10"   # --set and --duration: a variant
 ARTIFACTS = ("status.json", "plan.json", "server_command.txt", "client_command.txt", "server.log", "client.log",
              "harness.log", "fingerprint_agg_w0.json")
 
@@ -43,7 +46,8 @@ def sweep(slurm: None, harness_env: dict[str, str], tmp_path_factory: pytest.Tem
     out = tmp_path_factory.mktemp("sweep")
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "submit", str(QUICKSTART), "--cluster", str(LOCAL_CI), "--out", str(out),
-         "--duration", "10", "--wait", "--json", "--interval", "1"],
+         "--set", f"client.warmup_requests_per_lane={WARMUP}", "--duration", "10", "--wait", "--json",
+         "--interval", "1"],
         cwd=ROOT, env=harness_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     servers: dict[str, dict[str, str]] = {}
     deadline = time.monotonic() + 420
@@ -85,8 +89,8 @@ def test_every_point_completes_with_its_artifacts(sweep: dict[str, Any]) -> None
     assert "[c4 task 1] running / profiling" in sweep["stderr"]
     # --wait ends with the report of the whole array, a SIMULATED curve of its variant
     assert data["report"] == str(sweep["out"] / "report" / "report.html") and Path(data["report"]).exists()
-    assert "== quickstart-sim [duration_s=10]  SIMULATED" in sweep["stderr"]
-    assert (sweep["out"] / "report" / "report.csv").read_text().count("\nquickstart-sim,duration_s=10,") == 3
+    assert f"== quickstart-sim [{VARIANT}]  SIMULATED" in sweep["stderr"]
+    assert (sweep["out"] / "report" / "report.csv").read_text().count(f'\nquickstart-sim,"{VARIANT}",') == 3
 
 
 def test_status_and_logs_agree(sweep: dict[str, Any], harness_env: dict[str, str]) -> None:
@@ -106,7 +110,7 @@ def test_tasks_sharing_the_node_use_their_own_gpus(sweep: dict[str, Any]) -> Non
     """Tasks 0 and 1 run side by side with 4 fake GPUs each: one of them does not start at 0, and each
     point's server sees exactly the GPUs Slurm gave that task."""
     out = sweep["out"]
-    pdirs = out / "quickstart-sim" / "variants" / "duration_s=10"
+    pdirs = out / "quickstart-sim" / "variants" / VARIANT
     slurm_env = {n: read_json(pdirs / n / "status.json")["slurm"] for n in ("conc2", "conc4")}
     gpus = {n: e["CUDA_VISIBLE_DEVICES"] for n, e in slurm_env.items()}
     assert sorted(gpus.values()) == ["0,1,2,3", "4,5,6,7"], gpus
