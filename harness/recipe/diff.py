@@ -131,8 +131,8 @@ def _recipe_keys(recipe: Recipe) -> dict[str, Any]:
             "chat_template": recipe.model.chat_template, "gpu": recipe.hardware.gpu,
             "infmax_model_prefix": recipe.infmax_model_prefix,
             "client.traces": client_traces(recipe), "client.duration_s": c.duration_s,
-            "client.warmup_s": c.warmup_s,
-            "client.warmup_requests_per_lane": c.warmup_requests_per_lane, "client.grace_s": c.grace_s, "client.seed": c.seed,
+            "client.warmup_s": c.warmup_s, "client.warmup_requests_per_lane": c.warmup_requests_per_lane,
+            "client.grace_s": c.grace_s, "client.seed": c.seed,
             "client.tokenizer": c.tokenizer, "client.max_sessions": c.max_sessions}
     spec = recipe.speculative
     if spec is not None and spec.golden is not None:
