@@ -94,10 +94,10 @@ class LaneScript:
     turns: Iterator[Turn]
 
 
-def lane_script(corpus: Corpus, lane: int, concurrency: int, seed: int, warmup: int) -> LaneScript:
-    """Lane `lane`'s `warmup` warm-up calls and its measured calls (see the module docstring)."""
+def lane_script(corpus: Corpus, lane: int, concurrency: int, seed: int, warmup_count: int) -> LaneScript:
+    """Lane `lane`'s `warmup_count` warm-up calls and its measured calls (see the module docstring)."""
     turns = lane_turns(corpus, lane, concurrency, seed)
-    warm = [next(turns) for _ in range(warmup)]
+    warm = [next(turns) for _ in range(warmup_count)]
     first = next(turns)
     resume = max(0.0, first.t - warm[0].t) if warm and first.t >= warm[0].t else first.think_s
     head = Turn(first.prompt_tokens, first.output_tokens, first.block_hashes, 0.0, first.t)
