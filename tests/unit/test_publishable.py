@@ -47,3 +47,12 @@ def test_labels_lead_with_aiperfs_reasons() -> None:
     assert stand_in["label"] == "not publishable (corpus_unverified)"
     assert publishable.verdict(record(validity={"valid": False}))["label"] == "not publishable (invalid)"
     assert publishable.verdict(record(aiperf_submission=None))["label"] == "not publishable (no_aiperf_verdict)"
+
+
+def test_a_warmup_budget_other_than_the_scenarios_is_not_published() -> None:
+    corpus = {"pinned": {"revision": "x"}, "verified": True}
+    preset = record(client={"corpus": corpus, "warmup_requests_per_lane": None})
+    assert publishable.verdict(preset)["publishable"] is True
+    short = publishable.verdict(record(client={"corpus": corpus, "warmup_requests_per_lane": 3}))
+    assert short["label"] == "not publishable (warmup_not_preset)"
+    assert short["reasons"][0]["message"] == "3 warm-up calls per lane instead of the scenario's own"

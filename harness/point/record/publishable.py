@@ -3,7 +3,8 @@
 "valid" is our measurement verdict (`harness.point.record.validity`). "publishable" adds what makes a valid
 measurement a submission: AIPerf's own `metadata.submission_valid` (false for a run under `--unsafe-override`,
 with its reasons, e.g. `unsafe_override`, `run_cancelled`, `context_overflow_rate_exceeded`), a real engine (a
-simulated number is never published), and the verified pinned corpus.
+simulated number is never published), the verified pinned corpus, and the scenario's own warm-up (InferenceX runs
+the preset's; AIPerf accepts another per-lane budget, but the window then starts from other trajectory states).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
     if "pinned" in corpus and not corpus.get("verified"):
         reasons.append({"code": "corpus_unverified",
                         "message": f"the staged corpus is not verified ({corpus.get('source') or 'unknown source'})"})
+    budget = _mapping(result.get("client")).get("warmup_requests_per_lane")
+    if budget is not None:
+        reasons.append({"code": "warmup_not_preset",
+                        "message": f"{budget} warm-up calls per lane instead of the scenario's own"})
     return {"publishable": not reasons, "reasons": reasons, "label": label(not reasons, reasons, aiperf_reasons)}
 
 
