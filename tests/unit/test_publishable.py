@@ -55,4 +55,4 @@ def test_a_warmup_budget_other_than_the_scenarios_is_not_published() -> None:
     assert publishable.verdict(preset)["publishable"] is True
     short = publishable.verdict(record(client={"corpus": corpus, "warmup_requests_per_lane": 3}))
     assert short["label"] == "not publishable (warmup_not_preset)"
-    assert short["reasons"][0]["message"] == "3 warm-up calls per lane instead of the scenario's own"
+    assert short["reasons"][0]["message"] == "a warm-up budget of 3 calls per lane instead of the scenario's own"

@@ -44,7 +44,7 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
     budget = _mapping(result.get("client")).get("warmup_requests_per_lane")
     if budget is not None:
         reasons.append({"code": "warmup_not_preset",
-                        "message": f"{budget} warm-up calls per lane instead of the scenario's own"})
+                        "message": f"a warm-up budget of {budget} calls per lane instead of the scenario's own"})
     return {"publishable": not reasons, "reasons": reasons, "label": label(not reasons, reasons, aiperf_reasons)}
 
 
