@@ -162,6 +162,8 @@ def _differences(reference: dict[Call, tuple[float, float]], run: dict[Call, tup
     only = sorted(set(reference) ^ set(run))
     both = sorted(set(reference) & set(run))
     found = [f"calls in one run only: {only}"] if len(only) > EDGE_CALLS else []
+    if not both:
+        return [*found, "no call in both runs"]
     ttft = _median_abs([run[c][0] - reference[c][0] for c in both])
     e2el = _median_abs([run[c][1] - reference[c][1] for c in both])
     e2el_limit = max(E2EL_JITTER[0], E2EL_JITTER[1] * statistics.median(reference[c][1] for c in both))
