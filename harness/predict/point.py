@@ -94,11 +94,11 @@ def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, 
     noise_seed = seed if seed is not None else (args.sim_seed if args.sim_seed is not None else client.seed)
     corpus = load_corpus(client.traces, corpora)
     windows = []
+    warmup = warmup_calls(client.warmup_requests_per_lane)
     for k in range(max(1, samples)):
         # sample k: its own server start (noise seed + k) and its own trajectory starts (client seed + k)
         engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, noise_seed + k))
-        lanes = [lane_script(corpus, i, client.concurrency, client.seed + k, warmup_calls(client.warmup_requests_per_lane))
-                 for i in range(client.concurrency)]
+        lanes = [lane_script(corpus, i, client.concurrency, client.seed + k, warmup) for i in range(client.concurrency)]
         windows.append(run_window(engine, lanes, duration_s or client.duration_s, res.context_length))
     gpus = int(getattr(plan.resources, "num_gpus", 1) or 1)
     point = summarize(plan.name, client.concurrency, gpus, res.engine.kv_capacity, pooled(windows), len(windows))

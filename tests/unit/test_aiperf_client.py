@@ -198,7 +198,6 @@ def test_failure_reason_prefers_the_clients_abort_explanation_to_its_teardown_er
         "summary: A root AgentX warmup request failed, so profiling was not started (warmup_failure)")
 
 
-
 def test_a_warmup_budget_per_lane_is_passed_only_when_the_recipe_sets_one():
     assert "--warmup-requests-per-lane" not in build_argv(client(), "u", Path("a"), "t", "aiperf")
     argv = build_argv(client(warmup_requests_per_lane=3), "u", Path("a"), "t", "aiperf")
