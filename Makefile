@@ -23,7 +23,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 setup: $(STAMP)
 
 demo: setup
-	$(BIN)/harness sweep recipes/quickstart-sim.yaml
+	$(BIN)/harness sweep recipes/quickstart-sim.yaml --set client.burst_phase_starts=true
 
 # the unit tests (no server, no fixed port) on two workers; then every other test, one at a time
 test: setup

@@ -7,7 +7,8 @@ instead: a step's effects land at `start + duration`, arrivals that fall inside 
 
 The client side is the AgentX lane model of `harness.predict.workload`. Phases, as AIPerf's AgentX run has them:
 a warm-up in which every lane sends its warm-up calls back to back (a lane that is done waits for the others),
-then the profiling window of `duration_s`, each lane resuming at its recorded offset: the calls sent in it and
+then the profiling window of `duration_s`, each lane resuming at its recorded offset (or, with `burst`, every
+lane at the window's start, as AIPerf's `--burst-phase-starts`): the calls sent in it and
 finished by its end are the measured ones, calls still running at the end are cancelled (and not counted), as
 AIPerf does at the duration cutoff.
 """
@@ -40,7 +41,7 @@ class Finished:
 class Window:
     """What a virtual run observed in its profiling window."""
 
-    start: float
+    start: float                  # when the window began: the warm-up's length (virtual seconds)
     duration: float
     finished: list[Finished] = field(default_factory=list)
     kv_peak: float = 0.0          # highest KV pool use, fraction of the pool (prefix cache included)
@@ -65,8 +66,10 @@ class _Lane:
     held: bool = False
 
 
-def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, context_length: int) -> Window:
-    """Replay `lanes` against `engine` through a warm-up and a `duration_s` window; return what the window saw."""
+def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, context_length: int,
+               burst: bool = False) -> Window:
+    """Replay `lanes` against `engine` through a warm-up and a `duration_s` window; return what the window saw.
+    `burst`: every lane's first call of the window at its start, not at its recorded offset."""
     state = [_Lane(_then(script.warmup, script.turns), resume_s=script.resume_s) for script in lanes]
     for lane in state:
         lane.upcoming = next(lane.turns)
@@ -107,7 +110,7 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
             window = Window(start=now, duration=duration_s)
             for i, lane in enumerate(state):
                 lane.held = False
-                heapq.heappush(arrivals, (now + lane.resume_s - first_resume, i))
+                heapq.heappush(arrivals, (now if burst else now + lane.resume_s - first_resume, i))
         end = window.start + window.duration if window is not None else float("inf")
         while arrivals and arrivals[0][0] <= now:
             _, i = heapq.heappop(arrivals)
@@ -179,8 +182,8 @@ def _observe(window: Window, engine: Engine, t0: float, t1: float) -> None:
 
 def pooled(windows: list[Window]) -> Window:
     """Several windows of one point (different client samples) as one window of their summed length: calls and
-    time-weighted figures add up, peaks take the highest."""
-    out = Window(start=0.0, duration=sum(w.duration for w in windows))
+    time-weighted figures add up, peaks take the highest, the warm-up is their mean."""
+    out = Window(start=sum(w.start for w in windows) / max(1, len(windows)), duration=sum(w.duration for w in windows))
     for w in windows:
         out.finished.extend(w.finished)
         out.kv_peak = max(out.kv_peak, w.kv_peak)

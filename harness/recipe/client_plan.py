@@ -11,14 +11,15 @@ class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# Client settings added after recipes' fingerprints were first recorded: they enter a point's settings and its
-# plan only when set, so a recipe that does not use them keeps its fingerprint (a resumed sweep finds its points).
-ADDED_WHEN_SET = ("warmup_requests_per_lane",)
+# Client settings added after recipes' fingerprints were first recorded, with their unset values: they enter a
+# point's settings and its plan only when set, so a recipe that does not use them keeps its fingerprint (a resumed
+# sweep finds its points).
+ADDED_WHEN_SET: dict[str, Any] = {"warmup_requests_per_lane": None, "burst_phase_starts": False}
 
 
 def drop_unset_additions(client: dict[str, Any]) -> dict[str, Any]:
     """`client` (a dump of the recipe's client or of a ClientPlan) without the added settings left unset."""
-    return {k: v for k, v in client.items() if not (k in ADDED_WHEN_SET and v is None)}
+    return {k: v for k, v in client.items() if not (k in ADDED_WHEN_SET and v == ADDED_WHEN_SET[k])}
 
 
 class ClientPlan(Frozen):
@@ -32,6 +33,7 @@ class ClientPlan(Frozen):
     grace_s: float
     warmup_s: float
     warmup_requests_per_lane: int | None = None   # None: the scenario's own
+    burst_phase_starts: bool = False    # every lane's first call of the window at once, not at its recorded spacing
     seed: int
     tokenizer: str | None
     max_sessions: int | None

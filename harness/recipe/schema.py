@@ -119,6 +119,10 @@ class Client(Strict):
     warmup_requests_per_lane: int | None = Field(default=None, ge=1, le=10**6, description=(
         "cache-pressure warmup calls per lane before the window (AIPerf `--warmup-requests-per-lane`, one-token "
         "outputs); default: the scenario's own (10 under `agentx`). Exclusive with warmup_s"))
+    burst_phase_starts: bool = Field(default=False, description=(
+        "every lane sends its first call of the window at once (AIPerf `--burst-phase-starts`) instead of at its "
+        "recorded spacing, which spreads the lanes' first calls over tens of seconds: for short windows; "
+        "InferenceX keeps the spacing"))
     tokenizer: PathText | None = Field(default=None, description="tokenizer directory; default: the demo one")
     seed: int = Field(default=42, ge=0, lt=2**63, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(default=None, ge=1, le=10**9, description="stop after this many sessions (default: time-boxed)")

@@ -1,6 +1,7 @@
 """A 3-point sweep of the quickstart recipe on the simulator as one job array on the local Slurm,
 followed to completion; the two tasks that share the node get different GPUs, and their servers use them.
-(One warmup call per lane: what is tested is the array, not the window; the preset's ten take ~90 s at c8.)"""
+(One warmup call per lane: what is tested is the array, not the window; the preset's ten take ~90 s at c8. Every
+lane starts the window at once, as in `make demo`.)"""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.inferencex_contract import check_contract
 from tests.slurm.conftest import LOCAL_CI, QUICKSTART, ROOT, harness, read_json, status
 
 WARMUP = 1
-VARIANT = f"warmup_requests_per_lane={WARMUP},duration_s=10"   # --set and --duration: a variant
+VARIANT = f"burst_phase_starts=true,warmup_requests_per_lane={WARMUP},duration_s=10"   # --set, --duration: a variant
 ARTIFACTS = ("status.json", "plan.json", "server_command.txt", "client_command.txt", "server.log", "client.log",
              "harness.log", "fingerprint_agg_w0.json")
 
@@ -46,7 +47,8 @@ def sweep(slurm: None, harness_env: dict[str, str], tmp_path_factory: pytest.Tem
     out = tmp_path_factory.mktemp("sweep")
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness", "submit", str(QUICKSTART), "--cluster", str(LOCAL_CI), "--out", str(out),
-         "--set", f"client.warmup_requests_per_lane={WARMUP}", "--duration", "10", "--wait", "--json",
+         "--set", "client.burst_phase_starts=true", "--set", f"client.warmup_requests_per_lane={WARMUP}",
+         "--duration", "10", "--wait", "--json",
          "--interval", "1"],
         cwd=ROOT, env=harness_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     servers: dict[str, dict[str, str]] = {}
@@ -81,6 +83,8 @@ def test_every_point_completes_with_its_artifacts(sweep: dict[str, Any]) -> None
         result = json.loads(Path(p["result"]).read_text())
         assert (result["state"], result["engine"], result["conc"]) == ("completed", "sim", p["conc"])
         pdir = Path(p["result"]).parent
+        assert result["client"]["burst_phase_starts"] is True
+        assert "(burst; first-request spread 0.0s)" in (pdir / "client.log").read_text()   # AIPerf did it
         for name in ARTIFACTS:
             assert (pdir / name).exists(), name
         slurm_out = sweep["out"] / "slurm" / f"{data['job_id']}_{p['task_id']}.out"

@@ -203,3 +203,8 @@ def test_a_warmup_budget_per_lane_is_passed_only_when_the_recipe_sets_one():
     argv = build_argv(client(warmup_requests_per_lane=3), "u", Path("a"), "t", "aiperf")
     assert argv[argv.index("--warmup-requests-per-lane") + 1] == "3"
     assert "--agentic-cache-warmup-duration" not in argv
+
+
+def test_burst_starts_are_passed_only_when_the_recipe_asks() -> None:
+    assert "--burst-phase-starts" not in build_argv(client(), "u", Path("a"), "t", "aiperf")
+    assert "--burst-phase-starts" in build_argv(client(burst_phase_starts=True), "u", Path("a"), "t", "aiperf")

@@ -91,3 +91,14 @@ def test_the_client_is_the_agentx_harness_fork() -> None:
     tool = check_aiperf(aiperf_executable())
     pinned = next(d for d in (ROOT / "pyproject.toml").read_text().splitlines() if "agentx-harness==" in d)
     assert tool.name == "agentx-harness" and f"agentx-harness=={tool.version}" in pinned
+
+
+def test_aiperf_takes_the_added_client_settings_as_no_breach_of_its_scenario(tmp_path: Path) -> None:
+    """A per-lane warm-up budget and burst starts are AIPerf options the scenario allows: an official point that
+    sets them stays submission-valid for AIPerf (the harness itself marks it not publishable)."""
+    settings = ["client.burst_phase_starts=true", "client.warmup_requests_per_lane=3"]
+    _, (plan,) = load_plans(GPU_RECIPES[0], ["c1"], settings)
+    argv = client_argv(plan, tmp_path)
+    assert "--burst-phase-starts" in argv and "--warmup-requests-per-lane" in argv
+    res = resolve(argv)
+    assert res.accepted and res.submission_valid is True, (res.error, res.violations)

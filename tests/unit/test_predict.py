@@ -9,6 +9,7 @@ import pytest
 
 from harness.cli import main as cli_main
 from harness.predict.summary import percentile
+from harness.predict.virtual import Window, run_window
 from harness.predict.workload import chained_hashes, lane_script, warmup_calls
 from harness.traces.files import read_local
 
@@ -87,3 +88,36 @@ def test_predict_pools_samples(capsys: pytest.CaptureFixture[str]) -> None:
     assert one["samples"] == 1 and three["samples"] == 3
     assert three["window_s"] == pytest.approx(60.0)
     assert three["requests"] > one["requests"]
+
+
+def _windows(monkeypatch: pytest.MonkeyPatch, *settings: str) -> list[Window]:
+    """The virtual windows of the quick start's c2 (60 s) under `settings`."""
+    from harness.predict import point
+    from harness.recipe.points import load_plans
+
+    seen: list[Window] = []
+
+    def keep(*args: object, **kwargs: object) -> Window:
+        window = run_window(*args, **kwargs)  # type: ignore[arg-type]
+        seen.append(window)
+        return window
+
+    monkeypatch.setattr(point, "run_window", keep)
+    _, (plan,) = load_plans(RECIPE, ["c2"], list(settings), unofficial=True)
+    point.predict_point(plan, "demo", 42, {})
+    return seen
+
+
+def test_burst_starts_send_every_lanes_first_call_at_the_window_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    (burst,) = _windows(monkeypatch, "client.burst_phase_starts=true")
+    (spaced,) = _windows(monkeypatch)
+    assert burst.start > 0 and burst.start == pytest.approx(spaced.start)   # the same warm-up before the window
+    at_start = [f for f in burst.finished if f.sent == burst.start]
+    assert len(at_start) == 2                                               # both lanes' first calls
+    assert len([f for f in spaced.finished if f.sent == spaced.start]) == 1  # the earliest lane's only
+
+
+def test_the_warmup_length_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    points = _predict_json(capsys, "--duration", "10")["points"]
+    warm = [p["warmup_s"] for p in points]
+    assert 0 < warm[0] < warm[-1]             # more lanes on the same pool: a longer warm-up

@@ -56,3 +56,12 @@ def test_a_warmup_budget_other_than_the_scenarios_is_not_published() -> None:
     short = publishable.verdict(record(client={"corpus": corpus, "warmup_requests_per_lane": 3}))
     assert short["label"] == "not publishable (warmup_not_preset)"
     assert short["reasons"][0]["message"] == "a warm-up budget of 3 calls per lane instead of the scenario's own"
+
+
+def test_burst_starts_are_not_published() -> None:
+    corpus = {"pinned": {"revision": "x"}, "verified": True}
+    spaced = record(client={"corpus": corpus, "burst_phase_starts": False})
+    assert publishable.verdict(spaced)["publishable"] is True
+    burst = publishable.verdict(record(client={"corpus": corpus, "burst_phase_starts": True}))
+    assert burst["label"] == "not publishable (burst_starts)"
+    assert burst["reasons"][0]["message"] == "every lane started the window at once instead of at its recorded spacing"

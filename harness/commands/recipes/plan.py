@@ -69,10 +69,12 @@ def render_point(plan: Any) -> str:
     else:
         lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(plan.server.env).items()]
         lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(plan.server.argv))))
-    warmup = (f"{c.warmup_requests_per_lane} warmup calls per lane" if c.warmup_requests_per_lane is not None
-              else f"{c.warmup_s:g} s warmup")
+    warmup = (f"{c.warmup_s:g} s warmup" if c.warmup_s > 0
+              else f"{c.warmup_requests_per_lane} warmup calls per lane" if c.warmup_requests_per_lane is not None
+              else "the scenario's warmup")
+    starts = ", every lane starting at once" if c.burst_phase_starts else ""
     lines.append(f"client: {c.concurrency} sessions of {c.traces}, {warmup}, "
-                 f"{c.duration_s:g} s window, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}"
+                 f"{c.duration_s:g} s window{starts}, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}"
                  + ("; UNOFFICIAL (AIPerf --unsafe-override: submission_valid false)" if c.unofficial else ""))
     return "\n".join(lines)
 

@@ -45,6 +45,9 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
     if budget is not None:
         reasons.append({"code": "warmup_not_preset",
                         "message": f"a warm-up budget of {budget} calls per lane instead of the scenario's own"})
+    if _mapping(result.get("client")).get("burst_phase_starts"):
+        reasons.append({"code": "burst_starts",
+                        "message": "every lane started the window at once instead of at its recorded spacing"})
     return {"publishable": not reasons, "reasons": reasons, "label": label(not reasons, reasons, aiperf_reasons)}
 
 

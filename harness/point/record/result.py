@@ -142,6 +142,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                    "aiperf_benchmark_duration_s": ((summary or {}).get("benchmark_duration") or {}).get("avg"),
                    "aiperf_unsafe_override": plan.client.unofficial,
                    "warmup_requests_per_lane": plan.client.warmup_requests_per_lane,   # None: the scenario's own
+                   "burst_phase_starts": plan.client.burst_phase_starts,
                    "requested_duration_s": plan.client.duration_s,
                    "corpus": corpus,
                    "tokenizer": tokenizer},

@@ -89,6 +89,8 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         argv += ["--agentic-cache-warmup-duration", _num(client.warmup_s)]
     if client.warmup_requests_per_lane is not None:
         argv += ["--warmup-requests-per-lane", str(client.warmup_requests_per_lane)]
+    if client.burst_phase_starts:
+        argv.append("--burst-phase-starts")
     if client.max_sessions is not None:
         argv += ["--num-sessions", str(client.max_sessions)]
     if client.unofficial:

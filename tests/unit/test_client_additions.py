@@ -1,4 +1,6 @@
-"""`client.warmup_requests_per_lane`: AIPerf's per-lane warmup budget, in a point's settings only when set."""
+"""Client settings added after fingerprints were first recorded (`client.warmup_requests_per_lane`, AIPerf's
+per-lane warmup budget; `client.burst_phase_starts`, every lane starting the window at once): in a point's settings
+only when set."""
 
 from __future__ import annotations
 
@@ -35,3 +37,18 @@ def test_unset_it_is_absent_from_the_settings_and_the_plan() -> None:
 def test_a_timed_warmup_and_a_per_lane_budget_are_refused_together() -> None:
     with pytest.raises(UserError, match="exclusive"):
         _c2("client.warmup_requests_per_lane=3", "client.warmup_s=20")
+
+
+def test_burst_starts_change_the_fingerprint_and_reach_the_client_plan() -> None:
+    burst, spaced = _c2("client.burst_phase_starts=true"), _c2()
+    assert burst.client.burst_phase_starts is True and spaced.client.burst_phase_starts is False
+    assert burst.fingerprint != spaced.fingerprint
+    assert burst.public()["client"]["burst_phase_starts"] is True
+
+
+def test_recorded_spacing_is_absent_from_the_settings_and_the_plan() -> None:
+    """Left at the recorded spacing (the default), the fingerprint is the one it had before the setting existed."""
+    plan = _c2("client.burst_phase_starts=false")
+    assert plan.fingerprint == _c2().fingerprint
+    assert "burst_phase_starts" not in plan.settings["client"]
+    assert "burst_phase_starts" not in plan.public()["client"]
