@@ -77,9 +77,10 @@ def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Wi
     out_tok = sum(f.output_tokens for f in w.finished)
     in_tok = sum(f.prompt_tokens for f in w.finished)
     return PointPrediction(
-        name=name, concurrency=concurrency, gpus=gpus, samples=samples, warmup_s=w.start, window_s=w.duration, requests=len(w.finished),
-        cancelled=w.cancelled, kv_pool_tokens=kv_pool_tokens, kv_peak_use=w.kv_peak,
-        kv_peak_request_use=w.kv_requests_peak, kv_mean_use=w.kv_time_weighted / dur, queue_peak=w.queue_peak, queue_mean=w.queue_time_weighted / dur,
+        name=name, concurrency=concurrency, gpus=gpus, samples=samples, warmup_s=w.start, window_s=w.duration,
+        requests=len(w.finished), cancelled=w.cancelled, kv_pool_tokens=kv_pool_tokens, kv_peak_use=w.kv_peak,
+        kv_peak_request_use=w.kv_requests_peak, kv_mean_use=w.kv_time_weighted / dur, queue_peak=w.queue_peak,
+        queue_mean=w.queue_time_weighted / dur,
         running_mean=w.running_time_weighted / dur, output_tok_s=out_tok / dur,
         output_tok_s_per_gpu=out_tok / dur / max(1, gpus), input_tok_s=in_tok / dur,
         ttft_p50_s=percentile(ttft, 50), ttft_p90_s=percentile(ttft, 90),

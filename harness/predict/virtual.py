@@ -183,7 +183,8 @@ def _observe(window: Window, engine: Engine, t0: float, t1: float) -> None:
 def pooled(windows: list[Window]) -> Window:
     """Several windows of one point (different client samples) as one window of their summed length: calls and
     time-weighted figures add up, peaks take the highest, the warm-up is their mean."""
-    out = Window(start=sum(w.start for w in windows) / max(1, len(windows)), duration=sum(w.duration for w in windows))
+    out = Window(start=sum(w.start for w in windows) / max(1, len(windows)),
+                 duration=sum(w.duration for w in windows))
     for w in windows:
         out.finished.extend(w.finished)
         out.kv_peak = max(out.kv_peak, w.kv_peak)

@@ -62,11 +62,12 @@ def render(config_key: str, rows: list[tuple[Any, Any]]) -> str:
         lines.append(f"  {label}")
     if any(p.samples > 1 for p, _ in rows):
         lines.append(f"  {max(p.samples for p, _ in rows)} windows pooled per point")
-    head = ("point", "conc", "warm-up s", "reqs", "KV peak all/reqs", "queue pk/mean", "out tok/s", "/GPU", "TTFT p50/p90 s",
-            "E2EL p50/p90 s", "intvty p50/p90")
+    head = ("point", "conc", "warm-up s", "reqs", "KV peak all/reqs", "queue pk/mean", "out tok/s", "/GPU",
+            "TTFT p50/p90 s", "E2EL p50/p90 s", "intvty p50/p90")
     body = []
     for p, _ in rows:
-        body.append((p.name, str(p.concurrency), f"{p.warmup_s:.0f}", str(p.requests), f"{p.kv_peak_use:.1%}/{p.kv_peak_request_use:.1%}",
+        body.append((p.name, str(p.concurrency), f"{p.warmup_s:.0f}", str(p.requests),
+                     f"{p.kv_peak_use:.1%}/{p.kv_peak_request_use:.1%}",
                      f"{p.queue_peak}/{p.queue_mean:.2f}", f"{p.output_tok_s:.1f}", f"{p.output_tok_s_per_gpu:.1f}",
                      f"{_f(p.ttft_p50_s, '.3f')}/{_f(p.ttft_p90_s, '.3f')}",
                      f"{_f(p.e2el_p50_s, '.2f')}/{_f(p.e2el_p90_s, '.2f')}",
