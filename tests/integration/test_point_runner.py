@@ -177,10 +177,10 @@ def test_server_that_never_becomes_ready_fails_within_the_budget(tmp_path):
 
 def test_burst_of_server_errors_completes_but_is_invalid(tmp_path):
     """Errors once profiling runs (the agentx preset aborts the run on any warm-up failure instead): the seeded
-    replay's warm-up sends 45 requests, so errors start after 50 whatever the machine's speed; the client stops live
+    replay's warm-up sends 13 requests, so errors start after 20 whatever the machine's speed; the client stops live
     above its 10 % threshold, and the point is invalid by InferenceX's error-rate gate and the client's cancelled
     run."""
-    plan = sim_plan(["--sim-error-rate", "0.25", "--sim-errors-after-requests", "50"], ["client.duration_s=40"])
+    plan = sim_plan(["--sim-error-rate", "0.25", "--sim-errors-after-requests", "20"], ["client.duration_s=40"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))
     assert outcome.state == "completed" and outcome.exit_status == EXIT_INVALID
     codes = [r["code"] for r in outcome.result["validity"]["reasons"]]
