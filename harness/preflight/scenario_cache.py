@@ -21,16 +21,13 @@ from typing import Any
 
 from harness.artifacts import write_json
 from harness.recipe.scenario import Resolution, Violation
+from harness.user_cache import user_cache
 
 CLIENT_DISTRIBUTIONS = ("agentx-harness", "aiperf")   # the fork replaces upstream's aiperf package
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("HARNESS_CACHE_DIR")
-    if root:
-        return Path(root) / "aiperf-resolutions"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "harness" / "aiperf-resolutions"
+    return user_cache("aiperf-resolutions")
 
 
 def client_version() -> str | None:

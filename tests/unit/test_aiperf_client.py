@@ -76,10 +76,17 @@ def test_the_pinned_corpus_goes_by_its_aiperf_name():
         build_argv(client(traces=repo), "u", Path("a"), "t", "aiperf"))
 
 
-def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path):
-    env = build_env(tmp_path, tmp_path / "hf", tmp_path / "t")
+def test_env_keeps_caches_under_the_cache_dir_and_is_offline(tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "user"))
+    env = build_env(tmp_path / "run", tmp_path / "hf", tmp_path / "t")
     assert env["HF_HUB_OFFLINE"] == "1" and env["HF_HOME"] == str(tmp_path / "hf")
-    assert env["AIPERF_DATASET_MMAP_CACHE_DIR"].startswith(str(tmp_path))
+    assert env["MPLCONFIGDIR"].startswith(str(tmp_path / "run"))
+    # the dataset cache, keyed by content and settings, is shared by every run of the user (as AIPerf's own is)
+    assert env["AIPERF_DATASET_MMAP_CACHE_DIR"] == str(tmp_path / "user" / "aiperf-dataset-mmap")
+    (tmp_path / "blocked").write_text("")                       # a file where the cache directory should be
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(tmp_path / "blocked"))
+    env = build_env(tmp_path / "run", tmp_path / "hf", tmp_path / "t")
+    assert env["AIPERF_DATASET_MMAP_CACHE_DIR"] == str(tmp_path / "run" / "dataset_mmap")
     assert "HF_DATASETS_CACHE" not in env
     assert env["PYTHONFAULTHANDLER"] == "1"
     assert "AIPERF_HTTP_TCP_USER_TIMEOUT" not in env   # the agentx preset sets its own timeouts

@@ -37,6 +37,7 @@ from harness.point.servers.process_group import ProcessGroup
 from harness.recipe.client_plan import ClientPlan
 from harness.recipe.scenario import AGENTX, AGENTX_PRESET, MVP_TIMEOUT_ENV
 from harness.traces.pinned import is_pinned_spec, parse_spec
+from harness.user_cache import user_cache_or
 
 SUMMARY_FILE = "profile_export_aiperf.json"
 RECORDS_FILE = "profile_export.jsonl"
@@ -123,14 +124,17 @@ def short_tmp_dir() -> Path:
 
 def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path, corpus_cache: str | None = None,
               scenario: str = AGENTX) -> dict[str, str]:
-    """Environment for AIPerf: offline tokenizer and dataset resolution, caches under `cache_dir`, IPC under
+    """Environment for AIPerf: offline tokenizer and dataset resolution, caches under `cache_dir` but for its
+    dataset cache (keyed by the corpus's content and the replay's settings), which is the harness's own on this
+    machine, as AIPerf keeps it per user, so a corpus is converted once, not once per run (under `cache_dir` where
+    that cannot be written); IPC under
     `tmp_dir`; the pinned corpus is read from the staged datasets cache `corpus_cache`. Under
     `inferencex-agentx-mvp` the timeouts InferenceX sets (the `agentx` preset sets them itself)."""
     env = {
         "HF_HOME": str(hf_home),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "AIPERF_DATASET_MMAP_CACHE_DIR": str(cache_dir / "dataset_mmap"),
+        "AIPERF_DATASET_MMAP_CACHE_DIR": str(user_cache_or("aiperf-dataset-mmap", cache_dir / "dataset_mmap")),
         "TMPDIR": str(tmp_dir),
         "MPLCONFIGDIR": str(cache_dir / "matplotlib"),
         # a client killed by a signal (a crash in a C extension) leaves its Python stacks in the client log
