@@ -37,15 +37,16 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
         reasons.append({"code": "invalid", "message": "the measurement is not valid"})
     if result.get("simulated"):
         reasons.append({"code": "simulated", "message": "measured on the simulator"})
-    corpus = _mapping(_mapping(result.get("client")).get("corpus"))
+    client = _mapping(result.get("client"))
+    corpus = _mapping(client.get("corpus"))
     if "pinned" in corpus and not corpus.get("verified"):
         reasons.append({"code": "corpus_unverified",
                         "message": f"the staged corpus is not verified ({corpus.get('source') or 'unknown source'})"})
-    budget = _mapping(result.get("client")).get("warmup_requests_per_lane")
+    budget = client.get("warmup_requests_per_lane")
     if budget is not None:
         reasons.append({"code": "warmup_not_preset",
                         "message": f"a warm-up budget of {budget} calls per lane instead of the scenario's own"})
-    if _mapping(result.get("client")).get("burst_phase_starts"):
+    if client.get("burst_phase_starts"):
         reasons.append({"code": "burst_starts",
                         "message": "every lane started the window at once instead of at its recorded spacing"})
     return {"publishable": not reasons, "reasons": reasons, "label": label(not reasons, reasons, aiperf_reasons)}

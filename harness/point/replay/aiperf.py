@@ -124,11 +124,10 @@ def short_tmp_dir() -> Path:
 
 def build_env(cache_dir: Path, hf_home: Path, tmp_dir: Path, corpus_cache: str | None = None,
               scenario: str = AGENTX) -> dict[str, str]:
-    """Environment for AIPerf: offline tokenizer and dataset resolution, caches under `cache_dir` but for its
-    dataset cache (keyed by the corpus's content and the replay's settings), which is the harness's own on this
-    machine, as AIPerf keeps it per user, so a corpus is converted once, not once per run (under `cache_dir` where
-    that cannot be written); IPC under
-    `tmp_dir`; the pinned corpus is read from the staged datasets cache `corpus_cache`. Under
+    """Environment for AIPerf: offline tokenizer and dataset resolution, caches under `cache_dir`, IPC under
+    `tmp_dir`; the pinned corpus is read from the staged datasets cache `corpus_cache`. The dataset cache (keyed by
+    content and settings) is the user's, as AIPerf keeps it, so a corpus is converted once, not once per run; it
+    falls back to `cache_dir` where the user's cannot be written. Under
     `inferencex-agentx-mvp` the timeouts InferenceX sets (the `agentx` preset sets them itself)."""
     env = {
         "HF_HOME": str(hf_home),
