@@ -44,7 +44,8 @@ def test_repeated_runs_are_attempts_each_naming_itself_and_the_spread_is_printed
 
     quickstart = Path(__file__).resolve().parents[2] / "recipes" / "quickstart-sim.yaml"
     r = subprocess.run([sys.executable, "-m", "harness", "run", str(quickstart), "--point", "c2", "--repeat", "2",
-                        "--duration", "4", "--set", "client.warmup_requests_per_lane=1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+                        "--duration", "4", "--set", "client.warmup_requests_per_lane=1", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode in (0, 3), r.stdout[-3000:] + r.stderr[-3000:]
     assert "run 1 of 2" in r.stdout and "run 2 of 2" in r.stdout
     assert "spread over 2 runs" in r.stdout and "tok/s/GPU" in r.stdout, r.stdout
