@@ -23,6 +23,7 @@ WAIVER_FILE = "eval_waiver.json"
 
 class AccuracyEval(Rule):
     id: ClassVar[str] = "accuracy-eval"
+    inferencex_check: ClassVar[str] = "2"
     rationale: ClassVar[str] = ("a curve is accepted only with a passing accuracy eval of its serving config "
                                 "(the newest eval under --results; --waive-eval REASON records an exception)")
 

@@ -25,6 +25,7 @@ MIN_POINTS = 5
 
 class UpstreamImage(Rule):
     id = "upstream-image"
+    inferencex_check = "6a"
     rationale = "results must come from the upstream engine image (lmsysorg/sglang), pinned by tag or digest"
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
@@ -45,7 +46,9 @@ class UpstreamImage(Rule):
 
 class ForbiddenEnv(Rule):
     id = "forbidden-env"
-    rationale = "SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE changes the checkpoint's numerics; it may not be set at any level"
+    rationale = ("SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE is prohibited by name (the draft runs as shipped); it "
+                 "may not be set at any level, inherited settings included")
+    inferencex_check = "13"
     load_markers = FORBIDDEN_ENV
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
@@ -55,6 +58,7 @@ class ForbiddenEnv(Rule):
 
 class ForbiddenArgs(Rule):
     id = "forbidden-args"
+    inferencex_check = "8"
     rationale = "--hf-overrides and --json-model-override-args change the model's architecture or FLOPs"
     load_markers = ("hf-overrides", "json-model-override-args")
 
@@ -107,10 +111,14 @@ class Plannable(Rule):
 
 class MinPoints(Rule):
     id = "min-points"
-    rationale = f"a curve needs at least {MIN_POINTS} points to show its shape and a meaningful Pareto frontier"
+    rationale = (f"a pre-run estimate: a curve needs at least {MIN_POINTS} measured frontier points; "
+                 f"fewer than {MIN_POINTS} planned points cannot reach them (the verdict on measured points is "
+                 "`harness check --results PATH`)")
+    inferencex_check = "14 (estimate)"
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        text = f"{len(plans)} points ({point_names(plans)})"
+        text = (f"{len(plans)} planned points ({point_names(plans)}): a pre-run estimate of Check 14, which counts "
+                "measured frontier points (harness check --results)")
         if len(plans) < MIN_POINTS:
             return [Finding("WARN", f"{text}; at least {MIN_POINTS} recommended")]
         return [Finding("PASS", text)]

@@ -38,6 +38,7 @@ def _draft_change(flag: str) -> str | None:
 
 class DraftAsShipped(Rule):
     id = "draft-as-shipped"
+    inferencex_check = "13"
     rationale = "the draft model runs as shipped: no quantization, dtype, revision or checkpoint override"
     # The draft checkpoint and revision can only be given in the speculative block; the loader rejects
     # them anywhere else, with a message naming these keys.
@@ -60,6 +61,7 @@ class DraftAsShipped(Rule):
 
 class GoldenAcceptance(Rule):
     id = "golden-acceptance"
+    inferencex_check = "11"
     rationale = "synthetic acceptance comes only from the golden curve, never from values in the recipe"
     load_markers = (golden.ACC_ENV_PREFIX, "speculative.golden")
 
@@ -116,6 +118,7 @@ class GoldenAcceptance(Rule):
 
 class ChatTemplate(Rule):
     id = "chat-template"
+    inferencex_check = "9"
     rationale = "speculative decoding is benchmarked through a chat template, as the model is served in practice"
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:

@@ -50,7 +50,8 @@ class RuleResult:
         return worst([f.status for f in self.findings])
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.rule.id, "rationale": self.rule.rationale, "status": self.status,
+        return {"id": self.rule.id, "rationale": self.rule.rationale,
+                "inferencex_check": self.rule.inferencex_check or None, "status": self.status,
                 "findings": [f.to_json() for f in self.findings]}
 
 

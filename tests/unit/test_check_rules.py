@@ -269,7 +269,9 @@ def test_unknown_flag_fails_the_flag_rule(tmp_path: Path) -> None:
 def test_fewer_than_five_points_warns(tmp_path: Path) -> None:
     got = variant(tmp_path, lambda r: [r["points"].pop(n) for n in ("c1", "c5")])
     assert got["min-points"].status == "WARN"
-    assert evidence(got["min-points"]) == "3 points (c10, c24, c28); at least 5 recommended"
+    assert evidence(got["min-points"]) == ("3 planned points (c10, c24, c28): a pre-run estimate of Check 14, which "
+                                           "counts measured frontier points (harness check --results); at least 5 "
+                                           "recommended")
 
 
 def _dp_attention(ranks: int) -> Callable[[dict[str, Any]], None]:

@@ -5,6 +5,9 @@ With `--results DIR` the `accuracy-eval` rule also checks each curve's newest ac
 (`--waive-eval REASON` turns its FAIL into a recorded WARN), and the `publishable` rule checks that every point
 there may be published (`--waive-unofficial REASON` likewise).
 Exit status 1 when any rule FAILs, 2 when a recipe cannot be read, 0 otherwise (warnings included).
+
+`harness check --results PATH...` without a recipe judges measured points instead: InferenceX's Check 14 per
+curve (`harness.check.measured`), exit status 0 when every curve passes, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("recipes", nargs="*", metavar="RECIPE", help="recipe files to check")
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
     parser.add_argument("--rules", action="store_true", help="list the rules and their rationale, then exit")
-    parser.add_argument("--results", action="append", type=Path, default=[], metavar="DIR",
-                        help="run directory holding the curves' results: also check their accuracy evals")
+    parser.add_argument("--results", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
+                        help="run directories or InferenceX rows holding the curves' results: with recipes, also "
+                             "check their accuracy evals and publishability; alone, count each curve's measured "
+                             "Pareto frontier (InferenceX Check 14)")
     parser.add_argument("--waive-eval", metavar="REASON",
                         help="accept a missing, failed or below-threshold eval, recording REASON (needs --results)")
     parser.add_argument("--waive-unofficial", metavar="REASON",
@@ -35,8 +40,10 @@ def main(args: argparse.Namespace) -> int:
 
     if args.rules:
         for rule in (*RULES, AccuracyEval([]), Publishable([])):
-            print(f"{rule.id:<22} {rule.rationale}")
+            print(f"{rule.id:<22} {rule.described}")
         return 0
+    if not args.recipes and args.results and args.waive_eval is None and args.waive_unofficial is None:
+        return _measured(args.results, args.json)
     if not args.recipes:
         raise UserError("harness check: give at least one recipe file, e.g. recipes/quickstart-sim.yaml")
     for flag, waiver in (("--waive-eval", args.waive_eval), ("--waive-unofficial", args.waive_unofficial)):
@@ -55,3 +62,15 @@ def main(args: argparse.Namespace) -> int:
         for report in reports:
             print("\n".join(render_text(report)))
     return 1 if failed else 0
+
+
+def _measured(paths: list[Path], as_json: bool) -> int:
+    """Check 14 on the measured points under `paths`: 0 when every curve passes, 1 otherwise."""
+    from harness.check import measured
+
+    verdicts = measured.measured_coverage(paths)
+    if as_json:
+        print_json(measured.render_json(verdicts))
+    else:
+        print("\n".join(measured.render_text(verdicts)))
+    return 0 if measured.passed(verdicts) else 1

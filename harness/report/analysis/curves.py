@@ -234,7 +234,9 @@ def point_json(p: PointResult) -> dict[str, Any]:
 
 def curve_json(c: Curve) -> dict[str, Any]:
     """One entry of `report --json`'s `curves` list: each point with its identity (`id`) and attributes, the
-    frontiers as lists of identities."""
+    frontiers as lists of identities, and the curve's Check 14 verdicts (`harness.report.analysis.coverage`)."""
+    from harness.report.analysis.coverage import check14
+
     first = next((p for p in c.points if p.recorded), c.points[0])
     return {
         "key": c.key,
@@ -263,6 +265,7 @@ def curve_json(c: Curve) -> dict[str, Any]:
             for name, f in c.frontiers.items()
         },
         "warnings": list(c.warnings),
+        "check14": [v.to_json() for v in check14(c)],
     }
 
 

@@ -101,6 +101,10 @@ def _coverage_section(c: Curve) -> str:
         f"{_e(', '.join(c.frontiers[a.name].dominated) or 'none')}</li>"
         for a in FRONTIER_AXES
     )
+    from harness.report.analysis.coverage import check14
+
+    items += "".join(f"<li>Check 14 (InferenceX's upper_right count): {_e(v.status)}, {_e(v.evidence)}</li>"
+                     for v in check14(c))
     return f"<h3>{_heading(c)}</h3><ul>{items}</ul>"
 
 

@@ -26,7 +26,9 @@ def _ids(ids: Sequence[str]) -> str:
 
 
 def coverage_lines(c: Curve) -> list[str]:
-    """One bullet per axis: coverage, frontier points, dominated points, excluded points."""
+    """One bullet per axis: coverage, frontier points, dominated points, excluded points; then the curve's
+    Check 14 verdict per reviewed percentile (`harness.report.analysis.coverage`), as `harness check --results`
+    prints it."""
     lines = []
     for axis in FRONTIER_AXES:
         f = c.frontiers[axis.name]
@@ -35,6 +37,9 @@ def coverage_lines(c: Curve) -> list[str]:
         if f.excluded:
             line += f"; excluded: {_ids(f.excluded)}"
         lines.append(line)
+    from harness.report.analysis.coverage import check14
+
+    lines += [f"- Check 14 (InferenceX's upper_right count): {v.status}, {_text(v.evidence)}" for v in check14(c)]
     return lines
 
 
