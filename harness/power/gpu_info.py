@@ -167,11 +167,11 @@ def load_nvml() -> tuple[ModuleType | None, str | None]:
     return pynvml, None
 
 
-def _text(value: Any) -> str:
+def nvml_text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _optional(call: Any, *args: Any) -> Any:
+def nvml_optional(call: Any, *args: Any) -> Any:
     """`call(*args)`, or None where NVML cannot answer (an optional field of a fingerprint)."""
     try:
         return call(*args)
@@ -184,8 +184,8 @@ def enumerate_devices(nvml: ModuleType) -> list[tuple[DeviceId, Any]]:
     out = []
     for index in range(nvml.nvmlDeviceGetCount()):
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        minor = _optional(nvml.nvmlDeviceGetMinorNumber, handle)
-        out.append((DeviceId(index, minor, _text(nvml.nvmlDeviceGetUUID(handle))), handle))
+        minor = nvml_optional(nvml.nvmlDeviceGetMinorNumber, handle)
+        out.append((DeviceId(index, minor, nvml_text(nvml.nvmlDeviceGetUUID(handle))), handle))
     return out
 
 
@@ -198,12 +198,12 @@ def _cuda_version(raw: Any) -> str | None:
 def _describe(
     nvml: ModuleType, ident: DeviceId, handle: Any, driver: str | None, cuda: str | None
 ) -> dict[str, Any]:
-    memory = _optional(nvml.nvmlDeviceGetMemoryInfo, handle)
-    limit_mw = _optional(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
+    memory = nvml_optional(nvml.nvmlDeviceGetMemoryInfo, handle)
+    limit_mw = nvml_optional(nvml.nvmlDeviceGetEnforcedPowerLimit, handle)
     return {
         "index": ident.index,
         "uuid": ident.uuid,
-        "name": _text(_optional(nvml.nvmlDeviceGetName, handle) or ""),
+        "name": nvml_text(nvml_optional(nvml.nvmlDeviceGetName, handle) or ""),
         "minor_number": ident.minor,
         "driver_version": driver,
         "cuda_driver_version": cuda,
@@ -225,7 +225,7 @@ def visible_gpus(env: Mapping[str, str] | None = None) -> tuple[list[GpuRef], st
         chosen = resolve_visible(os.environ if env is None else env, devices)
         return [GpuRef(d.index, d.uuid) for d in chosen.devices], None
     finally:
-        _optional(nvml.nvmlShutdown)
+        nvml_optional(nvml.nvmlShutdown)
 
 
 def gpu_inventory(env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -239,11 +239,11 @@ def gpu_inventory(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     if nvml is None:
         return {"gpus": [], "reason": reason}
     try:
-        driver = _optional(nvml.nvmlSystemGetDriverVersion)
+        driver = nvml_optional(nvml.nvmlSystemGetDriverVersion)
         cuda_fn = (
             getattr(nvml, "nvmlSystemGetCudaDriverVersion_v2", None) or nvml.nvmlSystemGetCudaDriverVersion
         )
-        cuda = _cuda_version(_optional(cuda_fn))
+        cuda = _cuda_version(nvml_optional(cuda_fn))
         pairs = enumerate_devices(nvml)
         handles = {ident.uuid: handle for ident, handle in pairs}
         try:
@@ -251,11 +251,11 @@ def gpu_inventory(env: Mapping[str, str] | None = None) -> dict[str, Any]:
         except SelectionError as exc:
             return {"gpus": [], "reason": f"gpu_selection_invalid: {exc}"}
         gpus = [
-            _describe(nvml, ident, handles[ident.uuid], _text(driver) if driver else None, cuda)
+            _describe(nvml, ident, handles[ident.uuid], nvml_text(driver) if driver else None, cuda)
             for ident in chosen.devices
         ]
         return {"gpus": gpus, "selection": {"source": chosen.source, "value": chosen.value}}
     except Exception as exc:  # noqa: BLE001 - an NVML call failing mid-way: report, never crash a fingerprint
         return {"gpus": [], "reason": f"nvml_unavailable: {type(exc).__name__}: {exc}"}
     finally:
-        _optional(nvml.nvmlShutdown)
+        nvml_optional(nvml.nvmlShutdown)

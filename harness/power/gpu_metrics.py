@@ -1,9 +1,11 @@
 """Our power samples written as InferenceX's `gpu_metrics.csv`: nvidia-smi's CSV header and cell formats.
 
 nvidia-smi (`--query-gpu=timestamp,index,uuid,power.draw,temperature.gpu,utilization.gpu,clocks.sm,clocks.mem
---format=csv`) writes local wall-clock timestamps without a zone (`2026/12/01 01:23:45.678`), so the UTC
-offset they were written in goes beside the file as `agentic_power_timezone_offset.txt` (`+HH:MM`), the
-file InferenceX's power adapter reads. Unknown cells are `[N/A]`, as nvidia-smi writes them.
+--format=csv`) writes wall-clock timestamps without a zone (`2026/12/01 01:23:45.678`). The harness writes them
+in UTC and says so in `gpu_metrics_context.json` (InferenceX reads a CSV without that file as host-local time);
+the host's own UTC offset goes beside as `agentic_power_timezone_offset.txt` (`+HH:MM`), which InferenceX applies
+to AIPerf's naive local window times. Runs recorded before the context file wrote local times with their offset:
+`utc_csv` moves those to UTC. Unknown cells are `[N/A]`, as nvidia-smi writes them.
 """
 
 from __future__ import annotations
@@ -81,10 +83,11 @@ def utc_csv(text: str, offset_text: str | None, source: Path) -> str:
 
 
 def write_gpu_metrics(samples: Sequence[PowerSample], out_dir: Path) -> Path | None:
-    """Write `gpu_metrics.csv` and the offset file from a point's power samples; None when there is none."""
+    """Write `gpu_metrics.csv` with UTC timestamps (its context file says so: `harness.power.inferencex_evidence`)
+    and the offset file holding this host's UTC offset, which AIPerf's naive local window times need; None when
+    there is no sample."""
     if not samples:
         return None
     local = datetime.now().astimezone().tzinfo
-    tz = local if isinstance(local, timezone) else UTC
-    write_text(out_dir / OFFSET_NAME, utc_offset_text(tz) + "\n")
-    return write_text(out_dir / CSV_NAME, gpu_metrics_csv(samples, tz))
+    write_text(out_dir / OFFSET_NAME, utc_offset_text(local if isinstance(local, timezone) else UTC) + "\n")
+    return write_text(out_dir / CSV_NAME, gpu_metrics_csv(samples, UTC))

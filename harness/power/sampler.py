@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, Self
 
-from harness.power.gpu_info import GpuRef, enumerate_devices, load_nvml, resolve_visible
+from harness.power.gpu_info import GpuRef, enumerate_devices, load_nvml, nvml_optional, nvml_text, resolve_visible
 from harness.power.samples import COLUMNS, PowerSample, format_row, status_path
 
 MAX_RATE_HZ = 100.0
@@ -29,6 +29,7 @@ class _Device:
     ref: GpuRef
     handle: Any
     has_energy_counter: bool
+    identity: dict[str, str | None]   # name, pci_bus_id, driver_version (`gpu_metrics_identity`), None unknown
 
 
 class PowerSampler:
@@ -137,13 +138,19 @@ class PowerSampler:
                     (GpuRef(ref.index, uuid.decode() if isinstance(uuid, bytes) else str(uuid)), handle)
                 )
         devices = []
+        driver = nvml_optional(nvml.nvmlSystemGetDriverVersion)
         for ref, handle in refs:
             try:
                 nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
                 has_counter = True
             except nvml.NVMLError:
                 has_counter = False
-            devices.append(_Device(ref, handle, has_counter))
+            name, pci = nvml_optional(nvml.nvmlDeviceGetName, handle), nvml_optional(nvml.nvmlDeviceGetPciInfo, handle)
+            bus_id = getattr(pci, "busId", None)
+            identity = {"name": None if name is None else nvml_text(name),
+                        "pci_bus_id": None if bus_id is None else nvml_text(bus_id),
+                        "driver_version": None if driver is None else nvml_text(driver)}
+            devices.append(_Device(ref, handle, has_counter, identity))
         return devices
 
     def _read(self, device: _Device) -> PowerSample | None:
@@ -234,7 +241,7 @@ class PowerSampler:
             "rate_hz": self.rate_hz,
             "csv": self.csv_path.name,
             "gpus": [
-                {"index": d.ref.index, "uuid": d.ref.uuid, "energy_counter": d.has_energy_counter}
+                {"index": d.ref.index, "uuid": d.ref.uuid, "energy_counter": d.has_energy_counter, **d.identity}
                 for d in self._devices
             ],
             "started_ns": self._started_ns,

@@ -165,7 +165,7 @@ def test_an_older_unrounded_row_is_exported_rounded_as_inferencex_rounds(tmp_pat
     assert all(round(f, 5) == f for f in _floats(out))
 
 
-def test_gpu_metrics_are_exported_in_utc(tmp_path: Path) -> None:
+def test_gpu_metrics_recorded_in_local_time_are_exported_in_utc(tmp_path: Path) -> None:
     pdir = _point(tmp_path / "run")
     (pdir / "gpu_metrics.csv").write_text("timestamp, index, power.draw [W]\n2026/12/01 04:25:04.385, 0, 79.99 W\n"
                                           "2026/12/01 04:25:05.000, 0, 80.01 W\n")
@@ -175,7 +175,10 @@ def test_gpu_metrics_are_exported_in_utc(tmp_path: Path) -> None:
     assert (out / "gpu_metrics.csv").read_text() == ("timestamp, index, power.draw [W]\n"
                                                      "2026/12/01 12:25:04.385, 0, 79.99 W\n"
                                                      "2026/12/01 12:25:05.000, 0, 80.01 W\n")
-    assert (out / "agentic_power_timezone_offset.txt").read_text() == "+00:00\n"
+    assert json.loads((out / "gpu_metrics_context.json").read_text()) == {"timestamp_timezone": "UTC"}
+    # the host's offset goes beside AIPerf's files, whose naive local window times it places
+    assert (tmp_path / "out" / "agentic_k_conc4" / "agentic_power_timezone_offset.txt").read_text() == "-08:00\n"
+    assert not (out / "agentic_power_timezone_offset.txt").exists()
 
 
 @pytest.mark.parametrize("row", ["/etc/passwd", "../../../../etc/passwd", "bmk_agentic_k_conc4.json/../x.json"])

@@ -70,13 +70,13 @@ def test_row_power_keys_are_what_inferencex_with_power_metrics_writes() -> None:
 def test_invalid_window_publishes_no_metric() -> None:
     gpus = [[(float(t), 300.0) for t in range(0, 10)]]
     short = inferencex_power(_samples(gpus), (2 * S, 30 * S), 1, successful=3, input_tokens=10, output_tokens=10)
-    assert not short["valid"] and "window_not_bracketed" in short["reasons"] and short["metrics"] == {}
+    assert not short["valid"] and "benchmark_window_not_bracketed" in short["reasons"] and short["metrics"] == {}
     assert inferencex_row.power_metrics(short) == {"power_metric_schema_version": 2, "power_valid": 0}
     wrong_count = inferencex_power(_samples(gpus), (2 * S, 5 * S), 2, successful=3, input_tokens=10,
                                    output_tokens=10)
-    assert not wrong_count["valid"] and "gpu_count_mismatch" in wrong_count["reasons"]
+    assert not wrong_count["valid"] and "expected_gpu_count_mismatch" in wrong_count["reasons"]
     missing = inferencex_power(_samples(gpus), None, 1, successful=3, input_tokens=10, output_tokens=10)
-    assert missing["reasons"] == ["aiperf_window_missing"]
+    assert missing["reasons"] == ["profile_window_missing"]
 
 
 def test_aiperf_window_reads_naive_local_and_zoned_timestamps(monkeypatch: pytest.MonkeyPatch) -> None:

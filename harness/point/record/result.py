@@ -388,8 +388,9 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     """Power over our window (first → last successful request), or `power_valid: false` with the reasons;
     beside it `power_inferencex` (InferenceX's window and method, what the row publishes) and
     `gpu_telemetry` (temperature, utilisation and clocks over our window)."""
-    from harness.power.gpu_metrics import write_gpu_metrics
-    from harness.power.inferencex_window import aiperf_window_ns, inferencex_power
+    from harness.power.inferencex_audit import at_audit_precision, inferencex_reasons, power_validation
+    from harness.power.inferencex_evidence import write_evidence
+    from harness.power.inferencex_window import aiperf_window_ns, benchmark_window, inferencex_block
     from harness.power.integrate import integrate_samples
     from harness.power.telemetry import telemetry_summary
 
@@ -404,14 +405,16 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     report = integrate_samples(samples, tput["window_start_ns"], tput["window_end_ns"], expected_gpus,
                                reference_duration_ns=reference, prior_reasons=problems, sampler_status=status)
     write_json(pdir / "power_validation.json", report.validation_json())
-    write_gpu_metrics(samples, pdir)
     tokens = tput["tokens"]
     fields = report.result_fields(tokens["output"], tokens["input"] + tokens["output"], accounting["successful"])
     fields["power_window"] = OUR_POWER_WINDOW
     if len(csvs) > 1 or csvs[0].name != "power.csv":
         fields["power_files"] = [c.name for c in csvs]   # a deployment's nodes, one sampler each
-    fields["power_inferencex"] = inferencex_power(samples, aiperf_window_ns(summary), expected_gpus,
-                                                  accounting["successful"], int(tokens["input"]),
-                                                  int(tokens["output"]), problems)
+    window_ns = aiperf_window_ns(summary)
+    window = benchmark_window(window_ns, accounting["successful"], int(tokens["input"]), int(tokens["output"]))
+    audit = power_validation(samples, window, expected_gpus, inferencex_reasons(p.code for p in problems),
+                             precision=None)
+    fields["power_inferencex"] = inferencex_block(audit, window_ns, problems)
+    write_evidence(pdir, samples, status, at_audit_precision(audit))
     fields["gpu_telemetry"] = telemetry_summary(samples, tput["window_start_ns"], tput["window_end_ns"])
     return fields

@@ -11,8 +11,10 @@ a variant never replaces the recipe's own point):
 - `server_logs_<name>/server.log` (a deployment: every worker node's log named as srt-slurm names it,
   `node<K>_<role>_w<N>.out` with role `prefill`, `decode` or `agg`, which is how InferenceX-app's AgentX ingest
   tells workers and roles apart, and `router.log`);
-- `gpu_metrics_<name>/gpu_metrics.csv` in UTC, with `agentic_power_timezone_offset.txt` saying `+00:00`,
-  when sampled (the app reads the timestamps as they are written);
+- with measured power, InferenceX's power evidence (`harness.power.inferencex_evidence`): `gpu_metrics_<name>/`
+  (`gpu_metrics.csv` in UTC, `gpu_metrics_context.json` saying so, `gpu_metrics_identity.{json,csv}`,
+  `gpu_metrics_energy_{start,end}.csv`), `power_audit_<name>/power_validation_<name>.json` (InferenceX's audit
+  document over AIPerf's window) and the host's UTC offset as `agentic_<name>/agentic_power_timezone_offset.txt`;
 
 and for every eval directory with lm-eval's results, `eval_<config_key>_conc<N>/`: `meta_env.json`, lm-eval's
 `results_*.json` and `samples_*.jsonl` (what InferenceX's `collect_eval_results.py` and the app's eval ingest
@@ -152,7 +154,6 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
     A point that did not complete is never exported (`point_failure`)."""
     from harness.point.record.inferencex_row import rounded_row
     from harness.point.record.publishable import of
-    from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
 
     record_path = pdir / RECORD_FILE
     if not _inside(record_path, root):
@@ -188,13 +189,37 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
     for log in server_logs(pdir):   # a deployment: every worker node's and the router's
         if log.exists() and _inside(log, root) and not log.is_symlink():
             plan.add(out / f"server_logs_{name}" / exported_log_name(log.name), _copy_from(log), log)
-    csv, offset = pdir / CSV_NAME, pdir / OFFSET_NAME
-    if _inside(csv, root) and not csv.is_symlink():
-        offset_text = offset.read_text() if _inside(offset, root) and not offset.is_symlink() else None
-        text = utc_csv(csv.read_text(), offset_text, csv)
-        plan.add(out / f"gpu_metrics_{name}" / CSV_NAME, lambda dst: _write(dst, text), csv)
-        plan.add(out / f"gpu_metrics_{name}" / OFFSET_NAME, lambda dst: _write(dst, "+00:00\n"), csv)
+    _plan_power_evidence(pdir, root, out, name, plan)
     return True
+
+
+def _plan_power_evidence(pdir: Path, root: Path, out: Path, name: str, plan: ExportPlan) -> None:
+    """InferenceX's power evidence of a point with samples (`harness.power.inferencex_evidence`): `gpu_metrics_<name>/`
+    (the CSV in UTC with its context file, the GPUs' identity, the energy snapshots), `power_audit_<name>/
+    power_validation_<name>.json`, and the host's UTC offset beside AIPerf's files in `agentic_<name>/`, where
+    InferenceX reads it to place AIPerf's naive local window."""
+    from harness.power import inferencex_evidence as ev
+    from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
+
+    def present(path: Path) -> bool:
+        return _inside(path, root) and not path.is_symlink()
+
+    csv, offset, context = pdir / CSV_NAME, pdir / OFFSET_NAME, pdir / ev.CONTEXT_NAME
+    if present(offset):
+        plan.add(out / f"agentic_{name}" / OFFSET_NAME, _copy_from(offset), offset)
+    if present(csv):
+        if present(context):   # written in UTC already
+            plan.add(out / f"gpu_metrics_{name}" / CSV_NAME, _copy_from(csv), csv)
+        else:                  # recorded in local time before the context file existed
+            text = utc_csv(csv.read_text(), offset.read_text() if present(offset) else None, csv)
+            plan.add(out / f"gpu_metrics_{name}" / CSV_NAME, lambda dst: _write(dst, text), csv)
+        plan.add(out / f"gpu_metrics_{name}" / ev.CONTEXT_NAME, lambda dst: _write_row(dst, dict(ev.CONTEXT)), csv)
+        for sidecar in (ev.IDENTITY_JSON, ev.IDENTITY_CSV, ev.ENERGY_START, ev.ENERGY_END):
+            if present(pdir / sidecar):
+                plan.add(out / f"gpu_metrics_{name}" / sidecar, _copy_from(pdir / sidecar), pdir / sidecar)
+    audit = pdir / ev.AUDIT_NAME
+    if present(audit):
+        plan.add(out / f"power_audit_{name}" / f"power_validation_{name}.json", _copy_from(audit), audit)
 
 
 def plan_eval(edir: Path, root: Path, out: Path, plan: ExportPlan) -> None:
