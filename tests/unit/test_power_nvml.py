@@ -63,6 +63,9 @@ class FakeNvml:
     def nvmlDeviceGetName(self, h: int) -> bytes:
         return b"NVIDIA H200"
 
+    def nvmlDeviceGetPciInfo(self, h: int) -> Any:
+        return type("Pci", (), {"busId": f"00000000:{0x18 + h:02X}:00.0"})()
+
     def nvmlSystemGetDriverVersion(self) -> str:
         return "580.159.04"
 
@@ -167,8 +170,10 @@ def test_sampler_writes_rows_and_status(fake_nvml: FakeNvml, tmp_path: Path) -> 
     status = read_json(status_path(csv_path))
     assert status["nvml_available"] is True and status["rows_written"] == len(rows)
     assert status["gpus"] == [
-        {"index": 0, "uuid": "GPU-11111111-aaaa", "energy_counter": True},
-        {"index": 1, "uuid": "GPU-22222222-bbbb", "energy_counter": False},
+        {"index": 0, "uuid": "GPU-11111111-aaaa", "energy_counter": True, "name": "NVIDIA H200",
+         "pci_bus_id": "00000000:18:00.0", "driver_version": "580.159.04"},
+        {"index": 1, "uuid": "GPU-22222222-bbbb", "energy_counter": False, "name": "NVIDIA H200",
+         "pci_bus_id": "00000000:19:00.0", "driver_version": "580.159.04"},
     ]
     assert fake_nvml.shutdowns == fake_nvml.inits
 
