@@ -17,6 +17,7 @@ from harness.errors import UserError
 from harness.point.servers.process_group import ProcessGroup
 from harness.point.servers.srun_step import stop_step
 from harness.redact import is_secret_name
+from launchers import docker
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,15 @@ class Launcher:
     def teardown(self, ctx: LaunchContext) -> list[str] | None:
         return ["docker", "rm", "-f", ctx.container_name] if self.kind == "docker" else None
 
+    def start_failure(self, server_log: Path) -> tuple[str, str] | None:
+        """(reason code, the runtime's own words) when the runtime refused to start the server's container."""
+        if self.kind != "docker":
+            return None
+        try:
+            return docker.start_failure(server_log.read_text(errors="replace"))
+        except OSError:
+            return None
+
     def process_env(self, env: dict[str, str], ctx: LaunchContext) -> dict[str, str]:
         """The environment the rendered argv runs with: this process's, the plan's, the GPUs for local/pyxis."""
         proc_env = {**os.environ, **env}
@@ -80,9 +90,14 @@ class Launcher:
         return proc_env
 
     def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
+        """Start the server; a container of the same name that an earlier (killed) run left is removed first, and
+        the container is removed too when this process dies without stopping it (the group's watchdog)."""
         argv = self.render(server_argv, env, ctx)
-        process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / ctx.log_name)
-        return RunningServer(process=process, argv=argv, teardown_argv=self.teardown(ctx),
+        teardown = self.teardown(ctx)
+        if self.kind == "docker":
+            docker.remove(ctx.container_name)
+        process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / ctx.log_name, on_orphan=teardown)
+        return RunningServer(process=process, argv=argv, teardown_argv=teardown,
                              step_name=ctx.container_name if self.kind == "pyxis" else None)
 
 
@@ -108,12 +123,7 @@ def _env_flags(flag: str, env: dict[str, str], secrets: str = "by_name") -> list
 
 
 def _docker(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
-    gpus = "all" if ctx.gpus is None else f'"device={",".join(ctx.gpus)}"'
-    argv = ["docker", "run", "--rm", "--name", ctx.container_name, "--gpus", gpus, "--network", "host",
-            "--ipc", "host", "--shm-size", "32g", "--ulimit", "memlock=-1", "--ulimit", "nofile=65536:65536"]
-    for mount in ctx.mounts:
-        argv += ["-v", mount]
-    return [*argv, *_env_flags("-e", env), ctx.image, *server_argv]
+    return docker.render(server_argv, _env_flags("-e", env), ctx)   # -e wins over the image's own ENV
 
 
 def _enroot(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
@@ -123,14 +133,27 @@ def _enroot(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> 
     return [*argv, *_env_flags("--env", env), ctx.image_path or ctx.container_name, *server_argv]
 
 
+# What the launcher process adds to the plan's environment (`Launcher.process_env`) for a pyxis step.
+PYXIS_OWN_ENV = ("PYTHONUNBUFFERED",)
+
+
+def pyxis_container_env(env: dict[str, str], ctx: LaunchContext) -> list[str]:
+    """Every variable the harness sets for a pyxis step: the plan's, the GPUs it gives the step, its own. pyxis keeps
+    an image's value of a variable over the exported host value unless `--container-env` names it."""
+    own = [*PYXIS_OWN_ENV, *(["CUDA_VISIBLE_DEVICES"] if ctx.gpus is not None else [])]
+    return sorted({*env, *own})
+
+
 def _pyxis(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
     server_argv = _local(server_argv, env, ctx)  # the simulator runs with the harness's own interpreter
     argv = ["srun", "--overlap", "--nodes=1", "--ntasks=1", *([f"--nodelist={ctx.node}"] if ctx.node else []),
             f"--job-name={ctx.container_name}", "--export=ALL", f"--container-image={ctx.image_path or ctx.image}"]
     if ctx.mounts:
         argv.append(f"--container-mounts={','.join(ctx.mounts)}")
-    argv += ["--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint"]
-    return [*argv, *server_argv]  # env reaches the step through --export=ALL
+    # env reaches the step through --export=ALL; --container-env makes the harness's values win over the image's
+    argv += [f"--container-env={','.join(pyxis_container_env(env, ctx))}",
+             "--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint"]
+    return [*argv, *server_argv]
 
 
 def _apptainer(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:
@@ -163,12 +186,21 @@ def get_launcher(kind: str) -> Launcher:
         raise UserError(f"--launcher: unknown kind {kind!r} (choose from {', '.join(LAUNCHERS)})") from None
 
 
-# Container launchers run the plan's image: an SGLang image, which does not hold this harness.
+# Container launchers run the plan's image: an SGLang image, which does not hold this harness. docker may run an
+# image that does (`tools/sim-image.sh` builds one, labelled io.harness.simulator=1).
 SIM_REFUSED = ("docker", "enroot", "apptainer")
+SGLANG_IMAGE_REPOS = ("lmsysorg/sglang",)
 
 
 def check_engine(kind: str, engine: str, image: str) -> None:
-    """Refuse (one line) to start the simulator inside an SGLang image that lacks the harness."""
-    if engine == "sim" and kind in SIM_REFUSED:
-        raise UserError(f"--launcher {kind} with engine: sim: the simulator ships with the harness, not in the "
-                        f"image {image}; run it with --launcher local (or --set engine=sglang for the real server)")
+    """Refuse (one line) to start the simulator inside an image that lacks the harness: an SGLang image, or (docker)
+    a local image without the simulator's label. An image docker does not have is left to docker, which says so."""
+    if engine != "sim" or kind not in SIM_REFUSED:
+        return
+    if kind == "docker" and not image.startswith(SGLANG_IMAGE_REPOS):
+        present, label = docker.image_label(image, docker.SIM_LABEL)
+        if not present or label == "1":
+            return
+    raise UserError(f"--launcher {kind} with engine: sim: the simulator ships with the harness, not in the "
+                    f"image {image}; run it with --launcher local, --launcher docker with an image that holds the "
+                    f"harness (bash tools/sim-image.sh builds harness-sim:local), or --set engine=sglang")

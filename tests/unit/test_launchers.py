@@ -36,13 +36,55 @@ def test_local_runs_the_simulator_with_this_interpreter():
 
 
 def test_docker():
-    assert get_launcher("docker").render(SERVER, ENV, ctx()) == [
-        "docker", "run", "--rm", "--name", "harness-c4", "--gpus", '"device=4,5,6,7"', "--network", "host",
+    assert get_launcher("docker").render(SERVER, ENV, ctx(mounts=("/models:/models:ro", "/cache:/root/.cache"))) == [
+        "docker", "run", "--rm", "--name", "harness-c4", "--label", "io.harness.point=/tmp/p",
+        "--gpus", '"device=4,5,6,7"', "--network", "host",
         "--ipc", "host", "--shm-size", "32g", "--ulimit", "memlock=-1", "--ulimit", "nofile=65536:65536",
-        "-v", "/models:/models", "-v", "/cache:/root/.cache",
+        "--mount", "type=bind,source=/tmp/p,target=/tmp/p",
+        "--mount", "type=bind,source=/models,target=/models,readonly",
+        "--mount", "type=bind,source=/cache,target=/root/.cache",
         "-e", "A_B=x y", "-e", "SGLANG_SIMULATE_ACC_LEN=4.05",
         "lmsysorg/sglang:v0.5.23", *SERVER]
     assert get_launcher("docker").teardown(ctx()) == ["docker", "rm", "-f", "harness-c4"]
+
+
+def test_docker_runs_the_simulator_without_gpus():
+    sim = ["python3", "-m", "harness.sim", "--port", "1"]
+    argv = get_launcher("docker").render(sim, {}, ctx(engine="sim", image="harness-sim:local"))
+    assert "--gpus" not in argv and argv[-6:] == ["harness-sim:local", *sim]
+
+
+def test_docker_container_name_is_one_per_point_directory(tmp_path: Path) -> None:
+    from launchers.docker import container_name
+
+    a = container_name("quickstart-sim", 2, tmp_path / "runs" / "conc2")
+    assert a == container_name("quickstart-sim", 2, tmp_path / "runs" / "x" / ".." / "conc2")   # every attempt
+    assert a != container_name("quickstart-sim", 2, tmp_path / "other" / "conc2")   # another output directory
+    assert a.startswith("harness-quickstart-sim-c2-")
+    assert container_name("a b/c:d", 8, tmp_path).startswith("harness-a-b-c-d-c8-")   # docker's name characters
+
+
+@pytest.mark.parametrize(("log", "code", "words"), [
+    ("Unable to find image 'nosuch:1' locally\ndocker: Error response from daemon: Get "
+     "\"https://registry-1.docker.io/v2/\": dial tcp: no such host\n", "image_unavailable", "Unable to find image"),
+    ("docker: Error response from daemon: invalid mount config for type \"bind\": bind source path does not exist: "
+     "/nope\n", "mount_missing", "bind source path does not exist: /nope"),
+    ("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]\n",
+     "gpu_runtime_missing", "could not select device driver"),
+    ("docker: Error response from daemon: Conflict. The container name is already in use\n",
+     "container_start_failed", "Conflict."),
+])
+def test_docker_refusals_are_named_in_dockers_own_words(log: str, code: str, words: str) -> None:
+    from launchers.docker import start_failure
+
+    got = start_failure("[harness] starting\n" + log)
+    assert got is not None and got[0] == code and words in got[1]
+
+
+def test_a_server_log_without_dockers_words_is_no_refusal() -> None:
+    from launchers.docker import start_failure
+
+    assert start_failure("OSError: [Errno 98] address already in use\n") is None
 
 
 def test_docker_all_gpus():
@@ -60,7 +102,19 @@ def test_pyxis():
     assert get_launcher("pyxis").render(SERVER, ENV, ctx()) == [
         "srun", "--overlap", "--nodes=1", "--ntasks=1", "--job-name=harness-c4", "--export=ALL",
         "--container-image=lmsysorg/sglang:v0.5.23", "--container-mounts=/models:/models,/cache:/root/.cache",
+        "--container-env=A_B,CUDA_VISIBLE_DEVICES,PYTHONUNBUFFERED,SGLANG_SIMULATE_ACC_LEN",
         "--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint", *SERVER]
+
+
+def test_pyxis_names_every_variable_the_harness_sets_in_container_env() -> None:
+    """pyxis keeps an image's value over the exported host value unless --container-env names the variable."""
+    env = {"SGLANG_SIMULATE_ACC_LEN": "4.05", "SGLANG_SIMULATE_ACC_METHOD": "match-expected", "NCCL_DEBUG": "INFO",
+           "HF_TOKEN": "hf_abcdefgh12345"}
+    argv = get_launcher("pyxis").render(SERVER, env, ctx(gpus=None))
+    named = next(a for a in argv if a.startswith("--container-env=")).split("=", 1)[1].split(",")
+    assert named == ["HF_TOKEN", "NCCL_DEBUG", "PYTHONUNBUFFERED", "SGLANG_SIMULATE_ACC_LEN",
+                     "SGLANG_SIMULATE_ACC_METHOD"]
+    assert "hf_abcdefgh12345" not in " ".join(argv)   # names only: values travel through --export=ALL
 
 
 def test_apptainer():

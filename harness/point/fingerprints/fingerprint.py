@@ -12,7 +12,8 @@ Beside them, in srt-slurm's order for extra keys (alphabetical): `capture` (the 
 script named by its sha256, exit status, seconds, how the GPU block was obtained), `engine`, `harness` (the
 harness's git commit and version), `image` (reference, the digest where the runtime gives one, the
 image-baked variables), `launcher`, `schema_version` (of the harness's part), `server` (launch argv and
-environment, and what `/server_info` reports). The file is written in exactly this order. Secrets are
+environment, what `/server_info` reports, and `effective_env`: the environment the running server process has,
+read at readiness, against what the harness set; `harness.point.servers.server_env`). The file is written in exactly this order. Secrets are
 redacted throughout (`harness.redact`; inside the capture srt-slurm's own rule has already masked `env`).
 A capture that fails leaves srt-slurm's keys as its sentinel `"unavailable"` and says why.
 """
@@ -233,7 +234,7 @@ def _harness() -> dict[str, Any]:
 def build_fingerprint(*, captured: dict[str, Any] | None, capture: dict[str, Any], server: dict[str, Any],
                       image: str, digest: dict[str, Any], engine: str, server_argv: list[str],
                       server_env: dict[str, str], launcher: str, harness: dict[str, Any] | None = None,
-                      ) -> dict[str, Any]:
+                      effective_env: dict[str, Any] | None = None) -> dict[str, Any]:
     """srt-slurm's keys (captured, or its sentinel) in its order, then the harness's extras alphabetically."""
     data: dict[str, Any] = dict(captured) if captured else {k: UNAVAILABLE for k in CAPTURED}
     if not captured:   # the packages are not in this fingerprint: say why
@@ -246,7 +247,8 @@ def build_fingerprint(*, captured: dict[str, Any] | None, capture: dict[str, Any
                   "env": {k: server_env[k] for k in IMAGE_ENV if k in server_env}},
         "launcher": launcher,
         "schema_version": SCHEMA_VERSION,
-        "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": _sorted(server)},
+        "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": _sorted(server),
+                   **({"effective_env": _sorted(effective_env)} if effective_env is not None else {})},
     })
     ordered = {k: data[k] for k in FIELD_ORDER if k in data}
     ordered.update({k: data[k] for k in sorted(data) if k not in ordered})

@@ -143,10 +143,12 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                    "aiperf_unsafe_override": plan.client.unofficial,
                    "warmup_requests_per_lane": plan.client.warmup_requests_per_lane,   # None: the scenario's own
                    "burst_phase_starts": plan.client.burst_phase_starts,
+                   "workers": plan.client.workers, "record_processors": plan.client.record_processors,
                    "requested_duration_s": plan.client.duration_s,
                    "corpus": corpus,
                    "tokenizer": tokenizer},
         "fingerprint": _fingerprint_summary(pdir / first_fingerprint_name(plan)),
+        "server_env": _server_env(pdir),
     }
     router: dict[str, str] | None = None   # the row's router metadata, as measured
     if plan.deployment is not None:
@@ -339,6 +341,19 @@ def _target_accept_length(plan: PointPlan) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _server_env(pdir: Path) -> dict[str, Any] | None:
+    """The server's effective environment against what the harness set (`harness.point.servers.server_env`), as
+    read at readiness; None when the server never became ready."""
+    from harness.point.servers.server_env import SERVER_ENV_FILE
+
+    path = pdir / SERVER_ENV_FILE
+    if not path.exists():
+        return None
+    record = read_json(path)
+    record.pop("schema_version", None)
+    return record
 
 
 def _fingerprint_summary(path: Path) -> dict[str, Any] | None:

@@ -4,7 +4,9 @@ Every reason has a stable code. The thresholds used are recorded in the verdict,
 what "valid" meant for this result. InferenceX's own gates are among them: its error-rate gate (failed /
 completed requests above 0.10, `error_ratio`), its required `sglang:` server-metrics prefix
 (`server_metrics_missing`), and the runtime reasons the AgentX client gives for an invalid submission (latency
-coverage under 95 % of the window, context overflows above 1 %, a cancelled run).
+coverage under 95 % of the window, context overflows above 1 %, a cancelled run). `env_not_applied`: a variable the
+harness set for the server (recipe `server.env`, the golden `SGLANG_SIMULATE_ACC_*`, its own) is missing from the
+running server's environment or has another value there (a container runtime's precedence, an entrypoint).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from harness.point.servers.server_env import describe_not_applied
 
 
 class Thresholds(BaseModel):
@@ -105,6 +109,9 @@ def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thr
     if result.get("server_metrics_sglang") is False:
         reasons.append(_reason("server_metrics_missing", "AIPerf captured no `sglang:` server metric "
                                "(InferenceX requires the prefix)"))
+    not_applied = describe_not_applied(result.get("server_env") or {})
+    if not_applied:
+        reasons.append(_reason("env_not_applied", "the server does not have what the harness set: " + not_applied))
     reasons += client_runtime_reasons(result.get("aiperf_submission"))
     if thresholds.require_power and not result.get("power_valid"):
         why = ", ".join(result.get("power_invalid_reasons") or []) or "unknown"

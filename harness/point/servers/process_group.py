@@ -3,10 +3,12 @@
 Servers (launchers) and the AIPerf client both run this way, so no process of a point outlives it. A small
 watchdog process beside each group ends the group (SIGTERM, then SIGKILL after `WATCHDOG_GRACE_S`) when the
 harness process dies without tearing it down (SIGKILL, OOM killer): the watchdog notices that it has been
-reparented, which happens however its parent died."""
+reparented, which happens however its parent died; it then also runs the group's `on_orphan` command, if any
+(`docker rm -f NAME`: a container outlives the docker client that started it)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,10 +18,11 @@ from pathlib import Path
 
 WATCHDOG_POLL_S = 0.2
 WATCHDOG_GRACE_S = 3.0
-# argv: parent pid, process group id. Exits when the group is gone; ends the group when the parent is gone.
+# argv: parent pid, process group id, the on-orphan command as JSON. Exits when the group is gone; ends the group
+# (and runs the on-orphan command) when the parent is gone.
 _WATCHDOG = f"""
-import os, signal, sys, time
-parent, pgid = int(sys.argv[1]), int(sys.argv[2])
+import json, os, signal, subprocess, sys, time
+parent, pgid, on_orphan = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 def alive():
     try:
@@ -37,6 +40,11 @@ while alive():
             time.sleep(0.05)
         if alive():
             os.killpg(pgid, signal.SIGKILL)
+        if on_orphan:
+            try:
+                subprocess.run(on_orphan, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+            except Exception:
+                pass
         break
     time.sleep({WATCHDOG_POLL_S})
 """
@@ -45,7 +53,8 @@ while alive():
 class ProcessGroup:
     """A running command whose stdout and stderr go to a log file."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path, cwd: Path | None = None):
+    def __init__(self, argv: list[str], env: dict[str, str], log_path: Path, cwd: Path | None = None,
+                 on_orphan: list[str] | None = None):
         self.argv = argv
         self.log_path = Path(log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,7 +65,8 @@ class ProcessGroup:
         self.pgid = self.popen.pid  # start_new_session makes the child its own group leader
         self.started_ns = time.time_ns()
         self.watchdog = subprocess.Popen(
-            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.pgid)], stdin=subprocess.DEVNULL,
+            [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(self.pgid), json.dumps(on_orphan or [])],
+            stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
     @property

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import append_text, write_foreign_json, write_text
+from harness.artifacts import append_text, write_foreign_json, write_json, write_text
 from harness.point.fingerprints.fingerprint import (
     BackgroundCapture,
     build_fingerprint,
@@ -28,7 +28,7 @@ from harness.point.fingerprints.fingerprint import (
     recorded_capture_argv,
     server_info,
 )
-from harness.point.servers import port_owner
+from harness.point.servers import port_owner, server_env
 from harness.point.servers.readiness import NotReady, wait_until_ready
 from harness.point.servers.server_auth import server_api_key
 from harness.point.servers.server_crash import CrashWatch, crash_reason
@@ -157,15 +157,15 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
                    gpus: tuple[str, ...] | None = None, image_path: str | None = None) -> Endpoint:
     """Choose the port and write `server_command.txt` (exact launcher argv + env, secrets redacted)."""
     from launchers import LaunchContext, get_launcher
+    from launchers.docker import container_name
 
     launcher = get_launcher(launcher_kind)
     argv, base_url = listen_at(plan.server.argv, free_port())
     token = new_launch_token()
     argv = with_launch_token(argv, token)
-    port = int(argv[argv.index("--port") + 1])
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
-                        container_name=f"harness-{plan.config_key}-c{plan.conc}-{port}", image_path=image_path)
+                        container_name=container_name(plan.config_key, plan.conc, pdir), image_path=image_path)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(argv, plan.server.env, ctx)))
                + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
     write_text(pdir / "fingerprint_command.txt",
@@ -215,7 +215,11 @@ class FreshServer:
                              should_stop=sigs.reason, foreign=lambda: port_owner.foreign_listener(port, launched_ns),
                              on_poll=poll, token=ep.token, api_key=server_api_key(ep.argv))
         except NotReady as exc:
-            cause = port_in_use_cause(Path(ep.ctx.point_dir) / "server.log") if exc.reason == "server_exited" else None
+            log = Path(ep.ctx.point_dir) / "server.log"
+            refused = ep.launcher.start_failure(log) if exc.reason == "server_exited" else None
+            if refused:   # the runtime never started the container: its reason, in its own words
+                raise NotReady(refused[0], f"{exc}; {refused[1]}") from None
+            cause = port_in_use_cause(log) if exc.reason == "server_exited" else None
             if cause:  # the server died because it could not bind: say so, in its own words
                 raise NotReady("port_in_use", f"{exc}; server.log: {cause}") from None
             raise
@@ -223,8 +227,12 @@ class FreshServer:
             loading.close()
         status.phase("ready")
         self.crash_watch = CrashWatch.of_group(self.running.process.pid)
+        effective, source, error = server_env.read_effective(ep.launcher_kind, ep.ctx.container_name,
+                                                             self.running.process.pid, port)
+        env_record = server_env.check(ep.env, effective, source, error)
+        write_json(Path(ep.ctx.point_dir) / server_env.SERVER_ENV_FILE, env_record)
         self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image,
-                      "engine": plan.server.engine, "env": dict(plan.server.env)}
+                      "engine": plan.server.engine, "env": dict(plan.server.env), "effective_env": env_record}
 
     @property
     def base_url(self) -> str:
@@ -261,7 +269,7 @@ class FreshServer:
         fp = build_fingerprint(captured=captured, capture=capture, server=ready["server_info"],
                                image=ready["image"], digest=image_digest(ep.launcher_kind, ready["image"]),
                                engine=ready["engine"], server_argv=self.running.argv, server_env=ready["env"],
-                               launcher=ep.launcher_kind)
+                               launcher=ep.launcher_kind, effective_env=ready["effective_env"])
         write_foreign_json(Path(ep.ctx.point_dir) / "fingerprint_agg_w0.json", fp)  # srt-slurm's key order
         return fp
 

@@ -1,0 +1,109 @@
+"""The docker launcher: `docker run` of the plan's image on the host network, and what docker itself says.
+
+One container per point, named after the point's directory (`harness-<config_key>-c<conc>-<hash of the
+directory>`), so the next run of the same point finds a container a killed run left behind and removes it
+(`docker rm -f`) before it starts its own; every container is `--rm` and carries the label
+`io.harness.point=<directory>`. The point's directory is mounted at its own path; every mount is `--mount type=bind`, which fails on a source that does not exist
+(`-v` would create it). A simulator point gets neither `--gpus` (a host without the NVIDIA runtime refuses the flag) nor SGLang's
+raised limits (`--ulimit memlock=-1`, `nofile=65536`: a daemon without CAP_SYS_RESOURCE cannot grant them, and the
+simulator needs neither); both keep `--ipc host` and `--shm-size`.
+
+When the container never starts, `docker run` exits 125 and prints the daemon's own words; `start_failure` turns
+them into a reason code (`image_unavailable`, `mount_missing`, `gpu_runtime_missing`, `container_start_failed`)
+followed by those words.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from launchers.base import LaunchContext
+
+SIM_LABEL = "io.harness.simulator"
+POINT_LABEL = "io.harness.point"
+DOCKER_ERROR_EXIT = 125   # docker run's status when the container itself could not be created or started
+_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]+")
+
+
+def container_name(config_key: str, conc: int, point_dir: Path) -> str:
+    """The container of one point directory: the same for every run (attempt) of that point, different for the same
+    point of another output directory (two runs side by side never touch each other's container)."""
+    digest = hashlib.sha256(str(Path(point_dir).resolve()).encode()).hexdigest()[:10]
+    return f"harness-{_NAME_CHARS.sub('-', config_key).strip('-.') or 'point'}-c{conc}-{digest}"
+
+
+def _mount_flag(spec: str) -> list[str]:
+    """`SRC:DST[:ro|rw]` as `--mount type=bind,...` (a missing SRC is then docker's error, not a new directory)."""
+    parts = spec.split(":")
+    src, dst = parts[0], parts[1] if len(parts) > 1 else parts[0]
+    ro = len(parts) > 2 and parts[2] == "ro"
+    return ["--mount", f"type=bind,source={src},target={dst}" + (",readonly" if ro else "")]
+
+
+def render(server_argv: list[str], env_flags: list[str], ctx: LaunchContext) -> list[str]:
+    argv = ["docker", "run", "--rm", "--name", ctx.container_name, "--label", f"{POINT_LABEL}={ctx.point_dir}"]
+    if ctx.engine != "sim":
+        argv += ["--gpus", "all" if ctx.gpus is None else f'"device={",".join(ctx.gpus)}"']
+    argv += ["--network", "host", "--ipc", "host", "--shm-size", "32g"]
+    if ctx.engine != "sim":   # pinned memory and many sockets for SGLang; raising them needs CAP_SYS_RESOURCE
+        argv += ["--ulimit", "memlock=-1", "--ulimit", "nofile=65536:65536"]
+    # the point's directory at its own path: what the server writes (crash dumps, traces) lands beside its log
+    for mount in (f"{ctx.point_dir}:{ctx.point_dir}", *ctx.mounts):
+        argv += _mount_flag(mount)
+    return [*argv, *env_flags, ctx.image, *server_argv]
+
+
+def remove(name: str) -> None:
+    """`docker rm -f NAME`: a container of that name (running or not) is gone afterwards; no such container is fine."""
+    try:
+        subprocess.run(["docker", "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+def image_label(image: str, label: str) -> tuple[bool, str | None]:
+    """(whether docker knows the image locally, the value of `label` on it or None)."""
+    try:
+        out = subprocess.run(["docker", "image", "inspect", "--format", "{{json .Config.Labels}}", image],
+                             capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False, None
+    if out.returncode != 0:
+        return False, None
+    import json
+
+    try:
+        labels = json.loads(out.stdout) or {}
+    except ValueError:
+        labels = {}
+    value = labels.get(label) if isinstance(labels, dict) else None
+    return True, None if value is None else str(value)
+
+
+_FAILURES = (
+    ("image_unavailable", ("unable to find image", "no such image", "pull access denied", "manifest unknown",
+                           "repository does not exist", "registry-1.docker.io", "failed to resolve reference")),
+    ("mount_missing", ("bind source path does not exist", "invalid mount config", "mount source")),
+    ("gpu_runtime_missing", ("could not select device driver", "nvidia-container-cli", "unknown runtime")),
+)
+
+
+def start_failure(log_text: str) -> tuple[str, str] | None:
+    """(reason code, docker's own words) when `log_text` (the server log) holds docker's refusal to start the
+    container, else None."""
+    said = [ln.strip() for ln in log_text.splitlines()
+            if ln.startswith(("docker: ", "Unable to find image", "Error response from daemon", "Error: "))]
+    if not said:
+        return None
+    text = "; ".join(dict.fromkeys(said))[-800:]
+    low = text.lower()
+    for code, markers in _FAILURES:
+        if any(m in low for m in markers):
+            return code, text
+    return "container_start_failed", text
