@@ -14,7 +14,8 @@ class Frozen(BaseModel):
 # Client settings added after recipes' fingerprints were first recorded, with their unset values: they enter a
 # point's settings and its plan only when set, so a recipe that does not use them keeps its fingerprint (a resumed
 # sweep finds its points).
-ADDED_WHEN_SET: dict[str, Any] = {"warmup_requests_per_lane": None, "burst_phase_starts": False}
+ADDED_WHEN_SET: dict[str, Any] = {"warmup_requests_per_lane": None, "burst_phase_starts": False, "workers": None,
+                                  "record_processors": None}
 
 
 def drop_unset_additions(client: dict[str, Any]) -> dict[str, Any]:
@@ -34,6 +35,8 @@ class ClientPlan(Frozen):
     warmup_s: float
     warmup_requests_per_lane: int | None = None   # None: the scenario's own
     burst_phase_starts: bool = False    # every lane's first call of the window at once, not at its recorded spacing
+    workers: int | None = None          # AIPerf's worker processes; None: AIPerf's own count
+    record_processors: int | None = None   # AIPerf's record processor services; None: AIPerf's own count
     seed: int
     tokenizer: str | None
     max_sessions: int | None

@@ -132,7 +132,8 @@ def _recipe_keys(recipe: Recipe) -> dict[str, Any]:
             "infmax_model_prefix": recipe.infmax_model_prefix,
             "client.traces": client_traces(recipe), "client.duration_s": c.duration_s,
             "client.warmup_s": c.warmup_s, "client.warmup_requests_per_lane": c.warmup_requests_per_lane,
-            "client.burst_phase_starts": c.burst_phase_starts,
+            "client.burst_phase_starts": c.burst_phase_starts, "client.workers": c.workers,
+            "client.record_processors": c.record_processors,
             "client.grace_s": c.grace_s, "client.seed": c.seed,
             "client.tokenizer": c.tokenizer, "client.max_sessions": c.max_sessions}
     spec = recipe.speculative

@@ -220,6 +220,7 @@ def client_plan(recipe: Recipe, point: Point, source: str, recipe_dir: Path | No
                         grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
                         warmup_requests_per_lane=recipe.client.warmup_requests_per_lane,
                         burst_phase_starts=recipe.client.burst_phase_starts,
+                        workers=recipe.client.workers, record_processors=recipe.client.record_processors,
                         seed=recipe.client.seed, tokenizer=tokenizer,
                         max_sessions=recipe.client.max_sessions, unofficial=recipe.client.unofficial)
     breaks = scenario.fast_violations(client)

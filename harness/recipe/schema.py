@@ -123,6 +123,11 @@ class Client(Strict):
         "every lane sends its first call of the window at once (AIPerf `--burst-phase-starts`) instead of at its "
         "recorded spacing, which spreads the lanes' first calls over tens of seconds: for short windows; "
         "InferenceX keeps the spacing"))
+    workers: int | None = Field(default=None, ge=1, le=1024, description=(
+        "AIPerf worker processes (`--workers-max`); default: AIPerf's own, min(concurrency, 0.75 x CPUs - 1). "
+        "The client's own cost, not the server's: see docs/running.md"))
+    record_processors: int | None = Field(default=None, ge=1, le=256, description=(
+        "AIPerf record processor services (`--record-processors`); default: AIPerf's own, from the worker count"))
     tokenizer: PathText | None = Field(default=None, description="tokenizer directory; default: the demo one")
     seed: int = Field(default=42, ge=0, lt=2**63, description="seed of trajectory starts and sampling")
     max_sessions: int | None = Field(default=None, ge=1, le=10**9, description="stop after this many sessions (default: time-boxed)")

@@ -92,6 +92,10 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         argv += ["--warmup-requests-per-lane", str(client.warmup_requests_per_lane)]
     if client.burst_phase_starts:
         argv.append("--burst-phase-starts")
+    if client.workers is not None:
+        argv += ["--workers-max", str(client.workers)]
+    if client.record_processors is not None:
+        argv += ["--record-processors", str(client.record_processors)]
     if client.max_sessions is not None:
         argv += ["--num-sessions", str(client.max_sessions)]
     if client.unofficial:
