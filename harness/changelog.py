@@ -9,6 +9,7 @@ The file is a YAML list of entries:
       description:
         - "What changed, in the words engineers use."
       pr-link: https://github.com/<owner>/<repo>/pull/<number>   (…/pull/XXX while drafting)
+      append-only: true           # optional: the change only adds points (checked against --base)
 
 Entries are only ever appended: compared with a base revision, every earlier entry must be unchanged and
 in place. The bytes must be clean: UTF-8, LF line endings, no tabs, no NUL, no trailing whitespace, a
@@ -42,6 +43,10 @@ class ChangelogEntry(BaseModel):
                          description="https://github.com/<owner>/<repo>/pull/<n> (…/pull/XXX while drafting)")
     scenario_type: list[Literal["agentic-coding", "fixed-seq-len"]] | None = Field(
         None, alias="scenario-type", min_length=1, description="which scenarios to run (default: all)")
+    append_only: bool | None = Field(
+        None, alias="append-only", description="the change only adds points to the named curves: every point "
+                                               "of the base revision stays as it was (InferenceX Check 12; "
+                                               "`harness changelog validate --base REV` checks it)")
 
     @field_validator("config_keys", "description")
     @classmethod

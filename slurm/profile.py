@@ -48,6 +48,14 @@ class Driver(Strict):
         examples=["/lustre/bench/harness/venv-aarch64/bin/python"])
 
 
+class HostDram(Strict):
+    gb: int = Field(ge=1, description="CPU DRAM of one server (node) as the system is built, in GB (10^9 bytes, "
+                                      "the unit of SGLang's `--hicache-size`)", examples=[2000])
+    system: Literal["hgx", "nvl72"] = Field(
+        description="`hgx`: an HGX-class server (also MI355X), whose KV-offload DRAM is capped at 3 TB; `nvl72`: a "
+                    "rack-scale NVL72 system (GB200, GB300), whose cap is its standard DRAM", examples=["hgx"])
+
+
 class ClusterProfile(Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9._-]*$",
                       description="short name of the cluster, recorded with every submitted job",
@@ -62,6 +70,11 @@ class ClusterProfile(Strict):
         description="CPU architecture of the compute hosts (`uname -m`): preflight checks the partition's nodes "
                     "against it, and the image cache keeps one subdirectory per architecture",
         examples=["aarch64"])
+    host_dram: HostDram | None = Field(
+        None, description="the nodes' CPU DRAM, for InferenceX's KV-offload cap (`harness check --cluster`): DRAM "
+                          "for HiCache may be at most this DRAM times the share of the node's GPUs a point uses "
+                          "(and 3 TB on an HGX server); unset: only the 3 TB cap is checked",
+        examples=[{"gb": 960, "system": "nvl72"}])
     account: str | None = Field(None, description="Slurm account (`--account`); unset: the user's default",
                                 examples=["bench-team"])
     partition: str | None = Field(None, description="Slurm partition (`--partition`); unset: the cluster's default",

@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.check.model import CheckedRecipe, Finding, PlannedPoint, Status, worst
 from harness.check.rule import Rule
+from harness.check.rules_review import DsparkVerifyMode, KvOffloadDram, PublishEvents
 from harness.check.rules_settings import (
     ForbiddenArgs,
     ForbiddenEnv,
@@ -34,9 +35,9 @@ from harness.recipe.schema import Recipe
 from harness.recipe.server_args import effective_args
 
 RULES: tuple[Rule, ...] = (
-    UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), DraftAsShipped(), GoldenAcceptance(), ChatTemplate(),
-    MaxRunningRequests(), CudaGraphBatch(), KnownFlags(), Plannable(), SglangHooks(), AiperfScenario(),
-    MinPoints(),
+    UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), PublishEvents(), DraftAsShipped(), GoldenAcceptance(),
+    ChatTemplate(), DsparkVerifyMode(), MaxRunningRequests(), CudaGraphBatch(), KvOffloadDram(), KnownFlags(),
+    Plannable(), SglangHooks(), AiperfScenario(), MinPoints(),
 )
 
 

@@ -40,10 +40,12 @@ MODES: tuple[str, ...] = ("perf", "eval")
 # Speculative algorithms whose draft length is --speculative-num-steps (NEXTN is SGLang's MTP spelling).
 EAGLE_FAMILY: tuple[str, ...] = ("EAGLE", "EAGLE3", "NEXTN", "MTP")
 DFLASH = "DFLASH"
+DSPARK = "DSPARK"   # k = --speculative-dspark-block-size (draft tokens per block; verify width k + 1)
 _NUM_STEPS = "--speculative-num-steps"
 _TOPK = "--speculative-eagle-topk"
 _DRAFT_TOKENS = "--speculative-num-draft-tokens"
 _DFLASH_BLOCK = "--speculative-dflash-block-size"
+_DSPARK_BLOCK = "--speculative-dspark-block-size"
 
 _CURVE_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
@@ -183,8 +185,8 @@ def _flag_int(server_args: dict[str, object], flag: str, algorithm: str) -> int 
 def normalize_algorithm(algorithm: str) -> str:
     """The speculative algorithm in upper case, checked against those with a draft-length rule."""
     name = str(algorithm).strip().upper()
-    if name not in EAGLE_FAMILY and name != DFLASH:
-        supported = ", ".join((*EAGLE_FAMILY, DFLASH))
+    if name not in EAGLE_FAMILY and name not in (DFLASH, DSPARK):
+        supported = ", ".join((*EAGLE_FAMILY, DFLASH, DSPARK))
         raise UserError(
             f"speculative algorithm {algorithm!r} has no golden draft-length rule (supported: {supported})"
         )
@@ -195,6 +197,7 @@ def draft_length(algorithm: str, server_args: dict[str, object]) -> int:
     """Draft length k used for the golden lookup.
 
     EAGLE / EAGLE3 / NEXTN (MTP): k = --speculative-num-steps.
+    DSPARK: k = --speculative-dspark-block-size (its draft tokens per block).
     DFLASH: k = block size - 1, the block size being --speculative-num-draft-tokens or its alias
     --speculative-dflash-block-size (the block's first position is the anchor, not a draft token).
     The flag must be given explicitly: SGLang would otherwise pick a value from the model or draft config.
@@ -210,6 +213,12 @@ def draft_length(algorithm: str, server_args: dict[str, object]) -> int:
         if steps < 1:
             raise UserError(f"{_NUM_STEPS}: {steps} leaves no draft token (expected >= 1)")
         return steps
+    if algo == DSPARK:
+        gamma = _flag_int(server_args, _DSPARK_BLOCK, algo)
+        if gamma is None or gamma < 1:
+            raise UserError(f"{_DSPARK_BLOCK}: DSPARK needs an explicit block size >= 1 to pick the golden AL "
+                            f"(got {gamma})")
+        return gamma
     block = _flag_int(server_args, _DRAFT_TOKENS, algo)
     alias = _flag_int(server_args, _DFLASH_BLOCK, algo)
     if block is not None and alias is not None and block != alias:
@@ -229,7 +238,8 @@ def draft_length(algorithm: str, server_args: dict[str, object]) -> int:
 
 
 def max_acceptance_length(algorithm: str, server_args: dict[str, object]) -> int:
-    """SGLang's upper clamp of the simulated AL: steps + 1 (EAGLE family) or the block size (DFLASH)."""
+    """SGLang's upper clamp of the simulated AL: steps + 1 (EAGLE family), block size + 1 (DSPARK) or the block
+    size (DFLASH)."""
     return draft_length(algorithm, server_args) + 1
 
 

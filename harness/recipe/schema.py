@@ -85,7 +85,8 @@ class GoldenRef(Strict):
 
 
 class Speculative(Strict):
-    algorithm: Literal["EAGLE", "EAGLE3", "NEXTN", "DFLASH"] = Field(description="`--speculative-algorithm`")
+    algorithm: Literal["EAGLE", "EAGLE3", "NEXTN", "DFLASH", "DSPARK"] = Field(description=(
+        "`--speculative-algorithm`; DSPARK takes its block size from `server.args.speculative-dspark-block-size`"))
     draft_model: PathText | None = Field(default=None, description="`--speculative-draft-model-path`")
     draft_revision: PathText | None = Field(default=None, description="`--speculative-draft-model-revision` (pins the shipped draft)")
     num_steps: int | None = Field(default=None, ge=1, description="`--speculative-num-steps` (draft length of the EAGLE family)")

@@ -36,7 +36,9 @@ def test_every_rule_passes_on_the_good_fixture() -> None:
     got = results(GOOD)
     assert list(got) == [rule.id for rule in RULES]
     # SGLang's own hooks are not here in the unit tier (tests/unit/conftest.py): tests/sglang/ runs them
-    assert {rid: r.status for rid, r in got.items()} == {rule.id: "N/A" if rule.id == "sglang-hooks" else "PASS"
+    # a DFLASH curve: the DSpark rule does not apply
+    not_applicable = {"sglang-hooks", "dspark-verify-mode"}
+    assert {rid: r.status for rid, r in got.items()} == {rule.id: "N/A" if rule.id in not_applicable else "PASS"
                                                          for rule in RULES}
 
 

@@ -36,6 +36,11 @@ def test_dflash_ignores_num_steps() -> None:
     assert golden.draft_length("dflash", {"--speculative-num-steps": 1, "--speculative-num-draft-tokens": 16}) == 15
 
 
+def test_dspark_draft_length_is_its_block_size() -> None:
+    assert golden.draft_length("DSPARK", {"--speculative-dspark-block-size": 7}) == 7
+    assert golden.max_acceptance_length("DSPARK", {"speculative-dspark-block-size": 5}) == 6
+
+
 @pytest.mark.parametrize(
     ("algorithm", "args", "message"),
     [
@@ -55,8 +60,12 @@ def test_dflash_ignores_num_steps() -> None:
         ("DFLASH", {"--speculative-num-draft-tokens": 8, "--speculative-dflash-block-size": 16},
          "--speculative-num-draft-tokens 8 and --speculative-dflash-block-size 16 disagree"),
         ("DFLASH", {"--speculative-num-steps": 7}, "--speculative-num-draft-tokens: DFLASH needs an explicit block size"),
+        ("DSPARK", {"--speculative-num-draft-tokens": 8},
+         "--speculative-dspark-block-size: DSPARK needs an explicit block size >= 1 to pick the golden AL (got None)"),
+        ("DSPARK", {"--speculative-dspark-block-size": 0}, "--speculative-dspark-block-size: DSPARK needs an explicit"),
         ("NGRAM", {"--speculative-num-draft-tokens": 8},
-         "speculative algorithm 'NGRAM' has no golden draft-length rule (supported: EAGLE, EAGLE3, NEXTN, MTP, DFLASH)"),
+         "speculative algorithm 'NGRAM' has no golden draft-length rule (supported: EAGLE, EAGLE3, NEXTN, MTP, DFLASH, "
+         "DSPARK)"),
     ],
 )
 def test_draft_length_rejections(algorithm: str, args: dict[str, object], message: str) -> None:

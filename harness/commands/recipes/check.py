@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.artifacts import print_json
+
+if TYPE_CHECKING:
+    from harness.check.rule import Rule
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run directories or InferenceX rows holding the curves' results: with recipes, also "
                              "check their accuracy evals and publishability; alone, count each curve's measured "
                              "Pareto frontier (InferenceX Check 14)")
+    parser.add_argument("--cluster", type=Path, metavar="PROFILE",
+                        help="cluster profile whose host_dram caps the KV-offload DRAM (rule kv-offload-dram); "
+                             "without it only the 3 TB cap is checked")
     parser.add_argument("--waive-eval", metavar="REASON",
                         help="accept a missing, failed or below-threshold eval, recording REASON (needs --results)")
     parser.add_argument("--waive-unofficial", metavar="REASON",
@@ -52,8 +59,9 @@ def main(args: argparse.Namespace) -> int:
     for d in args.results:
         if not d.is_dir():
             raise UserError(f"--results {d}: no such directory")
-    rules = (*RULES, AccuracyEval(args.results, args.waive_eval), Publishable(args.results, args.waive_unofficial)) \
-        if args.results else RULES
+    rules = RULES if args.cluster is None else _with_cluster(RULES, args.cluster)
+    if args.results:
+        rules = (*rules, AccuracyEval(args.results, args.waive_eval), Publishable(args.results, args.waive_unofficial))
     reports = [check_recipe(path, rules) for path in args.recipes]
     failed = any(r.status == "FAIL" for r in reports)
     if args.json:
@@ -62,6 +70,19 @@ def main(args: argparse.Namespace) -> int:
         for report in reports:
             print("\n".join(render_text(report)))
     return 1 if failed else 0
+
+
+def _with_cluster(rules: tuple[Rule, ...], path: Path) -> tuple[Rule, ...]:
+    """The rules with `kv-offload-dram` reading the host DRAM of the cluster profile at `path`."""
+    from harness.check.rules_review import KvOffloadDram
+    from harness.errors import UserError
+    from slurm.profile import load_profile
+
+    profile = load_profile(path)
+    if profile.host_dram is None:
+        raise UserError(f"--cluster {path}: the profile has no host_dram (the nodes' CPU DRAM); add "
+                        "`host_dram: {gb: N, system: hgx|nvl72}`")
+    return tuple(KvOffloadDram(profile.host_dram, str(path)) if isinstance(r, KvOffloadDram) else r for r in rules)
 
 
 def _measured(paths: list[Path], as_json: bool) -> int:
