@@ -1,0 +1,195 @@
+"""The harness's own timing error: each request's TTFT and E2EL as the client recorded them, against the
+simulator's truth log (its own receive and send times), at high concurrency.
+
+For each concurrency it runs one point with `harness run` (the simulator serving `timing-h200-tp8.yaml`'s
+`h200-tp8` profile, real AIPerf replaying), with `--sim-truth-log`, while it samples the CPU of every process of
+the run once a second (the simulator, AIPerf's processes by role, the harness). Then it matches the client's
+records to the truth log by request id and prints, per point:
+
+- TTFT and E2EL error percentiles (|client - server|, ms) over the successful profiled requests;
+- the requests, the achieved concurrency and the point's validity, from the point's record;
+- each process group's CPU (mean and peak, in cores) and the simulator's step lag, where it reports one.
+
+    python3 benchmarks/timing_error.py                                  # c48 and c64, 120 s windows
+    python3 benchmarks/timing_error.py --conc 48 --duration 120 --set client.workers=16
+    python3 benchmarks/timing_error.py --conc 64 --duration 900 --out /tmp/timing
+
+`--set` passes settings to every point (`client.workers=N`, `client.record_processors=N`, ...), so one
+command compares the client's configurations on the same server. A JSON summary lands in OUT/summary.json.
+The error is what a point's published latency carries on top of the server's own: the target is p99 <= 2 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RECIPE = HERE / "timing-h200-tp8.yaml"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of `pid` (from /proc's children lists)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = [int(x) for x in (task / "children").read_text().split()]
+            except (OSError, ValueError):
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def _role(pid: int) -> str | None:
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+    if "harness.sim" in cmd or "sglang" in cmd:
+        return "simulator"
+    if "aiperf" in cmd or "aiperf" in comm.lower():
+        low = comm.lower()
+        for role in ("worker", "record", "timing", "dataset", "manager", "records"):
+            if role in low:
+                return f"aiperf:{role}"
+        return "aiperf:main" if "profile" in cmd else f"aiperf:{comm.removeprefix('aiperf ')}"
+    if "harness" in cmd:
+        return "harness"
+    return None
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])   # utime + stime
+
+
+class CpuSampler(threading.Thread):
+    """Once a second: CPU (cores) used by each role's processes since the last sample."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root, self.stop_event = root, threading.Event()
+        self.series: dict[str, list[float]] = {}
+        self.counts: dict[str, int] = {}
+        self._last: dict[int, int] = {}
+
+    def run(self) -> None:
+        last_t = time.monotonic()
+        while not self.stop_event.wait(1.0):
+            now = time.monotonic()
+            used: dict[str, float] = {}
+            for pid in [self.root, *_children(self.root)]:
+                role, ticks = _role(pid), _cpu_ticks(pid)
+                if role is None or ticks is None:
+                    continue
+                used[role] = used.get(role, 0.0) + (ticks - self._last.get(pid, ticks)) / CLK_TCK / (now - last_t)
+                self._last[pid] = ticks
+                self.counts[role] = max(self.counts.get(role, 0), 1)
+            for role, cores in used.items():
+                self.series.setdefault(role, []).append(cores)
+            last_t = now
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        return {role: {"mean_cores": round(statistics.fmean(v), 3), "peak_cores": round(max(v), 3)}
+                for role, v in sorted(self.series.items()) if v}
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
+
+
+def timing_errors(point_dir: Path, truth_path: Path) -> dict[str, Any]:
+    """|client - server| TTFT and E2EL (ms) of every successful profiled request found in the truth log."""
+    truth = {}
+    for line in truth_path.read_text().splitlines():
+        t = json.loads(line)
+        truth[t["request_id"]] = t
+    ttft, e2el, unmatched = [], [], 0
+    for line in (point_dir / "aiperf" / "profile_export.jsonl").read_text().splitlines():
+        r = json.loads(line)
+        metrics, meta = r.get("metrics") or {}, r.get("metadata") or {}
+        if r.get("error") or "time_to_first_token" not in metrics or meta.get("benchmark_phase") != "profiling":
+            continue   # the window's requests only: warm-up calls are one-token and not published
+        t = truth.get(meta.get("x_request_id"))
+        if t is None or t.get("status") != "ok":
+            unmatched += 1
+            continue
+        ttft.append(abs(metrics["time_to_first_token"]["value"] - (t["first_token_sent_ns"] - t["arrival_ns"]) / 1e6))
+        e2el.append(abs(metrics["request_latency"]["value"] - (t["last_token_sent_ns"] - t["arrival_ns"]) / 1e6))
+    if not ttft:
+        raise SystemExit(f"{point_dir}: no client record matched the truth log: nothing was measured")
+    return {"requests": len(ttft), "unmatched": unmatched,
+            **{f"ttft_err_ms_p{int(q * 100)}": round(_pct(ttft, q), 3) for q in (0.5, 0.9, 0.99)},
+            **{f"e2el_err_ms_p{int(q * 100)}": round(_pct(e2el, q), 3) for q in (0.5, 0.9, 0.99)}}
+
+
+def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    truth = out / "truth.jsonl"
+    truth.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "harness", "run", str(RECIPE), "--point", f"c{conc}", "--duration", str(duration),
+            "--out", str(out / "runs"), "--tag", "timing", "--set", f"sim_args.sim-truth-log={truth}"]
+    for s in settings:
+        argv += ["--set", s]
+    log = (out / "harness-run.log").open("w")
+    proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+    sampler = CpuSampler(proc.pid)
+    sampler.start()
+    rc = proc.wait()
+    sampler.stop_event.set()
+    sampler.join()
+    records = sorted((out / "runs").rglob("point_result.json"), key=lambda p: p.stat().st_mtime)
+    if rc not in (0, 3) or not records:   # 3: the point completed but is invalid (its verdict is printed)
+        raise SystemExit(f"c{conc}: harness run exited {rc}; see {out / 'harness-run.log'}")
+    record = json.loads(records[-1].read_text())
+    errors = timing_errors(records[-1].parent, truth)
+    achieved = (record.get("achieved_concurrency") or {}).get("sessions")
+    return {"conc": conc, "duration_s": duration, "settings": settings, **errors,
+            "achieved_concurrency": None if achieved is None else round(achieved, 2),
+            "valid": (record.get("validity") or {}).get("valid"),
+            "cpu": sampler.summary()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--conc", type=int, nargs="+", default=[48, 64])
+    ap.add_argument("--duration", type=float, default=120.0, help="profiling window per point (s)")
+    ap.add_argument("--set", dest="settings", action="append", default=[], metavar="SETTING=VALUE")
+    ap.add_argument("--out", type=Path, default=Path("runs") / "timing-error")
+    args = ap.parse_args()
+    results = []
+    for conc in args.conc:
+        r = run_point(conc, args.duration, args.out / f"c{conc}", args.settings)
+        results.append(r)
+        cpu = ", ".join(f"{role} {v['mean_cores']:.2f}/{v['peak_cores']:.2f}" for role, v in r["cpu"].items())
+        print(f"c{conc} ({r['duration_s']:.0f} s, {' '.join(args.settings) or 'defaults'}): {r['requests']} requests, "
+              f"achieved concurrency {r['achieved_concurrency']}, valid {r['valid']}\n"
+              f"  TTFT error p50/p90/p99 {r['ttft_err_ms_p50']:.2f} / {r['ttft_err_ms_p90']:.2f} / "
+              f"{r['ttft_err_ms_p99']:.2f} ms; E2EL error {r['e2el_err_ms_p50']:.2f} / {r['e2el_err_ms_p90']:.2f} / "
+              f"{r['e2el_err_ms_p99']:.2f} ms\n  CPU cores mean/peak: {cpu}", flush=True)
+    (args.out / "summary.json").write_text(json.dumps(results, indent=2) + "\n")
+    print(f"summary: {args.out / 'summary.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
