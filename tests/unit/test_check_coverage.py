@@ -121,3 +121,18 @@ def test_the_report_prints_the_same_verdict(tmp_path: Path, capsys: pytest.Captu
     (curve,) = json.loads(out.json_path.read_text())["curves"]
     assert cli_main(["check", "--results", str(GB300), "--json"]) == 0
     assert curve["check14"] == json.loads(capsys.readouterr().out)["curves"]
+
+
+def test_with_a_recipe_the_count_is_the_pareto_coverage_rule(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    recipe = str(Path(__file__).resolve().parents[2] / "recipes" / "quickstart-sim.yaml")
+    cli_main(["check", recipe, "--results", str(_three_point_run(tmp_path)), "--json"])
+    rules = {r["id"]: r for r in json.loads(capsys.readouterr().out)["recipes"][0]["rules"]}
+    rule = rules["pareto-coverage"]
+    assert (rule["status"], rule["inferencex_check"]) == ("WARN", "14")
+    assert [f["evidence"].split(": ", 1)[1].split(";")[0] for f in rule["findings"]] == [
+        "3/3 on the E2EL p90 frontier", "3/3 on the E2EL p75 frontier"]
+    cli_main(["check", recipe, "--results", str(GB300), "--json"])   # rows of another config key
+    rule = {r["id"]: r for r in json.loads(capsys.readouterr().out)["recipes"][0]["rules"]}["pareto-coverage"]
+    assert rule["status"] == "WARN"
+    assert rule["findings"][0]["evidence"].startswith("coverage unverifiable: no measured points of quickstart-sim")

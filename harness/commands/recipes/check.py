@@ -41,12 +41,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.check import RULES, check_recipe, render_text
+    from harness.check.measured import ParetoCoverage
     from harness.check.rules_eval import AccuracyEval
     from harness.check.rules_submission import Publishable
     from harness.errors import UserError
 
     if args.rules:
-        for rule in (*RULES, AccuracyEval([]), Publishable([])):
+        for rule in (*RULES, AccuracyEval([]), Publishable([]), ParetoCoverage([])):
             print(f"{rule.id:<22} {rule.described}")
         return 0
     if not args.recipes and args.results and args.waive_eval is None and args.waive_unofficial is None:
@@ -61,7 +62,8 @@ def main(args: argparse.Namespace) -> int:
             raise UserError(f"--results {d}: no such directory")
     rules = RULES if args.cluster is None else _with_cluster(RULES, args.cluster)
     if args.results:
-        rules = (*rules, AccuracyEval(args.results, args.waive_eval), Publishable(args.results, args.waive_unofficial))
+        rules = (*rules, AccuracyEval(args.results, args.waive_eval), Publishable(args.results, args.waive_unofficial),
+                 ParetoCoverage(args.results))
     reports = [check_recipe(path, rules) for path in args.recipes]
     failed = any(r.status == "FAIL" for r in reports)
     if args.json:
