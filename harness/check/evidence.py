@@ -27,6 +27,14 @@ def forbidden_settings(recipe: CheckedRecipe, plans: list[PlannedPoint], kind: L
             reached.add((chain[-1], key))
             text = f"{recipe.label(chain)}: {key}={fmt_value(value)}" + (f" ({why})" if why else "")
             findings.append(Finding("FAIL", with_planner(recipe, pp, text, key), pp.name))
+    if kind == "env":
+        for pp in plans:
+            for role, env in role_envs(pp):
+                for key, value in env.items():
+                    why = forbidden(key)
+                    if why is not None and key not in pp.env:
+                        text = f"{pp.name} ({role} workers): {key}={fmt_value(value)}" + (f" ({why})" if why else "")
+                        findings.append(Finding("FAIL", text, pp.name))
     for level, raw_key, value in recipe.written_levels(kind):
         key = recipe.canonical(raw_key) if kind == "args" else raw_key
         if forbidden(key) is not None and (level, key) not in reached:
@@ -34,6 +42,13 @@ def forbidden_settings(recipe: CheckedRecipe, plans: list[PlannedPoint], kind: L
                                             f"removed again by every point that inherits it)",
                                     None if level == "base" else level))
     return findings
+
+
+def role_envs(pp: PlannedPoint) -> list[tuple[str, dict[str, str]]]:
+    """(role, environment) of every worker role of a point with a deployment (the point's own `env` holds only
+    the settings every role shares); empty for a single server or a point that did not plan."""
+    deployment = None if pp.plan is None else pp.plan.deployment
+    return [] if deployment is None else [(r.role, r.env) for r in deployment.roles]
 
 
 def with_planner(recipe: CheckedRecipe, pp: PlannedPoint, text: str, key: str) -> str:

@@ -128,3 +128,31 @@ def test_rules_list_names_the_inferencex_checks(capsys: pytest.CaptureFixture[st
     assert "[InferenceX Check 13] SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE is prohibited by name" in lines["forbidden-env"]
     assert "[InferenceX Check 8] publish_events_and_metrics: false is prohibited" in lines["publish-events"]
     assert "[InferenceX Check 14 (estimate)] a pre-run estimate" in lines["min-points"]
+
+
+def _disagg(tmp_path: Path, decode_env: str = "", prefill_kv: str = "") -> Path:
+    """The shipped 1P1D example with settings of one role only (its trace path made absolute)."""
+    text = (ROOT / "recipes" / "examples" / "disagg-gb300-1p1d-tp4-tp4-sim.yaml").read_text()
+    text = text.replace("traces: ../traces/quickstart", f"traces: {ROOT / 'recipes' / 'traces' / 'quickstart'}")
+    text = text.replace("  prefill:\n    workers: 1\n", "  prefill:\n    workers: 1\n" + prefill_kv)
+    text = text.replace("      max-running-requests: 64\n", "      max-running-requests: 64\n" + decode_env, 1)
+    path = tmp_path / "disagg.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_worker_role_setting_is_checked_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    env = ('    env:\n      SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: "1"\n'
+           '      DYN_TRTLLM_PUBLISH_EVENTS_AND_METRICS: "0"\n')
+    got = rules(capsys, str(_disagg(tmp_path, decode_env=env)), rc=1)
+    assert evidence(got["forbidden-env"]) == ("c4 (decode workers): SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1; "
+                                              "c16 (decode workers): SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1")
+    assert evidence(got["publish-events"]).startswith("c4 (decode workers): DYN_TRTLLM_PUBLISH_EVENTS_AND_METRICS=0")
+
+
+def test_the_dram_cap_is_counted_per_node_of_a_deployment(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _disagg(tmp_path, prefill_kv="    kv_offload: {kind: dram, hicache_size_gb: 300}\n")
+    got = rules(capsys, str(path), "--cluster", str(ROOT / "clusters" / "gb300.yaml"), rc=1)["kv-offload-dram"]
+    assert evidence(got).startswith("c4 (node0): --hicache-size 300 GB x 4 ranks = 1200 GB per server, over the "
+                                    "allowed 960 GB (4/4 GPUs of the server's 960 GB, nvl72)")
+    assert rules(capsys, str(path), rc=0)["kv-offload-dram"]["status"] == "PASS"   # 1200 GB: under 3 TB
