@@ -42,7 +42,13 @@ def _mount_flag(spec: str) -> list[str]:
     parts = spec.split(":")
     src, dst = parts[0], parts[1] if len(parts) > 1 else parts[0]
     ro = len(parts) > 2 and parts[2] == "ro"
-    return ["--mount", f"type=bind,source={src},target={dst}" + (",readonly" if ro else "")]
+    fields = ["type=bind", _csv_field(f"source={src}"), _csv_field(f"target={dst}"), *(["readonly"] if ro else [])]
+    return ["--mount", ",".join(fields)]
+
+
+def _csv_field(field: str) -> str:
+    """docker reads `--mount` as one CSV record: a field holding a comma or a quote is quoted."""
+    return f'"{field.replace(chr(34), chr(34) * 2)}"' if "," in field or '"' in field else field
 
 
 def render(server_argv: list[str], env_flags: list[str], ctx: LaunchContext) -> list[str]:
@@ -98,7 +104,8 @@ def start_failure(log_text: str) -> tuple[str, str] | None:
     """(reason code, docker's own words) when `log_text` (the server log) holds docker's refusal to start the
     container, else None."""
     said = [ln.strip() for ln in log_text.splitlines()
-            if ln.startswith(("docker: ", "Unable to find image", "Error response from daemon", "Error: "))]
+            if ln.startswith(("docker: ", "Unable to find image", "Error response from daemon", "Error: ",
+                              "invalid argument"))]
     if not said:
         return None
     text = "; ".join(dict.fromkeys(said))[-800:]

@@ -54,6 +54,11 @@ def test_docker_runs_the_simulator_without_gpus():
     assert "--gpus" not in argv and argv[-6:] == ["harness-sim:local", *sim]
 
 
+def test_docker_mount_paths_with_commas_are_quoted_for_dockers_csv() -> None:
+    argv = get_launcher("docker").render(SERVER, {}, ctx(point_dir=Path("/runs/a=b,c=d/conc2"), mounts=()))
+    assert argv[argv.index("--mount") + 1] == 'type=bind,"source=/runs/a=b,c=d/conc2","target=/runs/a=b,c=d/conc2"'
+
+
 def test_docker_container_name_is_one_per_point_directory(tmp_path: Path) -> None:
     from launchers.docker import container_name
 
