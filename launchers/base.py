@@ -151,7 +151,8 @@ def _pyxis(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> l
     if ctx.mounts:
         argv.append(f"--container-mounts={','.join(ctx.mounts)}")
     # env reaches the step through --export=ALL; --container-env makes the harness's values win over the image's
-    argv += [f"--container-env={','.join(pyxis_container_env(env, ctx))}",
+    named = pyxis_container_env(env, ctx)
+    argv += [*([f"--container-env={','.join(named)}"] if named else []),
              "--no-container-mount-home", "--container-remap-root", "--no-container-entrypoint"]
     return [*argv, *server_argv]
 
