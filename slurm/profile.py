@@ -38,6 +38,19 @@ class Container(Strict):
                           "recipe's image there under a lock if it is missing. Unset: the image reference is handed "
                           "to the runtime as is",
         examples=["/lustre/bench/harness/images"])
+    mount_roots: list[str] = Field(
+        default_factory=list, description="directories under which the site lets containers bind host paths "
+                                          "(its shared filesystems); preflight fails a default mount outside them "
+                                          "(`mount_root`). Empty: not checked",
+        examples=[["/lustre", "/scratch"]])
+
+    @field_validator("mount_roots")
+    @classmethod
+    def _roots(cls, v: list[str]) -> list[str]:
+        for root in v:
+            if not root.startswith("/"):
+                raise ValueError(f"{root!r}: expected an absolute directory")
+        return v
 
 
 class Driver(Strict):

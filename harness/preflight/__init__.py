@@ -4,7 +4,8 @@
 placeholders and Slurm fields, GPUs per task against tp×pp (a deployment: each worker within its nodes, and the
 partition's node count), the compute nodes' CPU architecture, the walltime against each point's worst case, the
 SGLang version of the image and the model's minimum, the trace corpus, model and draft checkpoints in the staged
-paths or HF cache the job will see, the client's tokenizer, the imported image file and the driver interpreter (its architecture too). `local(...)` runs the
+paths or HF cache the job will see, the client's tokenizer, the imported image file and the driver interpreter (its architecture too), container mounts
+against the site's allowed roots and, with a probe, what a pyxis step really runs in (`container`). `local(...)` runs the
 part that applies to `harness run` on this machine (traces and the client's tokenizer). Both return the plans as
 the job will run them (staged paths, full revision hashes, the resolved tokenizer).
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.preflight import aiperf_scenario, arch, checks, files
+from harness.preflight import aiperf_scenario, arch, checks, container, files
 from harness.preflight.checks import Finding
 from harness.preflight.paths import locate_checkpoint
 from harness.recipe.plan import PointPlan
@@ -44,10 +45,12 @@ class Report:
 
 def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: dict[str, Any], *,
             recipe_src: str, cluster_src: str, time_limit: str | None = None,
-            ready_timeout_s: float | None = None, python: str | None = None, reuse_deployment: bool = False) -> Report:
+            ready_timeout_s: float | None = None, python: str | None = None, reuse_deployment: bool = False,
+            probe: bool = False) -> Report:
     """Every cluster-level check of `recipe`'s `plans` on `profile` (`raw_profile`: the file as read); `python`
     is the driver interpreter given on the command line (`--python`), which overrides `driver.python`;
-    `reuse_deployment`: one task runs every point (the walltime covers them all)."""
+    `reuse_deployment`: one task runs every point (the walltime covers them all); `probe`: run the container probe
+    steps on the partition (`harness.preflight.container`)."""
     from slurm.profile import time_limit_seconds
     from slurm.render import stage_plans
 
@@ -73,6 +76,14 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     found += more
     if recipe.engine != "sim":
         found += files.image(profile, recipe.image, cluster_src)
+    if profile.container.runtime != "none":
+        from slurm.render import image_file
+
+        cached = image_file(profile, recipe.image)
+        found += container.static(profile, cached, cluster_src)
+        if probe and profile.container.runtime == "pyxis":
+            found += container.probe(profile, recipe.image, cached if cached and Path(cached).exists() else None,
+                                     cluster_src)
     found += arch.driver(profile, python, cluster_src)
     found += arch.driver_build(profile, python, cluster_src)
     return Report(found, ready, staged)

@@ -10,7 +10,7 @@ from harness.preflight import Report, cluster
 def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, points: list[str] | None = None,
                       overrides: list[str] | None = None, time_limit: str | None = None,
                       ready_timeout_s: float | None = None, unofficial: bool = False,
-                      python: str | None = None) -> Report:
+                      python: str | None = None, probe: bool = False) -> Report:
     """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
     from harness.errors import UserError
     from harness.inputs.yaml_input import load_yaml_file
@@ -26,4 +26,4 @@ def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, poin
         except ValueError as exc:
             raise UserError(f"--time {exc}") from None
     return cluster(recipe, plans, profile, raw, recipe_src=str(recipe_path), cluster_src=str(cluster_path),
-                   time_limit=time_limit, ready_timeout_s=ready_timeout_s, python=python)
+                   time_limit=time_limit, ready_timeout_s=ready_timeout_s, python=python, probe=probe)

@@ -24,6 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--python", help="interpreter the compute nodes run the harness with, as submit's --python "
                                          "(default: the profile's driver.python)")
     parser.add_argument("--ready-timeout", type=float, help="seconds to wait for each server to become ready")
+    parser.add_argument("--probe", action="store_true",
+                        help="also run two one-task probe steps on the partition (pyxis): is --container-image "
+                             "applied on the compute nodes (the container's /etc/os-release), are the squash file "
+                             "and the mount sources readable there")
     parser.add_argument("--json", action="store_true", help='print {"ok", "findings": [...]} as JSON')
 
 
@@ -32,7 +36,7 @@ def main(args: argparse.Namespace) -> int:
 
     report = cluster_preflight(args.recipe, args.cluster, points=args.points, overrides=list(args.overrides),
                                time_limit=args.time_limit, ready_timeout_s=args.ready_timeout,
-                               unofficial=args.unofficial, python=args.python)
+                               unofficial=args.unofficial, python=args.python, probe=args.probe)
     if args.json:
         print_json(report.to_json())
     else:
