@@ -43,6 +43,7 @@ FORCE=0
 case "${1:-}" in --force) FORCE=1 ;; "") ;; *) die "unknown argument ${1} (use --force or --hash)" ;; esac
 
 docker info >/dev/null 2>&1 || die "docker does not answer (is dockerd running? try: dockerd >/tmp/dockerd.log 2>&1 &)"
+"$PY" -m pip --version >/dev/null 2>&1 || die "$PY has no pip to build the harness's wheel (run make setup first, or set PYTHON)"
 HASH=$(project_hash)
 have=$(docker image inspect --format '{{index .Config.Labels "io.harness.project-hash"}}' "$IMAGE" 2>/dev/null || true)
 if [ "$FORCE" = 0 ] && [ "$have" = "$HASH" ]; then

@@ -186,3 +186,23 @@ def test_container_launchers_refuse_the_simulator_in_one_line(kind, capsys):
     assert cli_main(["run", str(recipe), "--point", "c2", "--launcher", kind]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"--launcher {kind} with engine: sim: the simulator ships with the harness" in err
+
+
+@pytest.mark.parametrize(("image", "inspected", "refused"), [
+    ("harness-sim:local", (True, "1"), False),          # a local image holding the harness (tools/sim-image.sh)
+    ("my/other:tag", (True, None), True),               # a local image without it
+    ("harness-missing:never", (False, None), False),    # not here: docker says so when the point starts
+    ("lmsysorg/sglang:v0.5.23", (False, None), True),   # an SGLang image never holds the harness
+])
+def test_docker_runs_the_simulator_only_in_an_image_that_holds_it(image: str, inspected: tuple[bool, str | None],
+                                                                  refused: bool,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from launchers.base import check_engine
+
+    monkeypatch.setattr("launchers.docker.image_label", lambda image, label: inspected)
+    if refused:
+        with pytest.raises(UserError, match="--launcher docker with engine: sim"):
+            check_engine("docker", "sim", image)
+    else:
+        check_engine("docker", "sim", image)
+    check_engine("docker", "sglang", image)   # a real engine is never refused here
