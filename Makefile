@@ -1,10 +1,10 @@
-# The two commands of the README's quick start: `make demo` and `make test`.
+# The two commands of the README's quick start: `make demo` and `make test` (`make test-all`: CI's, every tier).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: demo test setup lint clean
+.PHONY: demo test test-all setup lint clean
 
 $(BIN)/python:
 	@echo "make: creating $(VENV) with $(PYTHON)"
@@ -25,10 +25,24 @@ setup: $(STAMP)
 demo: setup
 	$(BIN)/harness sweep recipes/quickstart-sim.yaml --set client.burst_phase_starts=true
 
-# the unit tests (no server, no fixed port) on two workers; then every other test, one at a time
+# Markers (long, alone, host_wide): tests/conftest.py. Both print the 20 slowest tests beyond the unit tier.
+PYTEST   := $(BIN)/python -m pytest -q
+# two workers, each taking whole modules (a module's shared server or job runs once)
+PARALLEL := -n 2 --dist loadscope --durations=20
+SERVICES := slurm or sglang or docker
+
+# every mechanism: the unit tests, then the integration (and GPU) tests that are not long, on two workers
 test: setup
-	$(BIN)/python -m pytest -q -n 2 tests/unit
-	$(BIN)/python -m pytest -q --durations=20 tests --ignore=tests/unit
+	$(PYTEST) -n 2 tests/unit
+	$(PYTEST) $(PARALLEL) -m "not (long or $(SERVICES))" tests --ignore=tests/unit
+
+# what CI runs (.ci/run): make test's tests, the long ones and the tiers that need a service (local Slurm,
+# real-SGLang CPU tier, docker; each skips without it unless HARNESS_REQUIRE_* says it is required), on two
+# workers; then the tests that compare within a quiet machine's jitter, one at a time with nothing beside them
+test-all: setup
+	$(PYTEST) -n 2 tests/unit
+	$(PYTEST) $(PARALLEL) -m "not alone" tests --ignore=tests/unit
+	$(PYTEST) --durations=20 -m alone tests --ignore=tests/unit
 
 lint: setup
 	$(BIN)/ruff check harness launchers slurm tests benchmarks

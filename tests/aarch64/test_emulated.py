@@ -17,9 +17,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(os.environ.get("HARNESS_AARCH64_EMULATION") != "1",
-                                reason="emulated aarch64 install: opt-in with HARNESS_AARCH64_EMULATION=1 "
-                                       "(root, about half an hour the first time)")
+pytestmark = [pytest.mark.long,
+              pytest.mark.skipif(os.environ.get("HARNESS_AARCH64_EMULATION") != "1",
+                                 reason="emulated aarch64 install: opt-in with HARNESS_AARCH64_EMULATION=1 "
+                                        "(root, about half an hour the first time)")]
 
 
 def test_the_driver_and_the_client_image_install_and_run_on_emulated_aarch64() -> None:

@@ -22,6 +22,8 @@ sys.path.insert(0, str(REPO / "tools"))
 
 import aarch64_wheels  # noqa: E402
 
+pytestmark = pytest.mark.long   # PyPI and pip's resolution of every pin: make test-all
+
 
 def pypi_reachable() -> str | None:
     """None when PyPI's simple index answers, else why not."""

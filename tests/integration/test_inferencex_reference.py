@@ -40,7 +40,8 @@ from harness.recipe.points import load_plans
 from harness.sim.batching.timing import PROFILE_DIR
 from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache
 
-pytestmark = pytest.mark.slow
+# minutes of windows, and a tolerance of a quiet machine's scheduling jitter: make test-all, by itself
+pytestmark = [pytest.mark.slow, pytest.mark.long, pytest.mark.alone]
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "quickstart-sim.yaml"

@@ -32,7 +32,7 @@ ELSEWHERE: dict[str, str] = {
     "make demo": "the quick start (about 6 minutes): its recipe's points run in tests/integration "
                  "(test_eval_runner.py, test_inferencex_reference.py) and on Slurm with every lane starting the "
                  "window at once, as make demo runs them, in tests/slurm/test_sweep.py",
-    "make test": "the quick start itself: CI's .ci/run calls it",
+    "make test": "the quick start itself: CI's .ci/run calls make test-all, which runs its tests and the rest",
     "harness run recipes/musespark-fp4-h200-sglang-agentic-dflash.yaml --point c4 --repeat 3":
         "needs an H200 node (the rehearsal above runs the same point on the simulator)",
     "harness run recipes/musespark-fp4-h200-sglang-agentic-dflash.yaml --point c4 --set args.max-running-requests=8":

@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EVIDENCE = {"too_few_completed", "window_too_short"}
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.long]   # a dozen points, twice: make test-all
 
 
 def _search(out: Path) -> subprocess.CompletedProcess[str]:
