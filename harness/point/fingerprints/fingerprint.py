@@ -128,13 +128,13 @@ def capture_in_server_env(launcher: Launcher, server_argv: list[str], env: dict[
     record: dict[str, Any] = {"argv": recorded_capture_argv(launcher, server_argv, env, ctx),
                               "script_sha256": _script()[1], "srt_slurm_commit": SRT_SLURM_COMMIT}
     start = time.monotonic()
+    teardown = launcher.teardown(_capture_ctx(launcher, ctx))
+    _remove(teardown)   # a capture container of this point that a killed run left behind
     try:
         returncode, stdout, stderr = _run_until(argv, launcher.process_env(env, ctx), timeout_s, should_stop)
     except (OSError, CaptureEnded) as exc:
         record.update(seconds=round(time.monotonic() - start, 1), error=f"{type(exc).__name__}: {exc}"[:500])
-        teardown = launcher.teardown(_capture_ctx(launcher, ctx))
-        if teardown:  # a container left running by a capture that was stopped
-            subprocess.run(teardown, capture_output=True, timeout=60, check=False)
+        _remove(teardown)   # a container left running by a capture that was stopped
         return None, record
     record.update(exit_code=returncode, seconds=round(time.monotonic() - start, 1))
     data = parse_capture(stdout)
@@ -146,6 +146,16 @@ def capture_in_server_env(launcher: Launcher, server_argv: list[str], env: dict[
         if isinstance(detail, dict):
             record.update(detail)
     return data, record
+
+
+def _remove(teardown: list[str] | None) -> None:
+    """Run the capture container's removal (`docker rm -f NAME`), if the launcher has one; never raises."""
+    if not teardown:
+        return
+    try:
+        subprocess.run(teardown, capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 class CaptureEnded(Exception):
