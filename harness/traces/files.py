@@ -2,7 +2,8 @@
 
 A directory holds one trace per `*.json` file (the layout AIPerf's `weka_trace` loader reads); other
 files in it are ignored, so a directory may carry a README or the generator's `synth.yaml`, but
-never another `*.json`. A JSONL file holds one trace per line (the Hugging Face dataset's layout).
+never another `*.json`. A directory the harness writes carries `.harness-traces`, the list of the files it wrote:
+a later write replaces only those, and never touches a file the harness did not write. A JSONL file holds one trace per line (the Hugging Face dataset's layout).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from harness import SCHEMA_VERSION
 from harness.errors import UserError
 from harness.inputs.yaml_input import decode, read_text
 from harness.traces.schema import Corpus, Trace, parse_trace
@@ -107,30 +109,89 @@ def _atomic_write(path: Path, text: str) -> None:
         raise
 
 
+# The list of files the harness wrote into a corpus directory. Not `*.json`: AIPerf's loader and `read_dir`
+# read every `*.json` of the directory (hidden ones too) as a trace.
+MANIFEST = ".harness-traces"
+
+
+def _write_error(path: Path, exc: OSError) -> UserError:
+    return UserError(f"{exc.filename or path}: cannot write the trace corpus: {exc.strerror or exc}")
+
+
+def _owned(out: Path) -> set[str] | None:
+    """The file names the manifest of `out` lists (files the harness wrote there), or None without a manifest."""
+    manifest = out / MANIFEST
+    if not manifest.exists():
+        return None
+    raw = _parse_json(read_text(manifest, "trace corpus manifest", 64 * 1024 * 1024), str(manifest))
+    files = raw.get("files") if isinstance(raw, dict) else None
+    if not isinstance(files, list) or not all(isinstance(f, str) and "/" not in f for f in files):
+        raise UserError(f"{manifest}: files: expected a list of file names (the files the harness wrote here)")
+    return set(files)
+
+
+def _claim(out: Path) -> set[str]:
+    """The files of `out` the harness may replace or remove: `out` is the harness's when it creates it, when it
+    is empty, or when it holds the harness's manifest (and then only the files the manifest names)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: not a directory (a corpus directory, or a path ending in .jsonl)")
+    if not out.exists():
+        out.mkdir(parents=True)
+        return set()
+    owned = _owned(out)
+    if owned is not None:
+        return owned
+    foreign = sorted(p.name for p in out.iterdir())
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise UserError(f"--out {out}: holds files the harness did not write ({foreign[0]}{more}); nothing was "
+                        "changed: write the corpus to a new or empty directory")
+    return set()
+
+
+def _write_manifest(out: Path, files: Iterable[str]) -> None:
+    _atomic_write(out / MANIFEST, json.dumps({"schema_version": SCHEMA_VERSION, "files": sorted(files)}) + "\n")
+
+
 def write_dir(corpus: Corpus, out: Path) -> list[Path]:
-    """Write one `<id>.json` per trace into `out`; stale `*.json` files there are removed first.
+    """Write one `<id>.json` per trace into `out`, a directory the harness creates, an empty one or one it wrote
+    before; any other directory is refused. The manifest (`.harness-traces`) names the files the harness wrote:
+    those a new corpus no longer has are removed; a file it does not name (a user's `results.json`) is never
+    removed nor overwritten.
 
     Trace files are the Weka format itself (no `schema_version`: AIPerf's schema forbids extra keys).
     """
-    out.mkdir(parents=True, exist_ok=True)
-    names = {f"{t.id}.json" for t in corpus.traces}
-    for stale in out.glob("*.json"):
-        if stale.name not in names:
-            stale.unlink()
-    paths = []
     for trace in corpus.traces:
         if "/" in trace.id or trace.id.startswith("."):
             raise UserError(f"trace {trace.id}: id: cannot be used as a file name")
-        p = out / f"{trace.id}.json"
-        _atomic_write(p, trace_text(trace) + "\n")
-        paths.append(p)
+    names = [f"{t.id}.json" for t in corpus.traces]
+    try:
+        owned = _claim(out)
+        for name in names:
+            if name not in owned and (out / name).exists():
+                raise UserError(f"--out {out}: {name} is a file the harness did not write; nothing was changed: "
+                                "write the corpus to a new or empty directory")
+        _write_manifest(out, owned | set(names))  # before any write: a crash leaves every file named
+        paths = []
+        for trace, name in zip(corpus.traces, names, strict=True):
+            p = out / name
+            _atomic_write(p, trace_text(trace) + "\n")
+            paths.append(p)
+        for stale in sorted(owned - set(names)):
+            (out / stale).unlink(missing_ok=True)
+        _write_manifest(out, names)
+    except OSError as exc:
+        raise _write_error(out, exc) from None
     return paths
 
 
 def write_jsonl(corpus: Corpus, out: Path) -> Path:
     """Write the corpus as one trace per line."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out, "".join(trace_text(t) + "\n" for t in corpus.traces))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _atomic_write(out, "".join(trace_text(t) + "\n" for t in corpus.traces))
+    except OSError as exc:
+        raise _write_error(out, exc) from None
     return out
 
 

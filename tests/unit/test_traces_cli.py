@@ -13,7 +13,7 @@ HAND = Path(__file__).parents[1] / "fixtures" / "traces" / "hand"
 def test_synth_validate_stats_cap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "corpus"
     assert main(["traces", "synth", "--sessions", "3", "--seed", "5", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == [f"synth-s5-000{i}.json" for i in range(3)]
+    assert sorted(p.name for p in out.iterdir()) == [".harness-traces"] + [f"synth-s5-000{i}.json" for i in range(3)]
     assert main(["traces", "validate", str(out)]) == 0
     capsys.readouterr()
     assert main(["traces", "stats", str(out), "--json"]) == 0

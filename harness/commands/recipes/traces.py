@@ -15,6 +15,10 @@ from pathlib import Path
 
 from harness.artifacts import print_json
 
+OUT_HELP = ("output directory of per-trace JSON files (or a .jsonl file): a new or empty directory, or one "
+            "the harness wrote before, whose old traces it replaces; it never removes or overwrites a file it did "
+            "not write, and refuses a directory holding such files without its .harness-traces list")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
@@ -24,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--sessions", type=int, default=24, help="number of sessions (default 24)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--out", type=Path, required=True,
-                   help="output directory of per-trace JSON files (or a .jsonl file)")
+                   help=OUT_HELP)
     p.add_argument("--max-context", type=int, default=None,
                    help="largest in + out of any request, tokens (default 12288)")
     p.add_argument("--turns", type=int, nargs=2, metavar=("MIN", "MAX"), default=None,
@@ -66,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                    help="Hugging Face hub cache for hf: paths (default HF_HUB_CACHE, HF_HOME/hub)")
     p.add_argument("--max-context", type=int, required=True, metavar="TOKENS", help="cap on in + out")
     p.add_argument("--out", type=Path, required=True,
-                   help="output directory of per-trace JSON files (or a .jsonl file)")
+                   help=OUT_HELP)
 
 
 def main(args: argparse.Namespace) -> int:
