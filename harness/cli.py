@@ -179,6 +179,8 @@ def _main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {one_line(exc.hint)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

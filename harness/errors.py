@@ -8,8 +8,13 @@ from collections.abc import Iterable
 class UserError(Exception):
     """A mistake in what the user gave us (a file, a flag, a value).
 
-    The message is one line naming the file, the key path and what was expected.
+    The message is one line naming the file, the key path and what was expected; `hint`, when given, is a second
+    line saying what to do instead (a command that works).
     """
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

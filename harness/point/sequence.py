@@ -17,6 +17,7 @@ from harness.point.record.result import point_dir
 from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, PointOptions, run_point
 from harness.point.servers.deployment_reuse import SharedDeployment, check_reusable
 from harness.point.state.status import read_status
+from harness.point.state.truth import point_truth
 from harness.recipe.plan import PointPlan
 
 
@@ -36,21 +37,24 @@ def shared_deployment(plans: list[PointPlan]) -> SharedDeployment:
 
 
 def run_sequence(plans: list[PointPlan], options: PointOptions, *, reuse_deployment: bool = False,
-                 force: bool = False, t0: float | None = None) -> SequenceOutcome:
+                 force: bool = False, t0: float | None = None, rehearse: str | None = None) -> SequenceOutcome:
     """Every point in order (one deployment for all of them with `reuse_deployment`); the shared deployment is
-    stopped whatever happened."""
+    stopped whatever happened. A point whose server shows that the engine cannot run on this machine (SGLang not
+    installed, no GPU, no image) stops the sequence: every later point would fail the same way; `rehearse` is the
+    command of the simulator rehearsal, printed then."""
     shared = shared_deployment(plans) if reuse_deployment else None
     try:
-        return _run_points(plans, options, shared, force, time.monotonic() if t0 is None else t0)
+        return _run_points(plans, options, shared, force, time.monotonic() if t0 is None else t0, rehearse)
     finally:
         if shared is not None:
             shared.stop(options.server_stop_grace_s)
 
 
 def completed_before(pdir: Path, plan: PointPlan) -> dict[str, Any] | None:
-    """The status of the point in `pdir` when it completed before with the plan's settings (its fingerprint)."""
+    """The status of the point in `pdir` when it completed before with the plan's settings (its fingerprint) and
+    left a readable record that says so (`harness.point.state.truth`: a corrupt record is run again)."""
     prior = read_status(pdir)
-    if not prior or prior.get("state") != "completed" or prior.get("fingerprint") != plan.fingerprint:
+    if not prior or prior.get("fingerprint") != plan.fingerprint or not point_truth(pdir, prior).done:
         return None
     return prior
 
@@ -65,8 +69,9 @@ def _skip(plan: PointPlan, options: PointOptions, force: bool) -> int | None:
 
 
 def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDeployment | None, force: bool,
-                t0: float) -> SequenceOutcome:
+                t0: float, rehearse: str | None = None) -> SequenceOutcome:
     from harness.commands.running.run import describe_outcome
+    from harness.point.servers.server_failure import failure_excerpt
 
     worst = EXIT_VALID
     for i, plan in enumerate(plans, 1):
@@ -80,12 +85,17 @@ def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDep
         print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window; sweep at "
               f"{time.monotonic() - t0:.0f} s)", flush=True)
         outcome = run_point(plan, options, shared)
-        print(describe_outcome(outcome), flush=True)
+        print(describe_outcome(outcome, rehearse), flush=True)
         if outcome.state == "cancelled":
             print("sweep cancelled", flush=True)
             return SequenceOutcome(outcome.exit_status, True)
         if (outcome.reason or "").startswith("disk_full"):   # every later point would fail the same way
             print("sweep stopped: the disk is full", flush=True)
+            return SequenceOutcome(EXIT_FAILED, True)
+        excerpt = failure_excerpt(outcome.point_dir, outcome.reason) if outcome.state == "failed" else None
+        if excerpt is not None and excerpt.engine_missing and i < len(plans):
+            print(f"sweep stopped: the engine cannot start on this machine; the {len(plans) - i} later point(s) "
+                  "would fail the same way", flush=True)
             return SequenceOutcome(EXIT_FAILED, True)
         worst = _worse(worst, outcome.exit_status)
     return SequenceOutcome(worst, False)

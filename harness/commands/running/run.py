@@ -99,15 +99,19 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
 
 
 def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan],
-                    corpus_cache: Path | None = None) -> list[PointPlan]:
+                    corpus_cache: Path | None = None, rehearse: str | None = None,
+                    launcher: str = "local") -> list[PointPlan]:
     """Preflight for points run on this machine: the corpus, the client's tokenizer and AIPerf's own verdict on
-    every point's client command (see harness.preflight)."""
+    every point's client command (see harness.preflight). A refusal where the engine could not start here anyway
+    (`launcher`'s program or SGLang missing) suggests the simulator rehearsal `rehearse`."""
     from harness import preflight
+    from harness.commands.running.rehearsal import rehearsal_hint
     from harness.errors import UserError
 
     report = preflight.local(recipe, plans, recipe_path, corpus_cache)
     if not report.ok:
-        raise UserError("preflight: " + "; ".join(f"{f.where}: {f.message}" for f in report.failures()))
+        raise UserError("preflight: " + "; ".join(f"{f.where}: {f.message}" for f in report.failures()),
+                        rehearsal_hint(launcher, rehearse))
     return report.plans
 
 
@@ -145,7 +149,8 @@ def main(args: argparse.Namespace) -> int:
     check_placeable(plans, options.launcher, args.recipe)
     pdir = point_dir(args.out, plans[0], options.variant)
     check_free(pdir)   # another writer of this point: refused at once, naming it
-    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
+    rehearse = engine_rehearsal("run", args, recipe, [args.point])
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache, rehearse, args.launcher)
     check_out_dir(args.out)
     prior = read_status(pdir)
     print(landing_line(plans[0].conc, pdir, options.variant, replaces=bool(prior and prior.get("state") == "completed")),
@@ -156,7 +161,7 @@ def main(args: argparse.Namespace) -> int:
             print(f"run {i + 1} of {args.repeat}", flush=True)
         outcome = run_point(plans[0], options)
         outcomes.append(outcome)
-        print(describe_outcome(outcome))
+        print(describe_outcome(outcome, rehearse))
         if outcome.exit_status not in (0, 1, 3):   # a signal or a user error: no further runs
             break
     if outcome.result is not None:
@@ -168,6 +173,16 @@ def main(args: argparse.Namespace) -> int:
     if outcome.result is not None and options.variant:
         print(compare_hint(args.out / recipe.config_key, options.variant))
     return outcome.exit_status if len(outcomes) == 1 else worst_exit(o.exit_status for o in outcomes)
+
+
+def engine_rehearsal(command: str, args: argparse.Namespace, recipe: Recipe, points: list[str]) -> str | None:
+    """The simulator rehearsal of these points (`harness.commands.running.rehearsal`), for a recipe whose engine
+    is not already the simulator."""
+    from harness.commands.running.rehearsal import rehearsal_command
+
+    if recipe.engine == "sim":
+        return None
+    return rehearsal_command(command, args.recipe, recipe, overrides_with_duration(args), points)
 
 
 def repeat_summary(outcomes: list[PointOutcome]) -> str:
@@ -213,8 +228,21 @@ def point_table(pdir: Path) -> str:
     return "".join(render_curve(c) for c in group_curves(load_results([pdir])))
 
 
-def describe_outcome(o: PointOutcome) -> str:
+def describe_outcome(o: PointOutcome, rehearse: str | None = None) -> str:
+    """The point's end as the console shows it: its state and reason; for a server that failed, the end of its log
+    that says why and the log's path; where the engine cannot start on this machine, the command of the simulator
+    rehearsal (`rehearse`)."""
+    from harness.point.servers.server_failure import failure_excerpt, render_excerpt
+
     lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
+    excerpt = failure_excerpt(o.point_dir, o.reason) if o.state == "failed" else None
+    if excerpt is not None:
+        lines += render_excerpt(excerpt)
+        if excerpt.engine_missing:
+            lines.append(f"  this machine cannot start the engine: {excerpt.engine_missing}")
+            if rehearse:
+                lines.append("  rehearse it on the simulator instead (no GPU; results labelled SIMULATED, "
+                             f"unofficial): {rehearse}")
     if o.result is not None:
         v = o.result["validity"]
         lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}; "

@@ -35,6 +35,7 @@ def add_with_eval(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     from harness.commands.running.run import (
         check_out_dir,
+        engine_rehearsal,
         local_preflight,
         options_from_args,
         overrides_with_duration,
@@ -54,14 +55,16 @@ def main(args: argparse.Namespace) -> int:
         check_reusable(plans)
     for plan in plans:   # another writer of any of these points: refused at once, naming it
         check_free(point_dir(args.out, plan, options.variant))
-    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache)
+    rehearse = engine_rehearsal("sweep", args, recipe, list(args.points or []))
+    plans = local_preflight(args.recipe, recipe, plans, args.corpus_cache, rehearse, args.launcher)
     check_out_dir(args.out)
     evaluation = _eval_task(args)
     if options.variant:
         print(f"variant {options.variant} -> {args.out / recipe.config_key / VARIANTS_DIR / options.variant} "
               "(the recipe's own points are left as they are)", flush=True)
     t0 = time.monotonic()
-    done = run_sequence(plans, options, reuse_deployment=args.reuse_deployment, force=args.force, t0=t0)
+    done = run_sequence(plans, options, reuse_deployment=args.reuse_deployment, force=args.force, t0=t0,
+                        rehearse=rehearse)
     worst = done.exit_status
     if done.stopped:
         return worst

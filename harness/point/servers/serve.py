@@ -32,6 +32,7 @@ from harness.point.servers import port_owner, server_env
 from harness.point.servers.readiness import NotReady, wait_until_ready
 from harness.point.servers.server_auth import server_api_key
 from harness.point.servers.server_crash import CrashWatch, crash_reason
+from harness.point.servers.server_failure import key_line
 from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
 from harness.recipe.plan import PointPlan
@@ -222,6 +223,9 @@ class FreshServer:
             cause = port_in_use_cause(log) if exc.reason == "server_exited" else None
             if cause:  # the server died because it could not bind: say so, in its own words
                 raise NotReady("port_in_use", f"{exc}; server.log: {cause}") from None
+            said = key_line(log) if exc.reason == "server_exited" else None
+            if said:   # why it ended, in its own words (the console prints more of the log)
+                raise NotReady(exc.reason, f"{exc}; server.log: {said}") from None
             raise
         finally:
             loading.close()
