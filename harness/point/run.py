@@ -125,6 +125,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     power: PowerSampler | NodePowerSamplers | None = None
     client: aiperf.AiperfProcess | None = None
     client_run = None
+    profiling_span_s: float | None = None   # the window's monotonic bound (`ClientProgress.profiling_span_s`)
     metrics_before = metrics_after = None
     state, reason = "failed", None
     with StopSignals(status) as sigs:
@@ -161,6 +162,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                     client_run = client.wait(timeout, should_stop=should_stop, on_tick=on_tick)
                 finally:
                     live.close()
+                    profiling_span_s = phases.profiling_span_s()
             status.phase("draining")
             metrics_after = scrape_all(server.metrics_urls) if server.exit_code() is None else None
             power.stop()
@@ -194,7 +196,8 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
         result, result_path = build_point_result(
             plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
             artifact_dir=artifact_dir,
-            client_run=client_run, metrics_before=metrics_before, metrics_after=metrics_after, state=state,
+            client_run=client_run, profiling_span_s=profiling_span_s, metrics_before=metrics_before,
+            metrics_after=metrics_after, state=state,
             reason=reason, corpus=corpus, tokenizer=tokenizer_used, client_tool=client_tool,
             deployment_run=server.run_record)
         if result is not None:  # strict power can turn a completed point into a failed one

@@ -30,7 +30,7 @@ from harness.point.record.multinode_row import (
 from harness.point.record.router_version import read_fingerprint, router_metadata
 from harness.point.record.server_queue import server_queue
 from harness.point.record.stickiness import stickiness
-from harness.point.record.validity import Thresholds, verdict
+from harness.point.record.validity import Thresholds, verdict, window_clock
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import ClientTool
 from harness.point.servers.node_power import power_csvs
@@ -68,13 +68,16 @@ def spec_decoding_label(algorithm: Any) -> str:
 
 def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: dict[str, Any],
                        thresholds: Thresholds, pdir: Path, artifact_dir: Path, client_run: Any,
-                       metrics_before: dict[str, float] | None, metrics_after: dict[str, float] | None,
+                       profiling_span_s: float | None = None, metrics_before: dict[str, float] | None,
+                       metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
                        tokenizer: dict[str, str] | None = None,
                        client_tool: ClientTool | None = None,
                        deployment_run: dict[str, Any] | None = None,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points).
+    `profiling_span_s`: monotonic seconds from the profiling phase's start to the client's end, the bound a window
+    measured on the wall clock must keep (`harness.point.record.validity.window_clock`).
     `client_tool`: the distribution that provides the `aiperf` that ran. `deployment_run` says which deployment a
     point ran on when the sweep reused one."""
     summary = aiperf.read_summary(artifact_dir)
@@ -171,6 +174,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["server_metrics_sglang"] = None if server_metrics_export is None else \
         aiperf.has_sglang_series(server_metrics_export)
     result["server_queue"] = server_queue(server_metrics_export)
+    result["window_clock"] = window_clock(metrics, plan.client.duration_s, plan.client.grace_s, profiling_span_s)
     result["validity"] = verdict(result, plan.client.duration_s, thresholds)
     if result["state"] != "completed":
         result["validity"]["valid"] = False

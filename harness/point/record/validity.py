@@ -7,6 +7,8 @@ completed requests above 0.10, `error_ratio`), its required `sglang:` server-met
 coverage under 95 % of the window, context overflows above 1 %, a cancelled run). `env_not_applied`: a variable the
 harness set for the server (recipe `server.env`, the golden `SGLANG_SIMULATE_ACC_*`, its own) is missing from the
 running server's environment or has another value there (a container runtime's precedence, an entrypoint).
+`window_clock_mismatch`: the window measured on the wall clock is longer than the requested window and its grace, or
+than the monotonic span of the client's profiling phase, or not positive (the wall clock stepped: `window_clock`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,27 @@ class Thresholds(BaseModel):
         default=0.5, ge=0, le=1, description="achieved session-tree concurrency / target concurrency")
     max_accept_length_error: float = Field(default=0.02, ge=0, description="|achieved - target| / target")
     require_power: bool = Field(default=False, description="invalid without valid power (also `--require-power`)")
+
+
+CLOCK_SLACK_S = 2.0        # the profiling phase is seen within a second of its start
+CLOCK_SLACK_FRACTION = 0.02
+
+
+def window_clock(metrics: dict[str, Any], requested_s: float, grace_s: float,
+                 monotonic_s: float | None) -> dict[str, Any]:
+    """The record's `window_clock` block: the window as measured on the wall clock (AIPerf's request times), the
+    longest it can honestly be (the requested window and its grace, and the monotonic span from the profiling
+    phase's start to the client's end), and whether the two agree. A wall-clock step inside the window (an NTP step)
+    moves AIPerf's times and not the monotonic clock, so the window then reads hours long, or negative."""
+    tput = metrics.get("throughput")
+    wall = float(tput["duration_seconds"]) if tput else None
+    slack = CLOCK_SLACK_S + CLOCK_SLACK_FRACTION * requested_s
+    bound = requested_s + grace_s + slack
+    if monotonic_s is not None:
+        bound = min(bound, monotonic_s + slack)
+    agrees = None if wall is None else 0 < wall <= bound
+    return {"wall_s": wall, "monotonic_s": monotonic_s, "requested_s": requested_s, "grace_s": grace_s,
+            "max_s": round(bound, 3), "agrees": agrees}
 
 
 def with_required_power(thresholds: Thresholds, required: bool) -> Thresholds:
@@ -74,6 +97,13 @@ def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thr
     if window < thresholds.min_window_fraction * requested_duration_s:
         reasons.append(_reason("window_too_short", f"measured window {window:.1f} s < "
                                f"{thresholds.min_window_fraction:.0%} of the requested {requested_duration_s:.0f} s"))
+    clock = result.get("window_clock") or {}
+    if clock.get("agrees") is False:
+        mono = clock.get("monotonic_s")
+        measured = f"{mono:.1f} s by the monotonic clock, " if mono is not None else ""
+        reasons.append(_reason("window_clock_mismatch", f"the window reads {window:.1f} s on the wall clock, but "
+                               f"{measured}the requested {clock['requested_s']:.0f} s and its {clock['grace_s']:.0f} s "
+                               f"grace allow at most {clock['max_s']:.1f} s: the wall clock stepped inside it"))
     if errors and (not ok or errors / ok > thresholds.max_error_ratio):
         rate = f"{errors / ok:.1%}" if ok else "no request completed"
         reasons.append(_reason("error_ratio", f"{errors} failed against {ok} completed requests "
