@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.point.state.status import read_status, shown_phase
+from harness.point.state.truth import reconciled_status
 from slurm.state import TaskState, job_finished, point_state
 
 
@@ -18,7 +19,7 @@ def point_views(record: dict[str, Any], tasks: dict[int, TaskState]) -> list[dic
     for p in record["points"]:
         tid = int(p["task_id"])
         task = tasks.get(tid)
-        status = typed_status(read_status(Path(p["point_dir"])))
+        status = typed_status(reconciled_status(Path(p["point_dir"]), read_status(Path(p["point_dir"]))))
         state, reason = point_state(task, status)
         if shared and status is None and task is not None and task.state != "PENDING":   # not reached yet
             if task.active:

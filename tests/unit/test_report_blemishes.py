@@ -94,6 +94,7 @@ def test_the_status_table_of_a_finished_run(tmp_path: Path) -> None:
     write_json(tmp_path / "k" / "conc2" / "status.json",
                {"state": "completed", "phase": "collecting", "phases": {"profiling": 1, "collecting": 2},
                 "exit_status": 0, "reason": None})
+    write_json(tmp_path / "k" / "conc2" / "point_result.json", {"config_key": "k", "conc": 2, "state": "completed"})
     table = render_dir_table(tmp_path, dir_views(tmp_path))
     assert "collecting" not in table and table.splitlines()[1].split()[:4] == ["k/conc2", "completed", "-", "0"]
 

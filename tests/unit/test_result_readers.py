@@ -158,6 +158,7 @@ def test_status_views_read_wrong_typed_fields_as_absent(tmp_path: Path, status: 
     from slurm.progress import point_views, render_table
 
     (tmp_path / "status.json").write_text(json.dumps(status))
+    (tmp_path / "point_result.json").write_text(json.dumps({"config_key": "k", "conc": 4, "state": status["state"]}))
     record = {"points": [{"task_id": 0, "conc": 4, "name": "c4", "point_dir": str(tmp_path), "result": "r.json"}]}
     line = render_table(point_views(record, {})).splitlines()[-1]
     assert line.split()[:3] == ["0", "c4", status["state"]], line

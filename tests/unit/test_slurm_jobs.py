@@ -38,6 +38,7 @@ def test_point_views_and_exit_status(tmp_path: Path) -> None:
     p0 = tmp_path / "k" / "conc2"
     write_json(p0 / "status.json", {"state": "completed", "phase": "collecting", "exit_status": 3, "valid": False})
     write_json(p0 / "bmk_c2.json", {})
+    write_json(p0 / "point_result.json", {"config_key": "k", "conc": 2, "state": "completed"})
     tasks = {0: TaskState(0, "FAILED", 3, "NonZeroExitCode", "vm", "43"),
              1: TaskState(1, "CANCELLED", 143, None, None, "44")}
     views = point_views(rec, tasks)

@@ -24,6 +24,7 @@ def test_resume_over_an_earlier_point_keeps_its_exit_status(tmp_path: Path, caps
     write_json(pdir / "status.json", {"config_key": plans[0].config_key, "conc": 2, "state": "completed",
                                       "fingerprint": plans[0].fingerprint, "exit_status": earlier,
                                       "valid": earlier == 0})
+    write_json(pdir / "point_result.json", {"config_key": plans[0].config_key, "conc": 2, "state": "completed"})
     code = cli_main(["sweep", RECIPE, "--points", "c2", "--out", str(tmp_path), "--no-report"])
     out = capsys.readouterr().out
     assert "already completed" in out

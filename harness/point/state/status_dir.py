@@ -13,6 +13,7 @@ from harness.errors import UserError
 from harness.point.state.attempt import ATTEMPTS_DIR
 from harness.point.state.ownership import LOCK_FILE
 from harness.point.state.status import STATUS_FILE, read_status, shown_phase
+from harness.point.state.truth import reconciled_status
 
 
 def status_dirs(root: Path) -> list[Path]:
@@ -44,6 +45,7 @@ def dir_views(root: Path) -> list[dict[str, Any]]:
             status = {"state": "unknown", "reason": f"status.json not readable ({exc})"}
         if not isinstance(status, dict):
             status = {"state": "unknown", "reason": "status.json is not an object"}
+        status = reconciled_status(d, status) or status   # with its record, as report and export read it
         views.append({"point_dir": str(d), "kind": _text(status.get("kind", "point")), "conc": status.get("conc"),
                       "state": _text(status.get("state")), "phase": shown_phase(status),
                       "exit_status": status.get("exit_status"), "reason": _text(status.get("reason")),

@@ -250,15 +250,20 @@ def plan_eval(edir: Path, root: Path, out: Path, plan: ExportPlan) -> None:
 
 
 def _failed_points(run_dir: Path, root: Path, points: list[Path]) -> dict[Path, str]:
-    """Point directory -> `<state>: <reason>` for every point that did not complete: a record saying so, or a
-    `status.json` in a final state other than completed without a record (the point ended before its client)."""
+    """Point directory -> `<state>: <reason>` for every point that did not complete, as its status and record
+    reconciled say (`harness.point.state.truth`: a record whose status says failed or cancelled, a record that says
+    so itself, a record that cannot be read), or a `status.json` in a final state other than completed without a
+    record (the point ended before its client)."""
+    from harness.point.state.truth import read_point_status, read_record, reconcile
+
     failed: dict[Path, str] = {}
     for pdir in points:
-        record_path = pdir / RECORD_FILE
-        if _inside(record_path, root):
-            why = point_failure(_read_object(record_path, "point record"))
-            if why is not None:
-                failed[pdir] = why
+        if not _inside(pdir / RECORD_FILE, root):
+            continue
+        status = read_point_status(pdir) if _inside(pdir / "status.json", root) else None
+        truth = reconcile(status, read_record(pdir))
+        if not truth.is_result:
+            failed[pdir] = f"{truth.state}: {truth.reason}" if truth.reason else truth.state
     for pdir in _walk(run_dir, "status.json"):
         status_path = pdir / "status.json"
         if pdir in points or not _inside(status_path, root):
@@ -324,8 +329,8 @@ def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False
                         + "; ".join(f"{p.relative_to(run_dir)} ({why})" for p, why in failed.items()))
     if not points:
         raise UserError(f"{run_dir}: no point directories found (expected {RECORD_FILE} below it)")
-    left_out = [pdir for pdir in points if not plan_point(pdir, root, out, plan, include_unofficial)
-                and pdir not in failed]
+    left_out = [pdir for pdir in points if pdir not in failed
+                and not plan_point(pdir, root, out, plan, include_unofficial)]
     for edir in _walk(run_dir, EVAL_RESULT_FILE):
         plan_eval(edir, root, out, plan)
     for dst, write in plan.files.items():

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UserError
 from harness.point.state.status_dir import status_dirs
 from harness.report.results.load import RECORD_FILE, RESULT_PREFIX, PointResult, Reason
 
@@ -18,6 +19,7 @@ from harness.report.results.load import RECORD_FILE, RESULT_PREFIX, PointResult,
 def unfinished_points(run_dirs: Iterable[Path]) -> list[PointResult]:
     """A point per directory below `run_dirs` holding a point's `status.json` and no result file."""
     from harness.point.state.status import read_status
+    from harness.point.state.truth import reconcile
 
     points = []
     for d in sorted({d for root in run_dirs for d in status_dirs(root)}):
@@ -25,8 +27,11 @@ def unfinished_points(run_dirs: Iterable[Path]) -> list[PointResult]:
             continue
         try:
             status = read_status(d)
-        except (OSError, ValueError):
+        except (OSError, ValueError, UserError):
             continue
+        if isinstance(status, Mapping) and status.get("kind", "point") == "point":
+            truth = reconcile(status, None)   # harness.point.state.truth: completed without a record is failed
+            status = {**status, "state": truth.state, "reason": truth.reason}
         point = status_point(status, d) if isinstance(status, Mapping) else None
         if point is not None:
             points.append(point)
