@@ -104,7 +104,7 @@ def test_sessions_stay_on_their_dp_rank_behind_smg_consistent_hashing(tmp_path: 
     pytest.importorskip("smg", reason="smg is a dev extra (pip install -e .[dev])")
     recipe = Path(__file__).parents[2] / "recipes" / "examples" / "dpa-smg-affinity-sim.yaml"
     proc = harness("sweep", str(recipe), "--out", str(tmp_path), "--no-report", "--duration", "10",
-                   "--set", f"args.api-key={API_KEY}")
+                   "--set", "client.warmup_requests_per_lane=2", "--set", f"args.api-key={API_KEY}")
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode in (0, 3), out
     pdir = next(tmp_path.rglob("point_result.json")).parent

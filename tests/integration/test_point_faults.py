@@ -24,8 +24,8 @@ WINDOW_S = 30
 OLD_ALLOWANCE_S = WINDOW_S + 5 + 300   # window + grace + the client overhead that used to be the only bound
 
 
-def _stalled_plan(stall_after_s: float, server_env: dict[str, str]):
-    plan = sim_plan(["--sim-stall-after", str(stall_after_s)], [f"client.duration_s={WINDOW_S}"])
+def _stalled_plan(stall: list[str], server_env: dict[str, str]):
+    plan = sim_plan(stall, [f"client.duration_s={WINDOW_S}"])
     return plan.model_copy(update={"server": plan.server.model_copy(update={"env": server_env})})
 
 
@@ -38,8 +38,9 @@ def _check_failed(outcome) -> dict:
 
 
 def test_stalled_stream_is_caught_by_the_token_counters_within_the_bound(tmp_path):
-    # /health stays 200 while stalled (SGLang's liveness-only /health): only /metrics shows the stall
-    plan = _stalled_plan(12, {"SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "false"})
+    # /health stays 200 while stalled (SGLang's liveness-only /health): only /metrics shows the stall. It stalls
+    # at the 20th request: the seeded warm-up sends 13, so the window is running whatever the machine's speed
+    plan = _stalled_plan(["--sim-stall-after-requests", "20"], {"SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION": "false"})
     t0 = time.monotonic()
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0,
                                            stall_timeout_s=4))
@@ -52,7 +53,7 @@ def test_stalled_stream_is_caught_by_the_token_counters_within_the_bound(tmp_pat
 
 
 def test_stalled_server_answering_health_503_is_caught_at_once(tmp_path):
-    plan = _stalled_plan(1, {})
+    plan = _stalled_plan(["--sim-stall-after", "1"], {})
     t0 = time.monotonic()
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0,
                                            stall_timeout_s=300))
@@ -84,8 +85,10 @@ def test_a_frozen_server_is_caught_whether_or_not_requests_are_in_flight(tmp_pat
 
     freezer = threading.Thread(target=freeze_once_profiling, daemon=True)
     freezer.start()
+    # a stopped process ignores SIGTERM: it is killed after the stop grace, which need not be the default 15 s
     outcome = run_point(sim_plan([], [f"client.duration_s={WINDOW_S}"]),
-                        PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0, stall_timeout_s=5))
+                        PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0, stall_timeout_s=5,
+                                     server_stop_grace_s=3))
     freezer.join(timeout=5)
     assert frozen, "the point never reached profiling"
     _check_failed(outcome)

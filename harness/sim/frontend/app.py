@@ -260,7 +260,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         enable_cache_report=bool(args.enable_cache_report),
         truth=truth,
         faults=Faults(args.sim_error_rate, args.sim_drop_rate, random.Random(res.seed + 1),
-                      errors_after_requests=args.sim_errors_after_requests),
+                      errors_after_requests=args.sim_errors_after_requests,
+                      stall_after_requests=args.sim_stall_after_requests),
         eval_answers=answers,
         allow_auto_truncate=bool(getattr(args, "allow_auto_truncate", False)),
         health_generates=env.get("SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION", "true").lower()

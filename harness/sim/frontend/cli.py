@@ -32,6 +32,9 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
                         "a slow machine cannot move, unlike --sim-errors-after)")
     g.add_argument("--sim-stall-after", type=float, default=None,
                    help="stop producing tokens this many seconds after becoming ready (connections stay open)")
+    g.add_argument("--sim-stall-after-requests", type=int, default=0, metavar="N",
+                   help="stop producing tokens when the Nth chat request arrives (connections stay open; a trigger "
+                        "that a slow machine cannot move, unlike --sim-stall-after)")
     g.add_argument("--sim-drop-rate", type=float, default=0.0,
                    help="fraction of streams closed mid-response")
     g.add_argument("--sim-truth-log", default=None, help="write one JSON line per request to this file")
@@ -86,8 +89,9 @@ def check_sim_args(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         v = getattr(args, name)
         if not 0.0 <= v <= 1.0:
             parser.error(f"--{name.replace('_', '-')}: expected a fraction in [0, 1], got {v}")
-    if args.sim_errors_after_requests < 0:
-        parser.error(f"--sim-errors-after-requests: expected a count >= 0, got {args.sim_errors_after_requests}")
+    for name in ("sim_errors_after_requests", "sim_stall_after_requests"):
+        if getattr(args, name) < 0:
+            parser.error(f"--{name.replace('_', '-')}: expected a count >= 0, got {getattr(args, name)}")
     for name in ("sim_startup_seconds", "sim_crash_after", "sim_stall_after"):
         v = getattr(args, name)
         if v is not None and v < 0:

@@ -37,6 +37,7 @@ class Faults:
     rng: random.Random = field(default_factory=random.Random)
     errors_from_ns: int = 0        # monotonic time from which `error_rate` applies
     errors_after_requests: int = 0  # chat requests answered normally before `error_rate` applies
+    stall_after_requests: int = 0   # the engine stalls when this chat request arrives (0: never)
     requests_seen: int = 0
 
     def inject_error(self) -> bool:
@@ -44,6 +45,10 @@ class Faults:
         self.requests_seen += 1
         return (self.error_rate > 0 and time.monotonic_ns() >= self.errors_from_ns
                 and self.requests_seen > self.errors_after_requests and self.rng.random() < self.error_rate)
+
+    def stall_now(self) -> bool:
+        """Whether the request just counted by `inject_error` is the one that stalls the engine."""
+        return self.stall_after_requests > 0 and self.requests_seen == self.stall_after_requests
 
 
 @dataclass
@@ -180,6 +185,8 @@ class Handlers:
         if st.faults.inject_error():
             self._log_truth_error(rid, arrival_ns, "injected_error")
             return _error(500, "injected server error (--sim-error-rate)", "InternalServerError")
+        if st.faults.stall_now():
+            st.engine.stall()   # this request is queued at a scheduler that no longer steps
         prompt = analyse(render_chat(body["messages"], body.get("tools")))
         if prompt.tokens >= st.context_length:
             return _error(
