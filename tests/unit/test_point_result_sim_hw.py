@@ -41,3 +41,30 @@ def test_the_report_reads_an_older_simulated_record_naming_the_recipes_gpu_as_si
 
     p = parse_result({"conc": 4, "engine": "sim", "simulated": True, "hw": "h200"}, tmp_path / "point_result.json")
     assert (p.simulated, p.hw) == (True, "sim")
+
+
+def test_a_failed_point_leaves_no_published_row(tmp_path: Path) -> None:
+    """InferenceX's collectors glob `runs/**/bmk_agentic_*.json`: a failed or cancelled point leaves none."""
+    _, plans = load_plans(ROOT / "recipes" / "quickstart-sim.yaml", ["c4"])
+    for state in ("failed", "cancelled"):
+        pdir = tmp_path / state
+        shutil.copytree(RECORDS, pdir / "aiperf")
+        result, path = build_point_result(
+            plans[0], overrides=(), labels={}, thresholds=Thresholds(), pdir=pdir, artifact_dir=pdir / "aiperf",
+            client_run=None, metrics_before=None, metrics_after=None, state=state, reason="server_crashed: x",
+            corpus={})
+        assert result is not None and path == pdir / "point_result.json"
+        assert (result["state"], result["row"], result["validity"]["valid"]) == (state, None, False)
+        assert result["request_metrics"]   # the record keeps what was measured
+        assert sorted(p.name for p in pdir.rglob("bmk_agentic_*")) == []
+    result, _ = build_point_result(
+        plans[0], overrides=(), labels={}, thresholds=Thresholds(), pdir=tmp_path / "ok",
+        artifact_dir=_copy(tmp_path / "ok"), client_run=None, metrics_before=None, metrics_after=None,
+        state="completed", reason=None, corpus={})
+    assert result is not None and (tmp_path / "ok" / "bmk_agentic_quickstart-sim_conc4.json").is_file()
+    assert result["row"] == "bmk_agentic_quickstart-sim_conc4.json"
+
+
+def _copy(pdir: Path) -> Path:
+    shutil.copytree(RECORDS, pdir / "aiperf")
+    return pdir / "aiperf"

@@ -4,13 +4,15 @@
   concurrency, accept length, cancellations at the cutoff, overrides, engine, client settings, power over
   our window). `report`, `compare`, `check`, `status` and Slurm read this file.
 - `bmk_agentic_<config_key>_conc<N>.json`: the published row, exactly one InferenceX AgentX row
-  (`harness.point.record.inferencex_row`). A simulated point records and publishes `hw: sim`, never a real GPU
+  (`harness.point.record.inferencex_row`), written only for a completed point (the record's `row` names it; null
+  for a failed or cancelled point, whose directory holds nothing that InferenceX's collectors, which take every
+  `bmk_agentic_*.json` under a run, would read as a result). A simulated point records and publishes `hw: sim`, never a real GPU
   name (our record keeps the recipe's GPU type as `recipe_hw`).
 - `aiperf/request_samples.bin`: the E2EL and TTFT samples a report plots, beside the per-request records
   they come from (`harness.report.results.samples_file`).
 
 Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
-its partial result, marked invalid).
+its partial result in its record, marked invalid, and has no published row).
 """
 
 from __future__ import annotations
@@ -181,11 +183,14 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         result["validity"]["reasons"].insert(0, {"code": f"point_{result['state']}",
                                                  "message": result["state_reason"] or result["state"]})
     result["schema_version"] = RECORD_SCHEMA_VERSION
-    result["row"] = f"{result_name(plan)}.json"
+    # the published row only for a completed point: InferenceX's collectors take every `bmk_agentic_*.json` under a
+    # run as a result, so a failed or cancelled point leaves none (its record keeps what was measured)
+    result["row"] = f"{result_name(plan)}.json" if result["state"] == "completed" else None
     result["publishable"] = publishable.verdict(result)
     row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, deployment_run),
                          metrics_after, server_metrics_export, router)
-    write_foreign_json(pdir / result["row"], row)
+    if result["row"] is not None:
+        write_foreign_json(pdir / result["row"], row)
     if plan.deployment is not None:
         result["deployment"]["affinity"] = affinity(plan.deployment, deployment_log_dir(pdir, deployment_run),
                                                     raw_records, row)
