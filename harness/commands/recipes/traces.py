@@ -109,7 +109,14 @@ def _stage(args: argparse.Namespace) -> int:
             raise UserError(f"--from-file {args.from_file}: no such file")
         staged = pinned.stage_from_file(corpus, cache, args.from_file, allow_unverified=args.unverified)
     else:
-        staged = pinned.stage_from_hub(corpus, cache)
+        from harness.commands.recipes import hub
+
+        what = f"{corpus.repo}@{corpus.revision[:12]}"
+        hub.check_reachable(what, args.corpus)   # no network: one line in seconds, not the hub client's retries
+        try:
+            staged = pinned.stage_from_hub(corpus, cache)
+        except OSError as exc:   # ConnectionError and the hub client's HTTP errors among them
+            raise hub.network_error(what, args.corpus, exc) from None
     print(staged.message)
     if staged.ok:
         print(f"jobs read it offline with corpus_cache: {cache} (cluster profile) or --corpus-cache {cache}")
