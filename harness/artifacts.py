@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from harness import SCHEMA_VERSION
+from harness.errors import UserError
 from harness.redact import any_remembered, redact_data, redact_text, scrub_remembered
 
 
@@ -105,3 +109,41 @@ def read_json(path: Path, what: str = "JSON") -> dict[str, Any]:
     from harness.inputs.json_input import read_json_object
 
     return read_json_object(path, what)
+
+
+def write_error(exc: OSError, path: Path, what: str) -> UserError:
+    """A failed write as one line naming the path and the cause (a full disk, a read-only or forbidden place)."""
+    return UserError(f"{exc.filename or path}: cannot write the {what}: {exc.strerror or exc}")
+
+
+@contextmanager
+def staged_dir(out: Path, what: str, *, merge: bool = False) -> Iterator[Path]:
+    """A temporary directory beside `out` to build `what` in, put in place only when the build completes: renamed
+    to `out` (new or an empty directory), or with `merge` each of its files moved into `out` (a report over an
+    earlier one). Whatever fails, the temporary directory is removed, so nothing half-written is left; an OSError
+    (ENOSPC, EROFS, EACCES, ...) becomes one line naming the path and the cause."""
+    out = Path(out)
+    tmp: Path | None = None
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        os.chmod(tmp, 0o755)
+        yield tmp
+        if merge:
+            out.mkdir(exist_ok=True)
+            for item in sorted(tmp.iterdir()):
+                os.replace(item, out / item.name)
+            tmp.rmdir()
+        else:
+            if out.is_dir():
+                out.rmdir()   # empty: the caller checked
+            os.rename(tmp, out)
+        tmp = None
+    except OSError as exc:
+        name = exc.filename if isinstance(exc.filename, str) else None
+        if tmp is not None and name is not None and name.startswith(str(tmp)):
+            exc.filename = str(out) + name[len(str(tmp)):]   # the path as it was to be, not the temporary one
+        raise write_error(exc, out, what) from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -16,6 +16,7 @@ stderr are wrapped, line by line), so no secret reaches the terminal or a captur
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 import typing
@@ -164,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout, sys.stderr = out, err
 
 
+# A full disk or quota, a read-only filesystem, a place the user may not write.
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def _main(argv: list[str] | None = None) -> int:
     from harness.errors import UserError, one_line
 
@@ -181,6 +186,12 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {one_line(exc.hint)}", file=sys.stderr)
+        return 2
+    except OSError as exc:   # a write no command turned into its own line: one line naming the path and the cause
+        if args.debug or exc.errno not in _WRITE_ERRNOS:
+            raise
+        where = exc.filename or exc.filename2 or "a file"
+        print(f"error: {one_line(f'{where}: {exc.strerror or exc}')}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

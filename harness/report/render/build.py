@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.artifacts import write_json, write_text
+from harness.artifacts import staged_dir, write_json, write_text
 from harness.errors import UserError
 from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves, report_json
 from harness.report.render.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
@@ -72,8 +72,19 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
             "InferenceX agentic aggregates somewhere below)"
         )
     curves = group_curves(points)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    final = Path(out_dir)
+    if final.exists() and not final.is_dir():
+        raise UserError(f"--out {final}: not a directory")
+    with staged_dir(final, "report", merge=True) as out_dir:   # moved into --out only when every file is written
+        pngs, evals = _write_report(run_dirs, out_dir, curves, notes, with_records)
+    return ReportOutputs(png_paths=[final / p.name for p in pngs], html_path=final / "report.html",
+                         markdown_path=final / "report.md", json_path=final / "report.json",
+                         csv_path=final / "report.csv", curves=curves, evals=evals, notes=notes)
+
+
+def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], notes: list[str],
+                  with_records: bool) -> tuple[list[Path], dict[str, EvalSummary]]:
+    """Write the report's files into `out_dir`; the PNGs written and the evals shown."""
     with reading_distributions(curves if with_records else []) as read_distributions:
         pngs = [plot_pareto(curves, out_dir / "pareto.png", FRONTIER_AXES[0])]
         pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
@@ -85,17 +96,13 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
     evals = newest_evals(run_dirs)
     keys = {k: all(c.simulated for c in curves if k in c.config_keys)   # config key -> only simulated curves
             for k in dict.fromkeys(k for c in curves for k in c.config_keys)}
-    json_path = write_json(out_dir / "report.json",
-                           {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys},
-                            "notes": notes})
-    md_path = write_text(out_dir / "report.md", render_markdown(curves, [p.name for p in pngs])
-                         + "\n" + eval_markdown(keys, evals))
+    write_json(out_dir / "report.json",
+               {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys}, "notes": notes})
+    write_text(out_dir / "report.md", render_markdown(curves, [p.name for p in pngs]) + "\n" + eval_markdown(keys, evals))
     page = render_html(curves, pngs)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
-    html_path = write_text(out_dir / "report.html", page)
+    write_text(out_dir / "report.html", page)
     from harness.report.render.csv_export import render_csv
 
-    csv_path = write_text(out_dir / "report.csv", render_csv(curves))
-    return ReportOutputs(png_paths=pngs, html_path=html_path, markdown_path=md_path, json_path=json_path,
-                         csv_path=csv_path,
-                         curves=curves, evals=evals, notes=notes)
+    write_text(out_dir / "report.csv", render_csv(curves))
+    return pngs, evals

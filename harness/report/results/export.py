@@ -31,7 +31,9 @@ exported as a row, with or without `include_unofficial`: it is listed as failed 
 whose points all failed is refused as such ("all N points failed: ...").
 
 OUT must be new or an empty directory, and not a symlink: an earlier export is never mixed with this one (the
-counts printed are of everything in OUT), and no file is written through a symlink.
+counts printed are of everything in OUT), and no file is written through a symlink. The export is built in a
+temporary directory beside OUT and renamed to OUT when complete: a write that fails (a full disk, a read-only or
+forbidden directory) is one line naming the path and the cause, and leaves neither OUT nor anything half-written.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import write_foreign_json, write_text
+from harness.artifacts import staged_dir, write_foreign_json, write_text
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
 from harness.point.servers.server_logs import server_logs
@@ -333,7 +335,9 @@ def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False
                 and not plan_point(pdir, root, out, plan, include_unofficial)]
     for edir in _walk(run_dir, EVAL_RESULT_FILE):
         plan_eval(edir, root, out, plan)
-    for dst, write in plan.files.items():
-        _prepare(out, dst)
-        write(dst)
+    with staged_dir(out, "export") as tmp:   # renamed to OUT when complete; removed if anything fails
+        for dst, write in plan.files.items():
+            staged = tmp / dst.relative_to(out)
+            _prepare(tmp, staged)
+            write(staged)
     return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out, failed)
