@@ -9,6 +9,7 @@ client settings and the resources. Nothing here starts a process.
     flags       pinned flag tables, value checks     flag_dump   a flag table from a live argparse parser
     golden      golden AL curves → SGLANG_SIMULATE_ACC_*         plan        Point → PointPlan
     points      the front half of run/sweep/plan/submit: file → overrides → plans
+    override_effect   which `--set`s change no setting of the selected points (warned about)
     diff        what changed between two recipe versions
 
 Files are read through `harness.inputs.yaml_input` (bounded; one-line errors naming file:line: key).

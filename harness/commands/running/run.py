@@ -131,6 +131,18 @@ def check_out_dir(out: Path) -> None:
         raise UserError(f"--out {out}: not a writable directory ({exc.strerror or exc})") from None
 
 
+def warn_idle_overrides(recipe_path: str, point_names: list[str] | None, overrides: list[str], unofficial: bool,
+                        plans: list[PointPlan], checked: list[str]) -> None:
+    """A warning on stderr (one line each) for every `--set` among `checked` that changes no setting of the
+    points (`harness.recipe.override_effect`)."""
+    import sys
+
+    from harness.recipe.override_effect import idle_overrides, idle_warning
+
+    for text in idle_overrides(recipe_path, point_names, overrides, unofficial, plans, checked):
+        print(f"warning: {idle_warning(text, plans)}", file=sys.stderr, flush=True)
+
+
 def overrides_with_duration(args: argparse.Namespace) -> list[str]:
     """`--set`s, then `--duration S` as `client.duration_s=S` (a shortened window is a variant too)."""
     extra = [f"client.duration_s={args.duration:g}"] if args.duration else []
@@ -145,6 +157,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import check_placeable, load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
+    warn_idle_overrides(args.recipe, [args.point], overrides_with_duration(args), args.unofficial, plans,
+                        args.overrides)
     options = options_from_args(args, recipe)
     check_placeable(plans, options.launcher, args.recipe)
     pdir = point_dir(args.out, plans[0], options.variant)

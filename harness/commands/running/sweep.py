@@ -39,6 +39,7 @@ def main(args: argparse.Namespace) -> int:
         local_preflight,
         options_from_args,
         overrides_with_duration,
+        warn_idle_overrides,
     )
     from harness.point.record.result import point_dir
     from harness.point.run import EXIT_FAILED, EXIT_INVALID
@@ -49,6 +50,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import check_placeable, load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
+    warn_idle_overrides(args.recipe, args.points, overrides_with_duration(args), args.unofficial, plans,
+                        args.overrides)
     options = options_from_args(args, recipe)
     check_placeable(plans, options.launcher, args.recipe)
     if args.reuse_deployment:
