@@ -10,8 +10,9 @@ Whatever the bytes, reading ends within a bounded time and memory in either a va
   `MAX_DEPTH` before PyYAML's scanner sees them (its scanner is slow on both), then parses with PyYAML's
   safe loader and refuses nesting deeper than `MAX_DEPTH`, more than
   `MAX_ALIASES` aliases, an alias that contains itself, a document whose aliases expand to more than
-  `MAX_NODES` nodes, integers longer than `MAX_INT_DIGITS` digits and a mapping key given twice (YAML
-  itself silently keeps the last one). It also returns the line of every key path, for `Where`;
+  `MAX_NODES` nodes, integers longer than `MAX_INT_DIGITS` digits, a mapping key given twice (YAML
+  itself silently keeps the last one) and any explicit tag (`!!python/…`, `!!int 1e3`, `!custom`), named in
+  the message. It also returns the line of every key path, for `Where`;
 - `short` makes any value safe to quote in a one-line message (newlines escaped, length capped).
 """
 
@@ -175,15 +176,27 @@ def _check_flow_depth(text: str, source: str) -> None:
             raise UserError(f"{source}:{line}: not valid YAML: nested deeper than {MAX_DEPTH} levels")
 
 
-def _count_aliases(text: str) -> int:
-    """How many aliases (`*name`) the text uses (libyaml's parser when PyYAML has it: the fast pass)."""
+def _scan(text: str, source: str) -> int:
+    """How many aliases (`*name`) the text uses (libyaml's parser when PyYAML has it: the fast pass); a value
+    with an explicit tag (`!!python/object:…`, `!!int 1e3`, `!custom`) is refused, naming the tag."""
     loader = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
     try:
-        return sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=loader))
+        events = list(yaml.parse(text, Loader=loader))
     except yaml.YAMLError:
         if loader is yaml.SafeLoader:
             raise
-        return sum(isinstance(e, yaml.AliasEvent) for e in yaml.parse(text, Loader=yaml.SafeLoader))
+        events = list(yaml.parse(text, Loader=yaml.SafeLoader))
+    for e in events:
+        tag = getattr(e, "tag", None)
+        if isinstance(tag, str) and tag != "!" and isinstance(e, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+            shown = "!!" + tag[len(_STANDARD):] if tag.startswith(_STANDARD) else tag
+            at = f"{source}:{e.start_mark.line + 1}" if e.start_mark is not None else source
+            raise UserError(f"{at}: YAML tag {short(shown)} is not accepted (tags are "
+                            "refused: write the value plainly, a string in quotes)")
+    return sum(isinstance(e, yaml.AliasEvent) for e in events)
+
+
+_STANDARD = "tag:yaml.org,2002:"
 
 
 def load_yaml(text: str, source: str, normalize: Normalize = lambda path, key: key,
@@ -199,7 +212,7 @@ def load_yaml(text: str, source: str, normalize: Normalize = lambda path, key: k
     except yaml.YAMLError as exc:  # a character YAML does not allow (NUL, most controls)
         raise _yaml_error(exc, source) from None
     try:
-        aliases = _count_aliases(text)
+        aliases = _scan(text, source)
         if aliases > MAX_ALIASES:
             raise UserError(f"{source}: {aliases} aliases (at most {MAX_ALIASES})")
         root = loader.get_single_node()
