@@ -29,7 +29,7 @@ RUNS_HERE: tuple[str, ...] = (
 )
 
 ELSEWHERE: dict[str, str] = {
-    "make demo": "the quick start (about 6 minutes): its recipe's points run in tests/integration "
+    "make demo": "the quick start (about 3.5 minutes): its recipe's points run in tests/integration "
                  "(test_eval_runner.py, test_inferencex_reference.py) and on Slurm with every lane starting the "
                  "window at once, as make demo runs them, in tests/slurm/test_sweep.py",
     "make test": "the quick start itself: CI's .ci/run calls make test-all, which runs its tests and the rest",
