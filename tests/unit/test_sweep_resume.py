@@ -55,5 +55,7 @@ def test_a_variant_sweep_says_where_it_lands_and_how_to_compare(tmp_path: Path,
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (f"variant max-running-requests=64 -> {tmp_path}/quickstart-sim/variants/max-running-requests=64 "
                         "(the recipe's own points are left as they are)")
-    assert lines[-1] == ("against the recipe's own points: harness compare "
-                         f"{tmp_path}/quickstart-sim --variant max-running-requests=64")
+    # no results of the recipe as written in --out: `compare --variant` would fail, so the line gives `compare A B`
+    assert lines[-1] == (f"no results of the recipe as written in {tmp_path}/quickstart-sim to compare the variant "
+                         "with; against another run: harness compare OTHER_RUN "
+                         f"{tmp_path}/quickstart-sim/variants/max-running-requests=64")

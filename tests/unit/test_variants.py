@@ -181,3 +181,37 @@ def test_run_says_where_a_variant_lands_and_how_to_compare_it(tmp_path, capsys):
     argv = shlex.split(hint.split(": ", 1)[1])
     assert argv[0] == "harness" and cli_main(argv[1:]) == 0   # the printed command works as printed
     assert "300.0 -> 330.0 (+10.0%)" in capsys.readouterr().out
+
+
+def test_compare_of_a_variant_without_the_recipes_own_points_suggests_compare_a_b(tmp_path, capsys):
+    run = _with_variant(tmp_path)
+    for baseline in (run / "quickstart-sim").glob("conc*"):
+        shutil.rmtree(baseline)
+    variants = run / "quickstart-sim" / "variants"
+    assert cli_main(["compare", str(run), "--variant", "mrr64"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["error: --variant mrr64: no results of the recipe as written beside it to compare with",
+                   f"hint: compare the variant with other results: harness compare OTHER_RUN {variants / 'mrr64'} "
+                   "(or run the recipe as written into the same --out first, then compare --variant again)"]
+    shutil.copytree(variants / "mrr64", variants / "mrr32")   # a second variant beside it: the hint names it
+    for result in (variants / "mrr32").glob("conc*/bmk_agentic_*.json"):
+        data = json.loads(result.read_text())
+        data.update(variant="mrr32", tag="mrr32", overrides=["args.max-running-requests=32"])
+        result.write_text(json.dumps(data))
+    assert cli_main(["compare", str(run), "--variant", "mrr64"]) == 2
+    hint = capsys.readouterr().err.splitlines()[1]
+    command = hint.split("results: ", 1)[1].split(" (or", 1)[0]
+    assert command == f"harness compare {variants / 'mrr32'} {variants / 'mrr64'}"
+    assert cli_main(command.split()[1:]) == 0   # the suggested command works as printed
+    assert "300.0" not in capsys.readouterr().out   # variant against variant, not the removed baseline
+
+
+def test_the_hint_after_a_variant_run_without_a_baseline_is_compare_a_b(tmp_path):
+    from harness.commands.running.run import compare_hint
+
+    run = _with_variant(tmp_path)
+    for baseline in (run / "quickstart-sim").glob("conc*"):
+        shutil.rmtree(baseline)
+    assert compare_hint(run / "quickstart-sim", "mrr64") == (
+        f"no results of the recipe as written in {run / 'quickstart-sim'} to compare the variant with; against "
+        f"another run: harness compare OTHER_RUN {run / 'quickstart-sim' / 'variants' / 'mrr64'}")

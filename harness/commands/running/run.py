@@ -226,11 +226,17 @@ def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = Fa
 
 
 def compare_hint(curve_dir: Path, variant: str) -> str:
-    """The command that pairs a variant's points with the recipe's own points."""
+    """The command that pairs a variant's points with the recipe's own points; where `curve_dir` holds none of
+    them yet, the command that compares the variant with another run instead (`harness compare A B`)."""
     import shlex
 
-    return f"against the recipe's own points: harness compare {shlex.quote(str(curve_dir))} --variant " \
-           f"{shlex.quote(variant)}"
+    from harness.point.state.variant import VARIANTS_DIR
+
+    if any(curve_dir.glob("conc*/bmk_agentic_*.json")):
+        return f"against the recipe's own points: harness compare {shlex.quote(str(curve_dir))} --variant " \
+               f"{shlex.quote(variant)}"
+    return (f"no results of the recipe as written in {curve_dir} to compare the variant with; against another run: "
+            f"harness compare OTHER_RUN {shlex.quote(str(curve_dir / VARIANTS_DIR / variant))}")
 
 
 def point_table(pdir: Path) -> str:

@@ -288,8 +288,24 @@ def variant_sides(points: Sequence[PointResult], variant: str) -> tuple[list[Poi
         raise UserError(f"--variant {variant}: no results of that variant (variants found: "
                         f"{', '.join(known) or 'none'})")
     if not baseline:
-        raise UserError(f"--variant {variant}: no results of the recipe as written to compare with")
+        raise UserError(f"--variant {variant}: no results of the recipe as written beside it to compare with",
+                        hint=_two_runs_hint(points, variant))
     return baseline, tuned
+
+
+def _two_runs_hint(points: Sequence[PointResult], variant: str) -> str:
+    """The compare that works without the recipe's own points: the variant's directory as B, and as A another
+    variant's directory beside it, or any other run's."""
+    import shlex
+
+    def where(name: str) -> str:
+        dirs = sorted({p.point_dir.parent for p in points if p.variant == name})
+        return shlex.quote(str(dirs[0])) if len(dirs) == 1 else "OTHER_RUN"
+
+    others = sorted({p.variant for p in points if p.variant and p.variant != variant})
+    a = where(others[0]) if others else "OTHER_RUN"
+    return (f"compare the variant with other results: harness compare {a} {where(variant)} (or run the recipe as "
+            "written into the same --out first, then compare --variant again)")
 
 
 def _noise_json(d: PointDelta, name: str, iv: NoiseInterval, resolve_pct: float) -> dict[str, Any]:
