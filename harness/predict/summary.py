@@ -47,6 +47,7 @@ class PointPrediction(BaseModel):
     output_tok_s: float
     output_tok_s_per_gpu: float
     input_tok_s: float
+    total_tok_s_per_gpu: float    # input + output tokens, as a run's total tok/s/GPU counts them
     ttft_p50_s: float | None
     ttft_p90_s: float | None
     e2el_p50_s: float | None
@@ -83,6 +84,7 @@ def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Wi
         queue_mean=w.queue_time_weighted / dur,
         running_mean=w.running_time_weighted / dur, output_tok_s=out_tok / dur,
         output_tok_s_per_gpu=out_tok / dur / max(1, gpus), input_tok_s=in_tok / dur,
+        total_tok_s_per_gpu=(in_tok + out_tok) / dur / max(1, gpus),
         ttft_p50_s=percentile(ttft, 50), ttft_p90_s=percentile(ttft, 90),
         e2el_p50_s=percentile(e2el, 50), e2el_p90_s=percentile(e2el, 90),
         interactivity_p50_tok_s=percentile(inter, 50), interactivity_p90_tok_s=percentile(inter, 10),

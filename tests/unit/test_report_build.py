@@ -21,13 +21,13 @@ EXPECTED_SIM_FRONTIER = {
 }
 
 EXPECTED_TABLE = """\
-conc  tok/s/GPU  E2EL p50 (s)  E2EL p90 (s)  TTFT p50 (s)  errors  verdict
-   1      100.0         1.000         2.000         0.100       0  valid
-   2      180.0         1.400         2.500         0.150       0  valid
-   4      300.0         1.800         3.000         0.200       0  valid
-   8      280.0         1.900         4.500         0.300       0  valid
-  16      450.0         3.000         6.000         0.500       0  valid
-  32      500.0         5.000         8.000         1.200      10  INVALID (error_rate)
+conc  total tok/s/GPU  out tok/s/GPU  E2EL p50 (s)  E2EL p90 (s)  TTFT p50 (s)  errors  verdict
+   1            100.0           10.0         1.000         2.000         0.100       0  valid
+   2            180.0           18.0         1.400         2.500         0.150       0  valid
+   4            300.0           30.0         1.800         3.000         0.200       0  valid
+   8            280.0           28.0         1.900         4.500         0.300       0  valid
+  16            450.0           45.0         3.000         6.000         0.500       0  valid
+  32            500.0           50.0         5.000         8.000         1.200      10  INVALID (error_rate)
 """
 
 

@@ -19,7 +19,7 @@ def _record(tput: float, e2el_p90: float, requests: int = 100) -> dict[str, obje
 
 def test_spread_is_max_minus_min_over_the_median() -> None:
     rows = {s.metric: s for s in spreads([_record(100, 2.0), _record(110, 2.2), _record(90, 1.8)])}
-    tput = rows["tok/s/GPU"]
+    tput = rows["total tok/s/GPU"]
     assert (tput.low, tput.median, tput.high) == (90, 100, 110)
     assert tput.spread_pct == pytest.approx(20.0)
     assert rows["E2EL p90 (s)"].spread_pct == pytest.approx(20.0)
@@ -30,7 +30,8 @@ def test_a_metric_missing_from_a_run_is_left_out() -> None:
     broken = _record(100, 2.0)
     broken["request_metrics"]["latency"]["e2el"] = {"p50": float("nan")}   # type: ignore[index]
     names = {s.metric for s in spreads([_record(100, 2.0), broken])}
-    assert "tok/s/GPU" in names and "E2EL p90 (s)" not in names and "E2EL p50 (s)" not in names
+    assert "total tok/s/GPU" in names and "E2EL p90 (s)" not in names and "E2EL p50 (s)" not in names
+    assert "out tok/s/GPU" not in names   # the records carry no output throughput
 
 
 def test_render_needs_two_runs() -> None:

@@ -62,19 +62,21 @@ def render(config_key: str, rows: list[tuple[Any, Any]]) -> str:
         lines.append(f"  {label}")
     if any(p.samples > 1 for p, _ in rows):
         lines.append(f"  {max(p.samples for p, _ in rows)} windows pooled per point")
-    head = ("point", "conc", "warm-up s", "reqs", "KV peak all/reqs", "queue pk/mean", "out tok/s", "/GPU",
+    from harness.report.analysis.table import OUTPUT_PER_GPU, TOTAL_PER_GPU
+
+    head = ("point", "conc", "warm-up s", "reqs", "KV peak all/reqs", "queue pk/mean", TOTAL_PER_GPU, OUTPUT_PER_GPU,
             "TTFT p50/p90 s", "E2EL p50/p90 s", "intvty p50/p90")
     body = []
     for p, _ in rows:
         body.append((p.name, str(p.concurrency), f"{p.warmup_s:.0f}", str(p.requests),
                      f"{p.kv_peak_use:.1%}/{p.kv_peak_request_use:.1%}",
-                     f"{p.queue_peak}/{p.queue_mean:.2f}", f"{p.output_tok_s:.1f}", f"{p.output_tok_s_per_gpu:.1f}",
+                     f"{p.queue_peak}/{p.queue_mean:.2f}", f"{p.total_tok_s_per_gpu:.1f}", f"{p.output_tok_s_per_gpu:.1f}",
                      f"{_f(p.ttft_p50_s, '.3f')}/{_f(p.ttft_p90_s, '.3f')}",
                      f"{_f(p.e2el_p50_s, '.2f')}/{_f(p.e2el_p90_s, '.2f')}",
                      f"{_f(p.interactivity_p50_tok_s, '.0f')}/{_f(p.interactivity_p90_tok_s, '.0f')}"))
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     for r in [head, *body]:
         lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
-    lines.append("(all figures predicted; KV peak: the pool with its prefix cache / what running requests need; "
+    lines.append("(all figures predicted; total tok/s/GPU counts input + output tokens, as a run's table does; KV peak: the pool with its prefix cache / what running requests need; "
                  "interactivity in tokens/s per call, p90 = the value 90 % of calls reach)")
     return "\n".join(lines)

@@ -40,14 +40,14 @@ from harness.report.analysis.noise import (
 )
 from harness.report.analysis.resolve import METHOD as RESOLVE_METHOD
 from harness.report.analysis.resolve import duration_for, requests_per_side
-from harness.report.analysis.table import fmt
+from harness.report.analysis.table import TOTAL_PER_GPU, fmt
 from harness.report.results.configs import Config, group_configs, latest_per_conc
 from harness.report.results.load import PointResult
 from harness.report.results.samples import RequestSamples
 
 # (json name, column title, value) of each compared metric; direction tells which change is better.
 METRICS: tuple[tuple[str, str, str], ...] = (
-    ("total_tput_per_gpu", "tok/s/GPU", "max"),
+    ("total_tput_per_gpu", TOTAL_PER_GPU, "max"),
     ("e2el_p50", "E2EL p50 (s)", "min"),
     ("e2el_p75", "E2EL p75 (s)", "min"),
     ("e2el_p90", "E2EL p90 (s)", "min"),
@@ -389,7 +389,7 @@ def _noise_lines(changed: list[PointDelta], resolve_pct: float = DEFAULT_RESOLVE
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
     pooled = "; repeated runs pooled" if repeated else ""
     return [f"noise: bootstrap {LEVEL:.0%} interval of B - A from each point's per-request records "
-            f"({RESAMPLES} resamples{pooled}); tok/s/GPU is a {WHOLE_RUN}"] + \
+            f"({RESAMPLES} resamples{pooled}); {TOTAL_PER_GPU} is a {WHOLE_RUN}"] + \
         ([f"to resolve a change within noise: requests per side and --duration at the observed request rate "
           f"({RESOLVE_METHOD})"] if resolvable else []) + [
         "  ".join([r[0].rjust(widths[0]), r[1].ljust(widths[1]), r[2].rjust(widths[2]), r[3].rjust(widths[3]),

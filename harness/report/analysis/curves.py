@@ -57,7 +57,7 @@ FRONTIER_AXES: tuple[Axis, ...] = (
         lambda p: p.stat("e2e_norm_intvty", "p90"),
     ),
 )
-Y_LABEL = "total throughput per GPU (tok/s/GPU; higher is better)"
+Y_LABEL = "total throughput per GPU (total tok/s/GPU: input + output tokens; higher is better)"
 
 
 def y_value(p: PointResult) -> float | None:

@@ -12,10 +12,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.report.analysis.table import OUTPUT_PER_GPU, TOTAL_PER_GPU
 from harness.report.results.load import finite_number
 
 METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("tok/s/GPU", ("request_metrics", "throughput", "per_gpu", "total_tput_tps")),
+    (TOTAL_PER_GPU, ("request_metrics", "throughput", "per_gpu", "total_tput_tps")),
+    (OUTPUT_PER_GPU, ("request_metrics", "throughput", "per_gpu", "output_tput_tps")),
     ("E2EL p50 (s)", ("request_metrics", "latency", "e2el", "p50")),
     ("E2EL p90 (s)", ("request_metrics", "latency", "e2el", "p90")),
     ("TTFT p50 (s)", ("request_metrics", "latency", "ttft", "p50")),

@@ -12,7 +12,13 @@ from harness.report.results.points import load_results
 
 SIMULATED = "SIMULATED"
 
-COLUMNS = ("conc", "tok/s/GPU", "E2EL p50 (s)", "E2EL p90 (s)", "TTFT p50 (s)", "errors", "verdict")
+# One vocabulary for throughput in every table the CLI prints (run, sweep, report, compare, predict, search):
+# tokens per second per GPU, of all tokens (input + output, InferenceX's total_tput) or of output tokens only.
+TOTAL_PER_GPU = "total tok/s/GPU"
+OUTPUT_PER_GPU = "out tok/s/GPU"
+
+COLUMNS = ("conc", TOTAL_PER_GPU, OUTPUT_PER_GPU, "E2EL p50 (s)", "E2EL p90 (s)", "TTFT p50 (s)", "errors",
+           "verdict")
 
 
 def as_points(results: Iterable[PointResult | Mapping[str, Any] | Path | str]) -> list[PointResult]:
@@ -96,6 +102,7 @@ def table_rows(points: Iterable[PointResult], cells: Sequence[str] | None = None
         (
             cell,
             fmt(p.total_tput_per_gpu, 1),
+            fmt(p.output_tput_per_gpu, 1),
             fmt(p.stat("e2el", "p50")),
             fmt(p.stat("e2el", "p90")),
             fmt(p.stat("ttft", "p50")),

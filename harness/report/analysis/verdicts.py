@@ -16,16 +16,16 @@ from dataclasses import dataclass
 
 from harness.report.analysis.achieved import achieved_concurrency
 from harness.report.analysis.curves import power_text
-from harness.report.analysis.table import fmt, ordered
+from harness.report.analysis.table import TOTAL_PER_GPU, fmt, ordered
 from harness.report.results.load import PointResult
 
 MIN_TAIL_SAMPLES = 10
 FEW = "†"        # a percentile from too few requests
 INFLIGHT = "‡"   # achieved concurrency as requests in flight (Little's law), not live sessions
 
-COLUMNS = ("conc", "valid", "publishable", "reasons", "requests ok", "achieved conc", "tok/s/GPU",
+COLUMNS = ("conc", "valid", "publishable", "reasons", "requests ok", "achieved conc", TOTAL_PER_GPU,
            "E2EL p50 (s)", "E2EL p90 (s)", "TTFT p50 (s)", "TTFT p90 (s)", "power")
-NUMERIC = frozenset({"conc", "requests ok", "achieved conc", "tok/s/GPU", "E2EL p50 (s)", "E2EL p90 (s)",
+NUMERIC = frozenset({"conc", "requests ok", "achieved conc", TOTAL_PER_GPU, "E2EL p50 (s)", "E2EL p90 (s)",
                      "TTFT p50 (s)", "TTFT p90 (s)"})
 _PERCENTILES = (("e2el", 50), ("e2el", 90), ("ttft", 50), ("ttft", 90))
 

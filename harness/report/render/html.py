@@ -17,7 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve, power_text
-from harness.report.analysis.table import SIMULATED, conc_cells, curve_notes, fmt, verdict
+from harness.report.analysis.table import (
+    OUTPUT_PER_GPU,
+    SIMULATED,
+    TOTAL_PER_GPU,
+    conc_cells,
+    curve_notes,
+    fmt,
+    verdict,
+)
 from harness.report.analysis.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 from harness.report.results.attributes import describe_point
 
@@ -111,7 +119,7 @@ def _coverage_section(c: Curve) -> str:
 def _curve_section(c: Curve) -> str:
     """The curve's details: variant and notes, every measured column with its frontier flags, invalid points,
     warnings, fingerprints."""
-    head = ["conc", "tok/s/GPU", "out tok/s/GPU", "E2EL p50 (s)", "E2EL p75 (s)", "E2EL p90 (s)",
+    head = ["conc", TOTAL_PER_GPU, OUTPUT_PER_GPU, "E2EL p50 (s)", "E2EL p75 (s)", "E2EL p90 (s)",
             "TTFT p50 (s)", "requests ok/total", "errors", "cancelled at cutoff", "power", "verdict",
             "on frontier"]
     rows = []
