@@ -35,9 +35,9 @@ ELSEWHERE: dict[str, str] = {
     "make test": "the quick start itself: CI's .ci/run calls make test-all, which runs its tests and the rest",
     "harness run recipes/musespark-fp4-h200-sglang-agentic-dflash.yaml --point c4 --repeat 3":
         "needs an H200 node (the rehearsal above runs the same point on the simulator)",
-    "harness run recipes/musespark-fp4-h200-sglang-agentic-dflash.yaml --point c4 --set args.max-running-requests=8":
+    "harness run recipes/musespark-fp4-h200-sglang-agentic-dflash.yaml --point c4 --set args.chunked-prefill-size=16384":
         "needs an H200 node",
-    "harness compare runs/musespark-fp4-h200-sglang-agentic-dflash --variant max-running-requests=8":
+    "harness compare runs/musespark-fp4-h200-sglang-agentic-dflash --variant chunked-prefill-size=16384":
         "compares the two GPU runs above; compare on simulator runs is tests/integration's",
     "harness profile clusters/gb300.yaml": "the shipped profile is a template whose SITE values a site fills in",
     "harness traces stage recipes/musespark-fp4-gb300-sglang-agentic-dflash.yaml --to /lustre/harness/corpora":
