@@ -89,13 +89,17 @@ class Launcher:
         proc_env["PYTHONUNBUFFERED"] = "1"
         return proc_env
 
+    def clear_leftovers(self, point_dir: Path) -> None:
+        """Before a point's first launch: remove every container an earlier (killed) run of the point left behind
+        (docker: those labelled with the point's directory)."""
+        if self.kind == "docker":
+            docker.remove_point_containers(point_dir)
+
     def start(self, server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> RunningServer:
-        """Start the server; a container of the same name that an earlier (killed) run left is removed first, and
-        the container is removed too when this process dies without stopping it (the group's watchdog)."""
+        """Start the server; its container is removed too when this process dies without stopping it (the group's
+        watchdog, by the container's own name)."""
         argv = self.render(server_argv, env, ctx)
         teardown = self.teardown(ctx)
-        if self.kind == "docker":
-            docker.remove(ctx.container_name)
         process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / ctx.log_name, on_orphan=teardown)
         return RunningServer(process=process, argv=argv, teardown_argv=teardown,
                              step_name=ctx.container_name if self.kind == "pyxis" else None)

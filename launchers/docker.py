@@ -1,9 +1,10 @@
 """The docker launcher: `docker run` of the plan's image on the host network, and what docker itself says.
 
-One container per point, named after the point's directory (`harness-<config_key>-c<conc>-<hash of the
-directory>`), so the next run of the same point finds a container a killed run left behind and removes it
-(`docker rm -f`) before it starts its own; every container is `--rm` and carries the label
-`io.harness.point=<directory>`. The point's directory is mounted at its own path; every mount is `--mount type=bind`, which fails on a source that does not exist
+One container per launch, named after the point's directory and the launch (`harness-<config_key>-c<conc>-<hash of
+the directory>-<launch>`); every container is `--rm` and carries the label `io.harness.point=<directory>`, so the
+next run of the same point finds any container a killed run left behind by that label and removes it (`docker rm
+-f`) before it starts its own, and a killed run's watchdog, which removes its own container by name, never touches
+the next run's. The point's directory is mounted at its own path; every mount is `--mount type=bind`, which fails on a source that does not exist
 (`-v` would create it). A simulator point gets neither `--gpus` (a host without the NVIDIA runtime refuses the flag) nor SGLang's
 raised limits (`--ulimit memlock=-1`, `nofile=65536`: a daemon without CAP_SYS_RESOURCE cannot grant them, and the
 simulator needs neither); both keep `--ipc host` and `--shm-size`.
@@ -30,11 +31,11 @@ DOCKER_ERROR_EXIT = 125   # docker run's status when the container itself could 
 _NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]+")
 
 
-def container_name(config_key: str, conc: int, point_dir: Path) -> str:
-    """The container of one point directory: the same for every run (attempt) of that point, different for the same
-    point of another output directory (two runs side by side never touch each other's container)."""
+def container_name(config_key: str, conc: int, point_dir: Path, launch: str) -> str:
+    """The container of one launch (`launch`: a short id unique to it) of one point directory; the same point of
+    another output directory gets another name (two runs side by side never touch each other's container)."""
     digest = hashlib.sha256(str(Path(point_dir).resolve()).encode()).hexdigest()[:10]
-    return f"harness-{_NAME_CHARS.sub('-', config_key).strip('-.') or 'point'}-c{conc}-{digest}"
+    return f"harness-{_NAME_CHARS.sub('-', config_key).strip('-.') or 'point'}-c{conc}-{digest}-{launch}"
 
 
 def _mount_flag(spec: str) -> list[str]:
@@ -62,6 +63,17 @@ def render(server_argv: list[str], env_flags: list[str], ctx: LaunchContext) -> 
     for mount in (f"{ctx.point_dir}:{ctx.point_dir}", *ctx.mounts):
         argv += _mount_flag(mount)
     return [*argv, *env_flags, ctx.image, *server_argv]
+
+
+def remove_point_containers(point_dir: Path) -> None:
+    """`docker rm -f` of every container labelled with `point_dir` (running or not): what earlier runs left."""
+    try:
+        out = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={POINT_LABEL}={point_dir}"],
+                             capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    for container_id in out.stdout.split():
+        remove(container_id)
 
 
 def remove(name: str) -> None:

@@ -39,6 +39,18 @@ def _point_dir(out: Path, image: str, duration: int) -> Path:
     return out / "quickstart-sim" / "variants" / f"image={image.replace(':', '_')},duration_s={duration}" / "conc2"
 
 
+def _container_name(point: Path) -> str:
+    return (point / "server_command.txt").read_text().split("--name ", 1)[1].split()[0]
+
+
+def _attempt(point: Path) -> str | None:
+    """The attempt status.json names; None while it is being set aside or written."""
+    try:
+        return _read(point / "status.json").get("attempt")
+    except (OSError, ValueError):
+        return None
+
+
 def _read(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text())
     return data
@@ -87,18 +99,22 @@ def test_sigkill_in_profiling_leaves_no_running_container_and_the_point_runs_aga
     while containers_of(point) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert containers_of(point) == []
-    # a container of the point's name left behind (as by a daemon that missed the removal) does not block the next run
-    name = (point / "server_command.txt").read_text().split("--name ", 1)[1].split()[0]
+    # a container of the point left behind (as by a daemon that missed the removal) is removed by the next run, and
+    # the killed run's removal, however late, never reaches the next run's container (each launch has its own name)
+    name = _container_name(point)
     subprocess.run(["docker", "run", "-d", "--name", name, "--label", f"io.harness.point={point}", sim_image,
                     "sleep", "600"], check=True, capture_output=True, timeout=60)
     again = _harness(*args, out=tmp_path)
     try:
         deadline = time.monotonic() + 300
-        while _read(point / "status.json").get("attempt") == first:   # the killed run's status, until set aside
+        while _attempt(point) in (first, None):   # the killed run's status, until set aside and rewritten
             assert again.poll() is None and time.monotonic() < deadline
             time.sleep(0.2)
         wait_for_phase(again, point / "status.json", "profiling", within_s=300)
-        assert containers_of(point, running_only=True) == [name]
+        new_name = _container_name(point)
+        assert new_name != name and containers_of(point, running_only=True) == [new_name]
+        subprocess.run(["docker", "rm", "-f", name], capture_output=True, timeout=60, check=False)   # a late removal
+        assert containers_of(point, running_only=True) == [new_name]
         again.send_signal(signal.SIGTERM)
         again.wait(timeout=120)
     finally:

@@ -42,7 +42,9 @@ def wait_for_phase(proc: subprocess.Popen[str] | subprocess.Popen[bytes], status
         time.sleep(0.2)
     proc.kill()
     out = proc.stdout.read() if proc.stdout else ""
-    pytest.fail(f"the run never reached {' or '.join(wanted)}: {str(out)[-2000:]}")
+    log = status_path.parent / "harness.log"
+    told = log.read_text(errors="replace")[-2000:] if log.exists() else "(no harness.log)"
+    pytest.fail(f"the run never reached {' or '.join(wanted)}: {str(out)[-2000:]}\n{log}:\n{told}")
 
 
 def wait_until_evaluating(proc: subprocess.Popen[str] | subprocess.Popen[bytes], status_path: Path,

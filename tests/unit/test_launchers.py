@@ -59,14 +59,15 @@ def test_docker_mount_paths_with_commas_are_quoted_for_dockers_csv() -> None:
     assert argv[argv.index("--mount") + 1] == 'type=bind,"source=/runs/a=b,c=d/conc2","target=/runs/a=b,c=d/conc2"'
 
 
-def test_docker_container_name_is_one_per_point_directory(tmp_path: Path) -> None:
+def test_docker_container_name_is_one_per_launch_of_a_point_directory(tmp_path: Path) -> None:
     from launchers.docker import container_name
 
-    a = container_name("quickstart-sim", 2, tmp_path / "runs" / "conc2")
-    assert a == container_name("quickstart-sim", 2, tmp_path / "runs" / "x" / ".." / "conc2")   # every attempt
-    assert a != container_name("quickstart-sim", 2, tmp_path / "other" / "conc2")   # another output directory
-    assert a.startswith("harness-quickstart-sim-c2-")
-    assert container_name("a b/c:d", 8, tmp_path).startswith("harness-a-b-c-d-c8-")   # docker's name characters
+    a = container_name("quickstart-sim", 2, tmp_path / "runs" / "conc2", "0a1b2c")
+    assert a == container_name("quickstart-sim", 2, tmp_path / "runs" / "x" / ".." / "conc2", "0a1b2c")
+    assert a != container_name("quickstart-sim", 2, tmp_path / "runs" / "conc2", "3d4e5f")   # another launch
+    assert a != container_name("quickstart-sim", 2, tmp_path / "other" / "conc2", "0a1b2c")   # another output dir
+    assert a.startswith("harness-quickstart-sim-c2-") and a.endswith("-0a1b2c")
+    assert container_name("a b/c:d", 8, tmp_path, "0a1b2c").startswith("harness-a-b-c-d-c8-")   # docker's characters
 
 
 @pytest.mark.parametrize(("log", "code", "words"), [

@@ -135,7 +135,7 @@ class DeploymentServer:
         self.api_key = server_api_key(self.members[0].argv)
         self.ctx: LaunchContext = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine,
                                                 mounts=mounts, image_path=image_path,
-                                                container_name=f"harness-{plan.config_key}-c{plan.conc}")
+                                                container_name=f"harness-{plan.config_key}-c{plan.conc}-{self.token[-6:]}")
         self.running: dict[str, RunningServer] = {}
         self.captures: dict[str, BackgroundCapture] = {}
         self.ready: dict[str, Any] | None = None
@@ -232,6 +232,7 @@ class DeploymentServer:
             status.phase("loading", f"{m.label} at {m.url}")
             loading.server_log, loading.source = pdir / m.log_name, m.label
 
+        self.launcher.clear_leftovers(pdir)
         try:
             for m in self.members[:-1]:
                 self.launch(m, sigs, status)

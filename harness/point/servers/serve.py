@@ -166,7 +166,7 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     argv = with_launch_token(argv, token)
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
-                        container_name=container_name(plan.config_key, plan.conc, pdir), image_path=image_path)
+                        container_name=container_name(plan.config_key, plan.conc, pdir, token[-6:]), image_path=image_path)
     write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(argv, plan.server.env, ctx)))
                + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
     write_text(pdir / "fingerprint_command.txt",
@@ -194,6 +194,7 @@ class FreshServer:
         if not port_owner.port_free(port):
             raise PointStopped("failed", f"port_in_use: port {port} is taken before launch: "
                                          f"{port_owner.holder(port)}")
+        ep.launcher.clear_leftovers(ep.ctx.point_dir)
         launched_ns = time.time_ns()
         self.running = ep.launcher.start(ep.argv, ep.env, ep.ctx)
         # the worker fingerprint, captured inside the server's environment while the server loads
