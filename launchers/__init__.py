@@ -6,6 +6,7 @@ runs it in its own process group with its output streamed to the point's `server
 
 from __future__ import annotations
 
-from launchers.base import LaunchContext, Launcher, RunningServer, get_launcher, launcher_kinds
+from launchers.base import Launcher, RunningServer, get_launcher, launcher_kinds
+from launchers.context import LaunchContext
 
 __all__ = ["LaunchContext", "Launcher", "RunningServer", "get_launcher", "launcher_kinds"]

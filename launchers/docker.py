@@ -20,10 +20,8 @@ import hashlib
 import re
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from launchers.base import LaunchContext
+from launchers.context import LaunchContext
 
 SIM_LABEL = "io.harness.simulator"
 POINT_LABEL = "io.harness.point"
