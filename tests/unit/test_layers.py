@@ -48,6 +48,7 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("inputs",),
     ("tokenizer", "provenance", "user_cache"),
     ("redact",),
+    ("redact_forms",),
     ("errors", "harness"),   # `harness`: the package's face (its version and schema version)
 )
 FLOORS = {room: len(LADDER) - i for i, rooms in enumerate(LADDER) for room in rooms}

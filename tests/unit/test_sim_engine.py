@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 
-from harness.sim.batching.engine import Engine, EngineConfig
+from harness.sim.batching.engine import Engine
+from harness.sim.batching.engine_config import EngineConfig
 from harness.sim.batching.prompt import analyse, render_chat
 from harness.sim.batching.request import SimRequest
 from harness.sim.batching.spec import SpecConfig, read_simulate_env

@@ -32,7 +32,6 @@ import collections
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from harness.sim.batching.admission import (
     NewTokenRatio,
@@ -42,38 +41,16 @@ from harness.sim.batching.admission import (
     retraction_order_key,
     running_reservation,
 )
+from harness.sim.batching.engine_config import EngineConfig
 from harness.sim.batching.engine_stats import LAG_BUCKETS, EngineStats
 from harness.sim.batching.kvcache import KVCache
 from harness.sim.batching.noise import Noise
 from harness.sim.batching.prompt import BLOCK_TOKENS
 from harness.sim.batching.request import Chunk, SimRequest
-from harness.sim.batching.spec import AcceptSampler, SimulateAccEnv, SpecConfig, check_at_verify
+from harness.sim.batching.spec import AcceptSampler, check_at_verify
 from harness.sim.batching.timing import TimingModel
 
 RESYNC_AFTER_S = 0.05  # if the loop falls this far behind its virtual clock, restart from now
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    max_running: int
-    chunked_prefill_size: int  # <= 0: unlimited
-    max_prefill_tokens: int
-    prefill_decode_interval: int  # 0: off
-    prefill_decode_interval_min_bs: int
-    stream_interval: int
-    spec: SpecConfig
-    sim_env: SimulateAccEnv
-    kv_capacity: int
-    hicache: bool
-    host_capacity: int
-    write_policy: str
-    decode_log_interval: int
-    seed: int
-    # SGLang 0.5.23 streams the first token, then whenever >= stream_interval tokens are unsent ("unsent");
-    # 0.5.20 streams only when the output length is 1 modulo the interval ("modulo"), so with several tokens
-    # per speculative step most multiples are jumped over and text arrives late (output_streamer.py)
-    stream_rule: str = "unsent"
-    schedule_conservativeness: float = 1.0  # --schedule-conservativeness: scales the new-token ratio
 
 
 Plan = tuple[float, Callable[[], None]]

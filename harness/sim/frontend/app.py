@@ -26,7 +26,8 @@ from typing import Any
 
 from harness.recipe.postinit import attention_dp_size, post_init_errors
 from harness.redact import is_secret_name, redact_data
-from harness.sim.batching.engine import Engine, EngineConfig
+from harness.sim.batching.engine import Engine
+from harness.sim.batching.engine_config import EngineConfig
 from harness.sim.batching.eval_answers import EvalAnswers
 from harness.sim.batching.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
 from harness.sim.batching.noise import noise_for, noise_seed_of
@@ -243,7 +244,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     from harness.sim.batching.prompt import analyse
     from harness.sim.batching.request import SimRequest
     from harness.sim.batching.truth import TruthLog
-    from harness.sim.frontend.server import Faults, ServerState, build_app
+    from harness.sim.frontend.server import build_app
+    from harness.sim.frontend.server_state import Faults, ServerState
 
     loop = asyncio.get_running_loop()
     engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, res.noise_seed))
