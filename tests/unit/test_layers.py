@@ -6,7 +6,7 @@ A room is a package of `harness/` (a stage of `harness/point/` is a room of its 
 `harness/`, `launchers/` or `slurm/`. A room may import its own modules and any room on a lower floor. The imports
 that break the rule today are listed in `UPWARD` and `CIRCLES`; the lists may only shrink: a listed import that no
 longer exists fails the test too, so the entry is removed with the import. `docs/architecture.md` draws the same
-ladder.
+ladder. No module is over `MAX_MODULE_LINES` lines.
 """
 
 from __future__ import annotations
@@ -232,3 +232,12 @@ def test_imports_inside_functions_and_relative_imports_are_read() -> None:
     assert imports_in(source, "harness.point.replay.x") == {"harness.point.run", "harness.point.state.status"}
     planted = defaultdict(set, {"harness.errors": {"harness.commands.running.run"}})
     assert upward_imports(planted, FLOORS) == {("harness.errors", "harness.commands.running.run")}
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = sorted((len(p.read_text().splitlines()), str(p.relative_to(ROOT)))
+                  for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
+    assert [f"{path}: {n}" for n, path in long if n > MAX_MODULE_LINES] == []
