@@ -69,12 +69,25 @@ def finished(record: dict[str, Any], tasks: dict[int, TaskState], source: str | 
     return job_finished(tasks, len({int(p["task_id"]) for p in record["points"]}))
 
 
-def exit_status(views: list[dict[str, Any]]) -> int:
+def exit_status(views: list[dict[str, Any]], fail_on_invalid: bool = False) -> int:
     """0 when every point (and the eval) completed and left its result file, 3 when all did but the eval
-    scored below its threshold, else 1."""
+    scored below its threshold or, with `fail_on_invalid`, a point's verdict is invalid; else 1 (a point
+    failed, was cancelled or left no result)."""
     if not views or not all(v["state"] == "completed" and v["result"] for v in views):
         return 1
-    return 3 if any(v.get("kind") == "eval" and v.get("passed") is False for v in views) else 0
+    if any(v.get("kind") == "eval" and v.get("passed") is False for v in views):
+        return 3
+    return 3 if fail_on_invalid and any(invalid(v) for v in views) else 0
+
+
+def invalid(view: dict[str, Any]) -> bool:
+    """A point (not the eval) that completed with an invalid verdict: its status says `valid: false`, or its
+    exit code is 3 where the status does not say."""
+    if view.get("kind") == "eval":
+        return False
+    if isinstance(view.get("valid"), bool):
+        return not view["valid"]
+    return view.get("exit_code") == 3
 
 
 def render_table(views: list[dict[str, Any]]) -> str:

@@ -46,7 +46,8 @@ def add_stall_option(parser: argparse.ArgumentParser) -> None:
     """`--stall-timeout` (run, sweep, submit)."""
     parser.add_argument("--stall-timeout", type=positive_seconds, metavar="S",
                         help="fail a point as server_stalled after S seconds without progress while requests are "
-                             "in flight (default: a tenth of the window, 60 to 300 s)")
+                             "in flight, or as client_stalled after S seconds without a record, a log line or CPU "
+                             "time of the client (default: a tenth of the window, 60 to 300 s)")
 
 
 def positive_seconds(text: str) -> float:

@@ -3,7 +3,8 @@
 Prints the job id (stdout, alone on its line). `--wait` follows the job to its end; `--json` prints
 `{"job_id", "out_dir", "points": [{"conc", "task_id", "state", "exit_code", "result", ...}]}` (with
 `--wait`, the final states). Exit status with `--wait`: 0 when every point (and the eval, with `--with-eval`)
-completed with its result, 3 when they did but the eval scored below its threshold, else 1.
+completed with its result, 3 when they did but the eval scored below its threshold or, with `--fail-on-invalid`,
+a point's verdict is invalid, else 1.
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, default=2.0, help="seconds between polls with --wait")
     parser.add_argument("--cancel-on-interrupt", action="store_true",
                         help="with --wait: Ctrl-C / SIGTERM cancels the job")
+    from harness.commands.running.follow import add_fail_on_invalid
+
+    add_fail_on_invalid(parser, "with --wait: ")
     from harness.commands.running.run import add_label_options
 
     add_label_options(parser)
@@ -68,6 +72,8 @@ def main(args: argparse.Namespace) -> int:
     from slurm.progress import exit_status, job_json, point_views, render_table
     from slurm.submit import PreflightFailed, SubmitRequest, prepare, submit
 
+    if args.fail_on_invalid and not args.wait:
+        raise UserError("--fail-on-invalid: only with --wait (or give it to `harness follow JOB`)")
     if args.throttle is not None and args.throttle < 1:
         raise UserError("--throttle: expected a positive number of points")
     if args.with_eval:
@@ -117,7 +123,7 @@ def main(args: argparse.Namespace) -> int:
     if args.wait:
         views = follow(record, interval_s=args.interval, out=sys.stderr if args.json else sys.stdout,
                        cancel_on_interrupt=args.cancel_on_interrupt)
-        status = exit_status(views)
+        status = exit_status(views, args.fail_on_invalid)
     else:
         views = point_views(record, query.job_task_states(record)[0])
         status = 0
