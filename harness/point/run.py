@@ -24,6 +24,7 @@ from harness.point.record.validity import Thresholds
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import check_aiperf
 from harness.point.replay.aiperf_keyed import KEY_ENV, keyed_argv
+from harness.point.replay.client_stall import ClientStallWatch
 from harness.point.replay.corpus_input import aiperf_corpus
 from harness.point.replay.progress import ClientLiveProgress
 from harness.point.replay.stall import StallWatch, armed_line, default_stall_timeout_s
@@ -144,12 +145,15 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             stall_s = options.stall_timeout_s or default_stall_timeout_s(plan.client.duration_s)
             status.note(armed_line(stall_s))
 
+            client_watch = ClientStallWatch(client.group.pgid, stall_s, aiperf.RecordCounter(artifact_dir).update,
+                                            (artifact_dir / aiperf.LOG_FILE, pdir / "client.log"))
             with StallWatch(server.watch_url, stall_s, aiperf.RecordCounter(artifact_dir).update) as stall:
-                def should_stop() -> str | None:
-                    return server.stop_reason(sigs) or stall.check()
+                def should_stop() -> str | None:   # a frozen client stops the server's streams too: it goes first
+                    return server.stop_reason(sigs) or client_watch.check() or stall.check()
 
                 phases = ClientProgress(artifact_dir, status)
-                live = ClientLiveProgress(plan, artifact_dir, status, options.progress_every_s)
+                live = ClientLiveProgress(plan, artifact_dir, status, options.progress_every_s,
+                                          waiting=client_watch.waiting)
 
                 disk_left = FreeSpaceCheck(pdir)
 
@@ -166,7 +170,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             status.phase("draining")
             metrics_after = scrape_all(server.metrics_urls) if server.exit_code() is None else None
             power.stop()
-            stop_reason = server.stop_reason(sigs) or stall.reason
+            stop_reason = server.stop_reason(sigs) or client_watch.reason or stall.reason
             if stop_reason:
                 raise PointStopped("cancelled" if sigs.reason() else "failed", stop_reason)
             if client_run.stopped == "timeout":

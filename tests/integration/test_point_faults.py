@@ -95,6 +95,42 @@ def test_a_frozen_server_is_caught_whether_or_not_requests_are_in_flight(tmp_pat
     assert outcome.reason.startswith("server_stalled: "), outcome.reason
 
 
+def test_a_frozen_client_is_caught_within_the_stall_bound_and_its_group_torn_down(tmp_path):
+    """SIGSTOP of AIPerf's whole process group a few seconds into a short window: no record, no log line and
+    no CPU time for the bound ends the point `client_stalled`, long before the client's own timeout."""
+    import os
+    import signal
+    import threading
+
+    frozen: list[int] = []
+
+    def freeze_client_once_profiling() -> None:
+        for _ in range(600):                   # bounded by the point's own start-up, not by the clock
+            statuses = list(tmp_path.rglob("status.json"))
+            status = json.loads(statuses[0].read_text()) if statuses else {}
+            if status.get("phase") == "profiling" and status.get("client_pid"):
+                time.sleep(3)
+                frozen.append(int(status["client_pid"]))
+                os.killpg(frozen[0], signal.SIGSTOP)
+                return
+            time.sleep(0.5)
+
+    freezer = threading.Thread(target=freeze_client_once_profiling, daemon=True)
+    freezer.start()
+    t0 = time.monotonic()
+    outcome = run_point(sim_plan([], ["client.duration_s=20"]),
+                        PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0, stall_timeout_s=8))
+    elapsed = time.monotonic() - t0
+    freezer.join(timeout=5)
+    assert frozen, "the point never reached profiling"
+    status = _check_failed(outcome)
+    assert status["client_pid"] == frozen[0]
+    assert re.match(r"client_stalled: no new AIPerf record, no client log output and no CPU time in the client's "
+                    r"\d+ processes for \d+ s \(bound 8 s; (\d+) of \1 stopped \(SIGSTOP\); \d+ AIPerf records\)$",
+                    outcome.reason), outcome.reason
+    assert elapsed < OLD_ALLOWANCE_S / 3, elapsed   # the client's own timeout would have been about 400 s
+
+
 def test_server_errors_that_make_aiperf_give_up_are_named_in_the_reason(tmp_path):
     plan = sim_plan(["--sim-error-rate", "0.5"], ["client.duration_s=15"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60, progress_every_s=0))

@@ -71,6 +71,12 @@ def test_client_line_through_warmup_window_and_drain(tmp_path):
     line, done, total = p.line()
     assert line.startswith("c4 window done (60 s): ") and "draining in-flight requests" in line and done == 60
     assert "61" not in line.split(":")[0]   # never a time past the window
+    grace = p.plan.client.grace_s
+    status.data["phases"]["profiling"] = time.time_ns() - int((60 + grace + 30) * 1e9)
+    p.waiting = lambda: "no client progress for 40 s (fails as client_stalled at 60 s)"
+    line, done, total = p.line()
+    assert "draining" not in line and "grace over 30 s ago, waiting for AIPerf to end its last requests" in line
+    assert line.endswith("; no client progress for 40 s (fails as client_stalled at 60 s)") and done == 60
 
 
 def test_the_bar_keeps_its_width_and_the_line_wraps_on_an_80_column_terminal():

@@ -21,6 +21,7 @@ import re
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -154,11 +155,15 @@ class ServerLoadProgress(_Ticker):
 
 
 class ClientLiveProgress(_Ticker):
-    """While AIPerf runs: the window's elapsed/total and ETA, requests, errors, output tok/s, E2EL p50."""
+    """While AIPerf runs: the window's elapsed/total and ETA, requests, errors, output tok/s, E2EL p50. After the
+    window: draining within the grace, then what the point waits for past it; `waiting` adds what the client
+    watch sees (a client quiet for a while, and when it fails as `client_stalled`)."""
 
-    def __init__(self, plan: PointPlan, artifact_dir: Path, status: PointStatus, every_s: float):
+    def __init__(self, plan: PointPlan, artifact_dir: Path, status: PointStatus, every_s: float,
+                 waiting: Callable[[], str | None] | None = None):
         super().__init__(status, every_s)
         self.plan = plan
+        self.waiting = waiting
         self.records = NewLines(artifact_dir / RECORDS_FILE)
         self.done = self.errors = 0
         self.e2el: list[float] = []                        # sorted, successful profiled requests
@@ -193,21 +198,28 @@ class ClientLiveProgress(_Ticker):
             self.recent.popleft()
         started = self.status.data.get("phases", {}).get("profiling")
         head = f"c{self.plan.conc}"
+        quiet = self.waiting() if self.waiting is not None else None
+        tail = f"; {quiet}" if quiet else ""
         if started is None:
             waited = time.monotonic() - self.start
             lanes = f"all {c.concurrency} lanes" if c.concurrency > 1 else "its 1 lane"
-            return (f"{head} AIPerf warming up {lanes} ({waited:.0f} s so far; then the {total:.0f} s window)",
+            return (f"{head} AIPerf warming up {lanes} ({waited:.0f} s so far; then the {total:.0f} s window){tail}",
                     None, total)
+        past = (now - started) / 1e9 - total
         elapsed = min((now - started) / 1e9, total)
         live = sum(t for _, t in self.recent) / min(LIVE_WINDOW_S, max(1.0, (now - started) / 1e9))
         p50 = self.e2el[len(self.e2el) // 2] if len(self.e2el) % 2 else \
             (sum(self.e2el[len(self.e2el) // 2 - 1: len(self.e2el) // 2 + 1]) / 2 if self.e2el else None)
         stats = (f"{self.done} requests, {self.errors} errors, {live:.0f} out tok/s, "
                  f"E2EL p50 {'-' if p50 is None else f'{p50:.2f} s'}")
+        if past > c.grace_s:
+            return (f"{head} window done ({total:.0f} s): {stats}; grace over {past - c.grace_s:.0f} s ago, waiting "
+                    f"for AIPerf to end its last requests and write its summary{tail}"), total, total
         if elapsed >= total:
-            return f"{head} window done ({total:.0f} s): {stats}; draining in-flight requests (≤ {c.grace_s:.0f} s)", \
-                total, total
-        return f"{head} profiling {elapsed:.0f}/{total:.0f} s (ETA {total - elapsed:.0f} s): {stats}", elapsed, total
+            return (f"{head} window done ({total:.0f} s): {stats}; draining in-flight requests "
+                    f"(≤ {c.grace_s:.0f} s){tail}"), total, total
+        return f"{head} profiling {elapsed:.0f}/{total:.0f} s (ETA {total - elapsed:.0f} s): {stats}{tail}", elapsed, \
+            total
 
     def tick(self) -> None:
         if self.display is not None:

@@ -1,0 +1,55 @@
+"""The client watch: a client that spends no CPU time, writes no log and no record for the bound is
+`client_stalled`; any of the three is progress."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from harness.point.replay.client_stall import ClientStallJudge, ClientStallWatch, GroupSample, group_sample
+
+
+def test_the_judge_waits_for_the_bound_and_any_progress_restarts_it():
+    judge = ClientStallJudge(60, now=0)
+    busy = GroupSample(ticks=10, processes=3, stopped=0)
+    judge.saw(0, 100, busy, now=0)
+    judge.saw(0, 100, busy, now=59)
+    assert judge.verdict(59) is None
+    judge.saw(0, 100, GroupSample(11, 3, 0), now=59)     # one more CPU tick
+    assert judge.verdict(118) is None
+    judge.saw(0, 100, GroupSample(11, 3, 3), now=119.5)
+    reason = judge.verdict(119.5)
+    assert reason == ("client_stalled: no new AIPerf record, no client log output and no CPU time in the client's "
+                      "3 processes for 60 s (bound 60 s; 3 of 3 stopped (SIGSTOP); 0 AIPerf records)")
+
+
+def test_without_proc_or_once_the_group_is_gone_the_judge_never_fails_the_client():
+    judge = ClientStallJudge(5, now=0)
+    judge.saw(3, 10, None, now=0)
+    assert judge.verdict(100) is None
+    judge.saw(3, 10, GroupSample(0, 0, 0), now=100)
+    assert judge.verdict(200) is None
+
+
+def test_a_stopped_process_group_is_seen_in_proc_and_judged_stalled():
+    proc = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: sum(range(10000))"],
+                            start_new_session=True)
+    try:
+        time.sleep(0.5)
+        running = group_sample(proc.pid)
+        assert running is not None and running.processes == 1 and running.stopped == 0
+        os.killpg(proc.pid, signal.SIGSTOP)
+        time.sleep(0.2)
+        watch = ClientStallWatch(proc.pid, 1.0, lambda: 0, ())
+        watch.poll_s = 0.0
+        deadline = time.monotonic() + 30
+        while watch.check() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert watch.reason is not None and watch.reason.startswith("client_stalled: "), watch.reason
+        assert "1 of 1 stopped (SIGSTOP)" in watch.reason
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
