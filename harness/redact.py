@@ -42,9 +42,13 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from harness.redact_forms import AUTH_SCHEMES, MAYBE, MYSQL_CLIENT, SERVICE_TOKENS, mask_forms, random_looking
+
 REDACTED = "<redacted>"
 MIN_REMEMBERED = 6
 PLACEHOLDER = re.compile(r"<redacted(?::(\d+))?>")
+# What a variant name holds in place of a secret's value (`harness.point.state.variant`): kept as written.
+VARIANT_MARK = re.compile(r"redacted-[0-9a-f]{8}")
 
 _SECRET = re.compile(r"^(?:HF_TOKEN|TOKEN|SECRET)$|_(?:TOKEN|KEY|SECRET|PAT)$|_PWD?\d*$|PASSWORD|PASSWD")
 _NOT_SECRET = re.compile(r"^(?:CONFIG|GOLDEN|MODEL|SORT)_KEY$"
@@ -66,8 +70,13 @@ _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@:'\"]*)(?::([^
 _QUERY = re.compile(r"([?&;])([A-Za-z0-9_.-]+)=([^&#\s'\"]*)")
 _FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][A-Za-z0-9_-]*)(=|[ \t]+)((?!--?[A-Za-z])" + _QUOTED_OR_WORD + ")")
 _ASSIGN = re.compile(r"(?<![\w.?&-])([A-Za-z_][A-Za-z0-9_.-]*)=(?!=)(" + _QUOTED_OR_WORD + ")")  # not `==`
+_FLAG_NAME = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*")
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
+# `name: value` unquoted (an HTTP header, YAML, a log line); not a URL's `scheme://`.
+_COLON = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*:[ \t]*)(?!//)(" + _QUOTED_OR_WORD + ")")
+_ID_WORDS = frozenset({"ID", "IDS", "UUID", "NAME", "NAMES", "HASH", "DIGEST", "SHA", "SHA1", "SHA256", "MD5",
+                       "FINGERPRINT", "COUNT", "TYPE", "KIND", "VERSION", "LEN", "LENGTH", "SIZE"})
 
 # Values that are secrets whatever they are called: well-known token formats (the whole token is masked).
 _TOKEN_SHAPES = re.compile(
@@ -81,7 +90,7 @@ _TOKEN_SHAPES = re.compile(
     r"|xox[abposre]-[A-Za-z0-9-]{10,}"                      # Slack
     r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}"          # npm, PyPI
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWT
-    r")(?![A-Za-z0-9_-])")
+    + SERVICE_TOKENS + r")(?![A-Za-z0-9_-])")
 _SLACK_HOOK = re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_-]+)")
 _BASIC = re.compile(r"\b([Bb]asic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
 _USER_FLAG = re.compile(r"(?<![\w-])(-u|--user|--proxy-user)(=|[ \t]+)(['\"]?)([^\s:'\"]+):([^\s'\"]+)")
@@ -89,7 +98,7 @@ _USER_FLAG = re.compile(r"(?<![\w-])(-u|--user|--proxy-user)(=|[ \t]+)(['\"]?)([
 # Every pattern below needs one of these (a secret name holds TOKEN, KEY, SECRET, PASS, PAT, ...): a fast path.
 _MAYBE = re.compile(r"token|key|secret|pass|pat\b|_pw|@|sig|auth|credential|private|cookie|session|bearer|basic"
                     r"|-----BEGIN|hf_|gh[pousr]_|github_pat|glpat|sk-|[sr]k_|AKIA|ASIA|AIza|xox|npm_|pypi-|eyJ"
-                    r"|hooks\.slack|-u\b|--user|--proxy-user", re.IGNORECASE)
+                    r"|hooks\.slack|-u\b|--user|--proxy-user" + MAYBE, re.IGNORECASE)
 
 Mask = Callable[[str], str]
 
@@ -124,6 +133,21 @@ def _setting_secret(name: str, value: str) -> bool:
     return is_secret_setting_name(name) and (is_secret_name(name) or not _PLAIN_VALUE.fullmatch(value.strip()))
 
 
+def _token_named(name: str) -> bool:
+    """A name after which a random-looking value is a secret (the general rule): a secret setting name that is
+    not `KEY` alone, not only a session's, and does not end in an identifier word (`session_id`, `key_hash`)."""
+    norm = _norm(name)
+    words = [w for w in re.split(r"[_.]", norm) if w]
+    if not words or norm == "KEY" or words[-1] in _ID_WORDS or not is_secret_setting_name(name):
+        return False
+    return is_secret_name(name) or any(stem in w for w in words for stem in _SETTING_STEMS if stem != "SESSION")
+
+
+def _random_secret(name: str, value: str) -> bool:
+    """A random-looking value (or HTTP basic credentials: docker's `"auth"`) after a token-like name."""
+    return _token_named(name) and (random_looking(value) or (len(value) >= 8 and _basic_credentials(value)))
+
+
 def add_secret_names(names: Iterable[str]) -> None:
     """Treat these names (variables, arguments, keys; a recipe's or cluster profile's `secret_names`) as secret
     from now on in this process."""
@@ -136,7 +160,7 @@ def _mask(value: str) -> str:
 
 def _keep(value: str, mask: Mask) -> str:
     """`mask(value)`, except that an empty value or a placeholder stays as it is."""
-    return value if not value or PLACEHOLDER.fullmatch(value) else mask(value)
+    return value if not value or PLACEHOLDER.fullmatch(value) or VARIANT_MARK.fullmatch(value) else mask(value)
 
 
 def _quoted(value: str, mask: Mask) -> str:
@@ -158,6 +182,7 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     text = _BASIC.sub(lambda m: m.group(0) if not _basic_credentials(m.group(3))
                       else m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
     text = _TOKEN_SHAPES.sub(lambda m: _keep(m.group(0), mask), text)
+    text = mask_forms(text, lambda v: _keep(v, mask))
     text = _SLACK_HOOK.sub(lambda m: m.group(1) + _keep(m.group(2), mask), text)
     text = _USER_FLAG.sub(lambda m: m.group(0) if m.group(5).isdigit()   # `-u 1000:1000` is a uid:gid
                           else m.group(1) + m.group(2) + m.group(3) + m.group(4) + ":" + _keep(m.group(5), mask),
@@ -171,9 +196,20 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
                      else m.group(1) + m.group(2) + _quoted(m.group(3), mask), text)
     text = _ASSIGN.sub(lambda m: m.group(0) if not _assigns_secret(m.group(1), _unquoted(m.group(2)))
                        else f"{m.group(1)}={_quoted(m.group(2), mask)}", text)
-    text = _MAPPING.sub(lambda m: m.group(0) if not is_secret_name(m.group(2))
+    text = _MAPPING.sub(lambda m: m.group(0) if not (is_secret_name(m.group(2))
+                                                     or _random_secret(m.group(2), _unquoted(m.group(4))))
                         else m.group(1) + m.group(2) + m.group(1) + m.group(3) + _quoted(m.group(4), mask), text)
+    text = _COLON.sub(lambda m: m.group(0) if not _colon_secret(m.group(1), _unquoted(m.group(3)))
+                      else m.group(1) + m.group(2) + _quoted(m.group(3), mask), text)
     return _replace_remembered(text, mask)
+
+
+def _colon_secret(name: str, value: str) -> bool:
+    """`name: value`: a secret name's value (not a number, boolean or HTTP scheme word), or a random-looking one
+    after a token-like name (`X-Api-Key: ...`, `apiToken: ...`)."""
+    if value.lower() in AUTH_SCHEMES or _PLAIN_VALUE.fullmatch(value):
+        return False
+    return is_secret_name(name) or _random_secret(name, value)
 
 
 def _basic_credentials(word: str) -> bool:
@@ -213,7 +249,28 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
     """An argv list: the value after a secret flag, `--flag=VALUE`, `NAME=VALUE`, and secrets inside tokens."""
     out: list[str] = []
     hide_next: str | None = None   # the secret flag whose value is the next token
+    header: str | None = None      # a secret header's `Name:` whose value is the next token (after a scheme)
+    mysql = netrc = False          # a MySQL client's arguments (`-pPASSWORD`), a netrc entry (`password PW`)
     for token in argv:
+        if header is not None and not token.startswith("-"):
+            if token.lower() in AUTH_SCHEMES and header.lower().endswith("authorization"):
+                out.append(token)
+                continue
+            value = token.strip("\"'{}[],")
+            secret = header.lower().endswith("authorization") or _colon_secret(header, value)
+            out.append(token.replace(value, _keep(value, mask)) if secret and value else redact_text(token, mask))
+            header = None
+            continue
+        header = None
+        mysql = mysql or bool(MYSQL_CLIENT.search(token))
+        netrc = netrc or token in ("machine", "default")
+        if (mysql and len(token) > 2 and token.startswith("-p") and not token.startswith("-p=")) or (
+                netrc and out and out[-1] in ("password", "passwd")):
+            out.append(token[:2] + _keep(token[2:], mask) if mysql else _keep(token, mask))
+            continue
+        name = token[:-1].strip("\"'{}[],") if token.endswith(":") else ""
+        if _ASSIGN_NAME.fullmatch(name) and (name.lower().endswith("authorization") or is_secret_setting_name(name)):
+            header = name
         # a secret flag's value; after a flag secret only by the wider rule, a next flag is no value (a switch)
         if hide_next is not None and (is_secret_name(hide_next)
                                       or not (token.startswith("-") and not _PLAIN_VALUE.fullmatch(token))):
@@ -227,7 +284,7 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
             out.append(f"{user}:{_keep(password, mask)}" if user else _keep(token, mask))
         elif value.startswith("="):                 # `name==version`: a requirement, never a secret
             out.append(redact_text(token, mask))
-        elif name.startswith("-") and is_secret_setting_name(name):
+        elif _FLAG_NAME.fullmatch(name) and is_secret_setting_name(name):
             out.append(f"{name}={_keep(value, mask)}" if sep and _setting_secret(name, value) else token)
             hide_next = None if sep else name
         elif sep and _assigns_secret(name, value):
@@ -254,7 +311,8 @@ def redact_env(env: Mapping[str, str], mask: Mask = _mask) -> dict[str, str]:
 def redact_data(value: Any, mask: Mask = _mask) -> Any:
     """Any JSON-like value: mappings by key name, string lists as argv, strings as text. Returns a copy."""
     if isinstance(value, Mapping):
-        return {k: _secret_value(v, mask) if isinstance(k, str) and is_secret_name(k)
+        return {k: _secret_value(v, mask) if isinstance(k, str) and (
+                    is_secret_name(k) or (isinstance(v, str) and _random_secret(k, v)))
                 else _settings(v, mask) if k in _SETTINGS_KEYS and isinstance(v, Mapping)
                 else redact_data(v, mask)
                 for k, v in value.items()}

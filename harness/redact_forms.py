@@ -1,0 +1,90 @@
+"""Secret forms recognised by their shape or their syntax, whatever they are called (`harness.redact` applies
+them with its other rules).
+
+**Service tokens**, masked whole: Google OAuth access tokens `ya29.…`, Vault tokens `hvs.`/`hvb.`/`hvr.…`,
+Databricks `dapi…`, SendGrid `SG.<id>.<secret>`, Twilio account SIDs `AC…` and API keys `SK…` (32 hex digits; a
+32-hex auth token written after a SID is masked too), DigitalOcean `dop_v1_`/`doo_v1_`/`dor_v1_…`, Shopify
+`shpat_`/`shpca_`/`shppa_`/`shpss_…`, Hugging Face organisation tokens `api_org_…`, Telegram bot tokens
+(`123456789:AA…`, also inside `api.telegram.org/bot<token>/`) and age secret keys `AGE-SECRET-KEY-1…`.
+
+**Secrets by syntax**: the password of an ODBC/ADO connection string (`…;Pwd=…;`, `{…}` braces included); a
+netrc entry's `password` (`machine host login user password …`); the password attached to a MySQL/MariaDB
+client's `-p` (`mysql -u root -pPASSWORD`; a bare `-p` prompts and holds nothing); the credentials of an
+`Authorization:`/`Proxy-Authorization:` header whatever its scheme (`Token …`, `Bearer …`, `Basic …`,
+`ApiKey …`, none); and an Azure SAS signature `sig=…` wherever it starts (a SAS token written without its `?`).
+
+**Random-looking values** (`random_looking`): at least 16 characters without spaces, not a path or URL, with a
+run of 12 or more letters and digits mixing both, a run of 20 or more letters of both cases, or a UUID. The
+wider rule of `harness.redact` masks such a value after any key-, token-, auth-, password-, secret- or
+credential-like name in any syntax; names ending in an identifier word (`_ID`, `_NAME`, `_HASH`, ...) never.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+Keep = Callable[[str], str]
+
+SERVICE_TOKENS = (
+    r"|ya29\.[A-Za-z0-9_-]{20,}"                           # Google OAuth access token
+    r"|hv[sbr]\.[A-Za-z0-9_-]{20,}"                        # Vault
+    r"|dapi[0-9a-f]{32}(?:-\d+)?"                          # Databricks
+    r"|SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"     # SendGrid
+    r"|(?:AC|SK)[0-9a-f]{32}"                              # Twilio account SID, API key
+    r"|do[por]_v1_[a-f0-9]{64}"                            # DigitalOcean
+    r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"                 # Shopify
+    r"|api_org_[A-Za-z0-9]{20,}"                           # Hugging Face organisation token
+    r"|AGE-SECRET-KEY-1[0-9A-Za-z]{20,}"                   # age
+)
+# What the fast path of `harness.redact` looks for (case-insensitive) before trying these forms.
+MAYBE = (r"|ya29\.|hv[sbr]\.|dapi|SG\.|AC[0-9a-f]{8}|SK[0-9a-f]{8}|_v1_|shp|api_org|:AA|AGE-SECRET|pwd|mysql"
+         r"|mariadb|machine|login")
+
+_TWILIO_AUTH = re.compile(r"(?<![A-Za-z0-9])(AC[0-9a-f]{32}|<redacted(?::\d+)?>)([:/\s,]+)([0-9a-f]{32})(?![0-9a-f])")
+_TELEGRAM = re.compile(r"(?<![0-9])([0-9]{6,12}:AA[A-Za-z0-9_-]{30,})(?![A-Za-z0-9_-])")
+_ODBC_VALUE = r"(\{(?:[^}]|\}\})*\}|[^;\s'\"]+)"
+_ODBC_PWD = re.compile(r"(?i)(;\s*(?:pwd|password)\s*=\s*)" + _ODBC_VALUE
+                       + r"|(?<![\w.-])((?:pwd|password)\s*=\s*)" + _ODBC_VALUE + r"(?=\s*;)")
+_NETRC = re.compile(r"(?i)(\b(?:machine\s+\S+|default)(?:\s+(?:login|account)\s+\S+)*\s+password\s+)(\S+)")
+_MYSQL = re.compile(r"(?<![\w-])((?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)"
+                    r"(?:[ \t]+[^\s|;&]+)*?[ \t]+-p)([^\s'\";|&]+)")
+MYSQL_CLIENT = re.compile(r"(?:^|/)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)$")
+AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey", "api-key", "key",
+                          "ssws", "oauth", "splunk", "sharedkey", "geniekey", "sso-key", "dsn"})
+_AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?)"
+                          r"(?:(" + "|".join(re.escape(s) for s in sorted(AUTH_SCHEMES, key=len, reverse=True))
+                          + r")([ \t]+))?([^\s'\",;]+)")
+_SAS_SIG = re.compile(r"(?<![\w.-])(sig=)([A-Za-z0-9%+/=_-]{8,})")
+
+_RUN = re.compile(r"[A-Za-z0-9]+")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_NOT_TOKEN = re.compile(r"://|^[/~.]|\s")
+
+
+def random_looking(value: str) -> bool:
+    """A value that looks like a generated secret rather than a word, a path or a number (see above)."""
+    if len(value) < 16 or _NOT_TOKEN.search(value):
+        return False
+    if _UUID.search(value):
+        return True
+    for run in _RUN.findall(value):
+        digits, letters = any(c.isdigit() for c in run), any(c.isalpha() for c in run)
+        if len(run) >= 12 and digits and letters:
+            return True
+        if len(run) >= 20 and not digits and run != run.lower() and run != run.upper():
+            return True
+    return False
+
+
+def mask_forms(text: str, keep: Keep) -> str:
+    """The forms by syntax above (service tokens are part of `harness.redact`'s token shapes)."""
+    text = _TWILIO_AUTH.sub(lambda m: m.group(1) + m.group(2) + keep(m.group(3)), text)
+    text = _TELEGRAM.sub(lambda m: keep(m.group(1)), text)
+    text = _ODBC_PWD.sub(lambda m: m.group(1) + keep(m.group(2)) if m.group(1) is not None
+                         else m.group(3) + keep(m.group(4)), text)
+    text = _NETRC.sub(lambda m: m.group(1) + keep(m.group(2)), text)
+    text = _MYSQL.sub(lambda m: m.group(1) + keep(m.group(2)), text)
+    text = _AUTH_HEADER.sub(lambda m: m.group(1) + (m.group(2) + m.group(3) if m.group(2) else "") + keep(m.group(4)),
+                            text)
+    return _SAS_SIG.sub(lambda m: m.group(1) + keep(m.group(2)), text)
