@@ -4,7 +4,10 @@ Starts `python -m harness.sim` (demo profile, `--stream-interval 1`, so every de
 one SSE event per running stream) and drives it with N concurrent streaming chat requests from
 this process (closed loop: each stream sends its next request when the previous one ends).
 All requests share a long prompt prefix (served from the prefix cache) plus a unique suffix, so
-decode steps see agentic-sized contexts. For each concurrency it prints the SSE events received
+decode steps see agentic-sized contexts. The prefix is sized to the profile's KV pool (`kv_pool_tokens` in
+`/server_info`): the pool holds the prefix and every stream's own tokens, so the streams decode instead of
+waiting for room (`--prefix-tokens` caps it; 40,000 by default). A run that measured no decode step or no
+SSE event exits 1 with a message naming the concurrency. For each concurrency it prints the SSE events received
 per second over the measurement window and the engine's median scheduling lag (how late a step
 ended compared with its scheduled end, from `/server_info`).
 
@@ -29,6 +32,8 @@ import time
 import aiohttp
 
 from harness.sim.batching.engine_stats import hist_median_ms
+
+SUFFIX_TOKENS = 16   # each request's own words after the shared prefix (" lane I request N"), with margin
 
 
 def free_port() -> int:
@@ -105,6 +110,24 @@ async def drive(base: str, streams: int, duration: float, warmup: float, prefix:
     }
 
 
+def kv_pool_tokens(base: str) -> int | None:
+    """The simulator's GPU KV pool in tokens, as `/server_info` reports it (None if it does not say)."""
+    async def fetch() -> int | None:
+        async with aiohttp.ClientSession() as s, s.get(base + "/server_info") as r:
+            pool = ((await r.json()).get("simulator") or {}).get("kv_pool_tokens")
+        return int(pool) if isinstance(pool, (int, float)) else None
+    return asyncio.run(fetch())
+
+
+def prefix_tokens(cap: int, pool: int | None, streams: int, max_tokens: int) -> int:
+    """The shared prefix that leaves room in `pool` for every stream's own prompt suffix and output (with a
+    fifth of the pool spare), at most `cap` tokens; 0 where the streams alone fill the pool."""
+    if pool is None:
+        return cap
+    room = int(pool * 0.8) - streams * (max_tokens + SUFFIX_TOKENS)
+    return max(0, min(cap, room))
+
+
 def run_one(streams: int, args: argparse.Namespace) -> dict[str, float]:
     port = free_port()
     cmd = [
@@ -116,8 +139,11 @@ def run_one(streams: int, args: argparse.Namespace) -> dict[str, float]:
     try:
         base = f"http://127.0.0.1:{port}"
         asyncio.run(wait_ready(base))
-        prefix = "shared agentic context " * (args.prefix_tokens * 4 // 23)
-        return asyncio.run(drive(base, streams, args.duration, args.warmup, prefix, args.max_tokens))
+        pool = kv_pool_tokens(base)
+        tokens = prefix_tokens(args.prefix_tokens, pool, streams, args.max_tokens)
+        prefix = "shared agentic context " * (tokens * 4 // 23)
+        result = asyncio.run(drive(base, streams, args.duration, args.warmup, prefix, args.max_tokens))
+        return {**result, "prefix_tokens": tokens, "kv_pool_tokens": pool if pool is not None else -1}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
@@ -128,18 +154,30 @@ def main() -> int:
     ap.add_argument("--streams", type=int, nargs="+", default=[48, 128])
     ap.add_argument("--duration", type=float, default=8.0, help="measurement window, seconds")
     ap.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring")
-    ap.add_argument("--prefix-tokens", type=int, default=40000, help="shared prompt prefix length (agentic-sized context)")
+    ap.add_argument("--prefix-tokens", type=int, default=40000,
+                    help="the most shared prompt prefix (agentic-sized context); less where the profile's KV pool "
+                         "needs the room for the streams' own tokens")
     ap.add_argument("--max-tokens", type=int, default=400)
     ap.add_argument("--profile", default="demo")
     ap.add_argument("--json", action="store_true", help="print one JSON line per run instead of a table")
     args = ap.parse_args()
-    print(f"{'streams':>8} {'SSE events/s':>14} {'median lag ms':>14} {'decode steps':>13}")
+    if not args.json:
+        print(f"{'streams':>8} {'prefix tok':>11} {'SSE events/s':>14} {'median lag ms':>14} {'decode steps':>13}")
+    empty: list[str] = []
     for n in args.streams:
         r = run_one(n, args)
         if args.json:
             print(json.dumps(r))
         else:
-            print(f"{r['streams']:>8} {r['events_per_s']:>14,.0f} {r['median_lag_ms']:>14.3f} {r['decode_steps']:>13}")
+            print(f"{r['streams']:>8} {r['prefix_tokens']:>11,} {r['events_per_s']:>14,.0f} "
+                  f"{r['median_lag_ms']:>14.3f} {r['decode_steps']:>13}", flush=True)
+        if r["decode_steps"] <= 0 or r["events_per_s"] <= 0:
+            empty.append(f"{n} streams: {r['decode_steps']:g} decode steps, {r['events_per_s']:.0f} SSE events/s "
+                         f"(prefix {r['prefix_tokens']} tokens, KV pool {r['kv_pool_tokens']} tokens)")
+    if empty:
+        print("sim_load: measured nothing at " + "; ".join(empty) + "; the streams never decoded in the window "
+              "(a longer --warmup or a smaller --prefix-tokens / --max-tokens leaves them room)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -57,5 +57,5 @@ def test_a_variant_sweep_says_where_it_lands_and_how_to_compare(tmp_path: Path,
                         "(the recipe's own points are left as they are)")
     # no results of the recipe as written in --out: `compare --variant` would fail, so the line gives `compare A B`
     assert lines[-1] == (f"no results of the recipe as written in {tmp_path}/quickstart-sim to compare the variant "
-                         "with; against another run: harness compare OTHER_RUN "
-                         f"{tmp_path}/quickstart-sim/variants/max-running-requests=64")
+                         f"with; run them first: harness sweep {RECIPE} --points c2 --out {tmp_path}; then: harness "
+                         f"compare {tmp_path}/quickstart-sim --variant max-running-requests=64")

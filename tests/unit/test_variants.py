@@ -177,7 +177,7 @@ def test_run_says_where_a_variant_lands_and_how_to_compare_it(tmp_path, capsys):
         "conc4 (it replaces the completed result there, kept under attempts/; --tag NAME keeps both)")
     assert landing_line(4, pdir, "mrr64", replaces=True).endswith(
         "(the recipe's own c4 is left as it is; it replaces the completed result there, kept under attempts/)")
-    hint = compare_hint(run / "quickstart-sim", "mrr64")
+    hint = compare_hint(run / "quickstart-sim", "mrr64", "harness sweep recipes/quickstart-sim.yaml")
     argv = shlex.split(hint.split(": ", 1)[1])
     assert argv[0] == "harness" and cli_main(argv[1:]) == 0   # the printed command works as printed
     assert "300.0 -> 330.0 (+10.0%)" in capsys.readouterr().out
@@ -191,8 +191,9 @@ def test_compare_of_a_variant_without_the_recipes_own_points_suggests_compare_a_
     assert cli_main(["compare", str(run), "--variant", "mrr64"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == ["error: --variant mrr64: no results of the recipe as written beside it to compare with",
-                   f"hint: compare the variant with other results: harness compare OTHER_RUN {variants / 'mrr64'} "
-                   "(or run the recipe as written into the same --out first, then compare --variant again)"]
+                   f"hint: no results of the recipe as written in {run / 'quickstart-sim'} to compare the variant "
+                   f"with; run them first: harness sweep recipes/quickstart-sim.yaml --out {run}; then: harness "
+                   f"compare {run / 'quickstart-sim'} --variant mrr64"]
     shutil.copytree(variants / "mrr64", variants / "mrr32")   # a second variant beside it: the hint names it
     for result in (variants / "mrr32").glob("conc*/bmk_agentic_*.json"):
         data = json.loads(result.read_text())
@@ -200,7 +201,7 @@ def test_compare_of_a_variant_without_the_recipes_own_points_suggests_compare_a_
         result.write_text(json.dumps(data))
     assert cli_main(["compare", str(run), "--variant", "mrr64"]) == 2
     hint = capsys.readouterr().err.splitlines()[1]
-    command = hint.split("results: ", 1)[1].split(" (or", 1)[0]
+    command = hint.split("beside it: ", 1)[1]
     assert command == f"harness compare {variants / 'mrr32'} {variants / 'mrr64'}"
     assert cli_main(command.split()[1:]) == 0   # the suggested command works as printed
     assert "300.0" not in capsys.readouterr().out   # variant against variant, not the removed baseline
@@ -212,6 +213,7 @@ def test_the_hint_after_a_variant_run_without_a_baseline_is_compare_a_b(tmp_path
     run = _with_variant(tmp_path)
     for baseline in (run / "quickstart-sim").glob("conc*"):
         shutil.rmtree(baseline)
-    assert compare_hint(run / "quickstart-sim", "mrr64") == (
-        f"no results of the recipe as written in {run / 'quickstart-sim'} to compare the variant with; against "
-        f"another run: harness compare OTHER_RUN {run / 'quickstart-sim' / 'variants' / 'mrr64'}")
+    assert compare_hint(run / "quickstart-sim", "mrr64", "harness run recipes/quickstart-sim.yaml --point c4") == (
+        f"no results of the recipe as written in {run / 'quickstart-sim'} to compare the variant with; run them "
+        f"first: harness run recipes/quickstart-sim.yaml --point c4; then: harness compare {run / 'quickstart-sim'} "
+        "--variant mrr64")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -186,7 +186,8 @@ def main(args: argparse.Namespace) -> int:
         print()
         print(repeat_summary(outcomes), end="")
     if outcome.result is not None and options.variant:
-        print(compare_hint(args.out / recipe.config_key, options.variant))
+        print(compare_hint(args.out / recipe.config_key, options.variant,
+                           baseline_command("run", args, [args.point])))
     return outcome.exit_status if len(outcomes) == 1 else worst_exit(o.exit_status for o in outcomes)
 
 
@@ -226,18 +227,28 @@ def landing_line(conc: int, pdir: Path, variant: str | None, replaces: bool = Fa
     return f"c{conc}: the recipe as written -> {pdir}" + (f" ({again[2:]}; --tag NAME keeps both)" if again else "")
 
 
-def compare_hint(curve_dir: Path, variant: str) -> str:
+def compare_hint(curve_dir: Path, variant: str, run_baseline: str) -> str:
     """The command that pairs a variant's points with the recipe's own points; where `curve_dir` holds none of
-    them yet, the command that compares the variant with another run instead (`harness compare A B`)."""
+    them yet, the one that compares it with another variant beside it, else `run_baseline` (the command that runs
+    the recipe as written) followed by that compare (`harness.point.state.variant.next_compare`)."""
     import shlex
 
-    from harness.point.state.variant import VARIANTS_DIR
+    from harness.point.state.variant import next_compare
 
     if any(curve_dir.glob("conc*/bmk_agentic_*.json")):
         return f"against the recipe's own points: harness compare {shlex.quote(str(curve_dir))} --variant " \
                f"{shlex.quote(variant)}"
-    return (f"no results of the recipe as written in {curve_dir} to compare the variant with; against another run: "
-            f"harness compare OTHER_RUN {shlex.quote(str(curve_dir / VARIANTS_DIR / variant))}")
+    return next_compare(curve_dir, variant, run_baseline)
+
+
+def baseline_command(command: str, args: argparse.Namespace, points: Sequence[str]) -> str:
+    """`harness run|sweep RECIPE [--point(s) ...] --out OUT`: the recipe as written, into the same --out."""
+    import shlex
+
+    argv = ["harness", command, str(args.recipe)]
+    if points:
+        argv += ["--point", points[0]] if command == "run" else ["--points", *points]
+    return shlex.join([*argv, "--out", str(args.out)])
 
 
 def point_table(pdir: Path) -> str:

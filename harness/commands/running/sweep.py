@@ -83,9 +83,10 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_report:
         _report(args, recipe.config_key)
     if options.variant:
-        from harness.commands.running.run import compare_hint
+        from harness.commands.running.run import baseline_command, compare_hint
 
-        print(compare_hint(args.out / recipe.config_key, options.variant))
+        print(compare_hint(args.out / recipe.config_key, options.variant,
+                           baseline_command("sweep", args, list(args.points or []))))
     return worst
 
 

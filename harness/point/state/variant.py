@@ -8,15 +8,20 @@ A derived name is the overrides in the order given, without the `args.`/`env.`/`
 (`--set args.max-running-requests=64` → `max-running-requests=64`), joined with `,`; characters outside
 `[A-Za-z0-9._,=+-]` become `_`, and a name longer than 80 characters is cut and ends in a hash of the
 whole text. A secret's value never names a directory: an override that holds a secret (`harness.redact`:
-by its key's name or by its value's shape) is named by its key alone, `--set server.env.HF_TOKEN=...` becomes
-`HF_TOKEN`, so the recorded variant name and its directory are the same text. Pure functions.
+by its key's name or by its value's shape) is named by its key and a mark, `--set server.env.HF_TOKEN=...`
+becomes `HF_TOKEN=redacted-<8 hex digits>`. The digits are a slow salted hash of the value (PBKDF2-SHA256,
+200,000 rounds), so two different secrets name two variants while the name does not reveal the value; the
+redactor keeps the mark as written, so the recorded variant name and its directory are the same text. Pure
+functions.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from harness.errors import UserError
 from harness.redact import redact_override
@@ -26,6 +31,8 @@ MAX_NAME = 80
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._,=+-]*$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._,=+-]")
 _PREFIXES = ("server.args.", "server.env.", "args.", "env.", "client.")
+_MARK_SALT = b"harness variant secret mark"
+_MARK_ROUNDS = 200_000
 
 
 def check_tag(tag: str) -> str:
@@ -43,10 +50,21 @@ def _short(text: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=256)
+def secret_mark(value: str) -> str:
+    """`redacted-<8 hex digits>`: what names a secret value in a variant (distinct values, distinct marks)."""
+    digest = hashlib.pbkdf2_hmac("sha256", value.encode(), _MARK_SALT, _MARK_ROUNDS)
+    return "redacted-" + digest.hex()[:8]
+
+
 def _named(override: str) -> str:
     """An override as it names a directory: one that holds a secret (by its key's name or its value's shape)
-    is named by its key alone, so neither the value nor a placeholder the redactor would rewrite is in it."""
-    return override.partition("=")[0] if redact_override(override) != override else override
+    is named by its key and the value's mark, so neither the value nor a placeholder the redactor would
+    rewrite is in it."""
+    if redact_override(override) == override:
+        return override
+    key, _, value = override.partition("=")
+    return f"{key}={secret_mark(value)}"
 
 
 def derived_name(overrides: Sequence[str]) -> str:
@@ -64,3 +82,21 @@ def variant_name(overrides: Sequence[str], tag: str | None) -> str | None:
     if tag:
         return check_tag(tag)
     return derived_name(overrides) if overrides else None
+
+
+def next_compare(curve_dir: Path, variant: str, run_baseline: str) -> str:
+    """The line that says how to compare the variant `variant` of the curve in `curve_dir` (`<out>/<config_key>`)
+    when the recipe's own points are not there: against another variant beside it that has results
+    (`harness compare OTHER_DIR VARIANT_DIR`), else by running the recipe as written (`run_baseline`, the command
+    that does) and then `harness compare CURVE_DIR --variant NAME`. Every command in it runs as printed."""
+    import shlex
+
+    here = curve_dir / VARIANTS_DIR / variant
+    others = sorted(d for d in (curve_dir / VARIANTS_DIR).glob("*")
+                    if d.name != variant and any(d.glob("conc*/bmk_agentic_*.json")))
+    lead = f"no results of the recipe as written in {curve_dir} to compare the variant with"
+    if others:
+        return (f"{lead}; against the variant {others[0].name} beside it: harness compare "
+                f"{shlex.quote(str(others[0]))} {shlex.quote(str(here))}")
+    return (f"{lead}; run them first: {run_baseline}; then: harness compare {shlex.quote(str(curve_dir))} "
+            f"--variant {shlex.quote(variant)}")

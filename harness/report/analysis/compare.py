@@ -294,18 +294,23 @@ def variant_sides(points: Sequence[PointResult], variant: str) -> tuple[list[Poi
 
 
 def _two_runs_hint(points: Sequence[PointResult], variant: str) -> str:
-    """The compare that works without the recipe's own points: the variant's directory as B, and as A another
-    variant's directory beside it, or any other run's."""
+    """The compare that works without the recipe's own points: against another variant's directory beside it,
+    else after running the recipe as written into the same --out (`harness.point.state.variant.next_compare`;
+    the recipe is `recipes/<config_key>.yaml` where that file is here, else RECIPE)."""
     import shlex
+    from pathlib import Path
 
-    def where(name: str) -> str:
-        dirs = sorted({p.point_dir.parent for p in points if p.variant == name})
-        return shlex.quote(str(dirs[0])) if len(dirs) == 1 else "OTHER_RUN"
+    from harness.point.state.variant import next_compare
 
-    others = sorted({p.variant for p in points if p.variant and p.variant != variant})
-    a = where(others[0]) if others else "OTHER_RUN"
-    return (f"compare the variant with other results: harness compare {a} {where(variant)} (or run the recipe as "
-            "written into the same --out first, then compare --variant again)")
+    mine = sorted({p.point_dir.parent for p in points if p.variant == variant})
+    if len(mine) != 1:
+        return ("compare the variant's own directory (variants/NAME below the run) with another run's: "
+                "harness compare OTHER_RUN VARIANT_DIR")
+    curve_dir = mine[0].parent.parent
+    recipe = Path("recipes") / f"{curve_dir.name}.yaml"
+    baseline = shlex.join(["harness", "sweep", str(recipe) if recipe.is_file() else "RECIPE", "--out",
+                           str(curve_dir.parent)])
+    return next_compare(curve_dir, variant, baseline)
 
 
 def _noise_json(d: PointDelta, name: str, iv: NoiseInterval, resolve_pct: float) -> dict[str, Any]:
