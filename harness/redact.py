@@ -48,7 +48,7 @@ REDACTED = "<redacted>"
 MIN_REMEMBERED = 6
 PLACEHOLDER = re.compile(r"<redacted(?::(\d+))?>")
 # What a variant name holds in place of a secret's value (`harness.point.state.variant`): kept as written.
-VARIANT_MARK = re.compile(r"redacted-[0-9a-f]{8}")
+VARIANT_MARK = re.compile(r"redacted-[0-9a-f]{8}(?![0-9a-f])")   # also at the start of a path
 
 _SECRET = re.compile(r"^(?:HF_TOKEN|TOKEN|SECRET)$|_(?:TOKEN|KEY|SECRET|PAT)$|_PWD?\d*$|PASSWORD|PASSWD")
 _NOT_SECRET = re.compile(r"^(?:CONFIG|GOLDEN|MODEL|SORT)_KEY$"
@@ -160,7 +160,7 @@ def _mask(value: str) -> str:
 
 def _keep(value: str, mask: Mask) -> str:
     """`mask(value)`, except that an empty value or a placeholder stays as it is."""
-    return value if not value or PLACEHOLDER.fullmatch(value) or VARIANT_MARK.fullmatch(value) else mask(value)
+    return value if not value or PLACEHOLDER.fullmatch(value) or VARIANT_MARK.match(value) else mask(value)
 
 
 def _quoted(value: str, mask: Mask) -> str:

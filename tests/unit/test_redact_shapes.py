@@ -4,11 +4,12 @@ whatever it is called; package requirements and ordinary words that look alike a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from harness.point.state.variant import derived_name
+from harness.point.state.variant import derived_name, secret_mark
 from harness.redact import REDACTED, forget_all, redact_argv, redact_data, redact_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,10 +43,36 @@ SHAPES = [
     ("JWT=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlX3g", "eyJzdWIiOiIxMjM0NTY3ODkwIn0"),
     ("upload pypi-AgEIcHlwaS5vcmcCJDAbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdef", "AgEIcHlwaS5vcmcCJDAb"),
     ("Authorization: Bearer abcdefgh12345", "abcdefgh12345"),
+    # service tokens, secrets by syntax, random-looking values after token-like names (harness.redact_forms)
+    ("GCP_ACCESS=ya29.a0AfH6SMBplantedOAuthTok3n_x1", "a0AfH6SMBplantedOAuthTok3n"),
+    ("vault hvs.CAESIPlantedVaultTok3nAbCdEf12", "CAESIPlantedVaultTok3n"),
+    ("DATABRICKS_HOST_REF=dapi0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    ("mail SG.PlantedSgId012345.PlantedSgSecret0123456789abcdefXYZ", "PlantedSgSecret0123456789"),
+    ("twilio AC0123456789abcdef0123456789abcdef:fedcba9876543210fedcba9876543210", "fedcba9876543210fedcba98"),
+    ("twilio key SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef0123456789abcdef"),
+    ("DO=dop_v1_" + "ab12" * 16, "ab12ab12ab12ab12ab12ab12"),
+    ("shop shpat_0123456789abcdef0123456789abcdef", "0123456789abcdef0123456789abcdef"),
+    ("org api_org_PlantedHfOrgToken0123456789", "PlantedHfOrgToken0123456789"),
+    ("https://api.telegram.org/bot123456789:AAPlantedTelegramBotToken_0123456789/getMe",
+     "PlantedTelegramBotToken_0123456789"),
+    ("AGE-SECRET-KEY-1PLANTEDAGEKEY0123456789QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ", "PLANTEDAGEKEY0123456789"),
+    ("Driver={ODBC Driver 18};Server=db;Uid=bench;Pwd=PlantedOdbcPw9;Encrypt=yes", "PlantedOdbcPw9"),
+    ("machine api.example.com login bench password PlantedNetrcPw7", "PlantedNetrcPw7"),
+    ("mysql -h db -u root -pPlantedMysqlPw5 bench", "PlantedMysqlPw5"),
+    ("curl -H Authorization: Token PlantedDrfToken3 https://api.example.com", "PlantedDrfToken3"),
+    ("curl -H X-Api-Key: PlantedXApiKey4 https://api.example.com", "PlantedXApiKey4"),
+    ('{"auths": {"registry.example": {"auth": "YmVuY2g6UGxhbnRlZERvY2tlclB3Ng=="}}}', "YmVuY2g6UGxhbnRlZERvY2tlclB3Ng"),
+    ("AZURE_SAS=sig=PlantedSasSig0123%2Bab%3D&sv=2022-11-02&se=2030-01-01", "PlantedSasSig0123"),
+    ("SERVICE_CREDENTIAL: Q29kZVBsYW50ZWQxMjM0NTY3ODkw", "Q29kZVBsYW50ZWQxMjM0NTY3ODkw"),
+    ("--vendor-apitoken PlantedGeneric9Tok3nValue0", "PlantedGeneric9Tok3nValue0"),
 ]
 
 KEPT = ["tiktoken==0.14.0", "asttokens==2.4.1", "tokenizers==0.20.3", "keyring==25.0", "docker run -u 1000:1000 img",
-        "Basic configuration", "PWD=/home/user", "sk-learn", "MAX_TOKENS=4096", "OLDPWD=/tmp"]
+        "Basic configuration", "PWD=/home/user", "sk-learn", "MAX_TOKENS=4096", "OLDPWD=/tmp",
+        "--max-running-requests=8", "model: Qwen/Qwen3-8B-Instruct", "sha256: " + "ab12" * 16,
+        "recipe_fingerprint: 0123456789abcdef0123456789abcdef", '"session_id": "3f2a9c1e7b4d5a6f8e9d0c1b"',
+        "X-Request-Id: 0123456789abcdef0123", "--model-path /models/ab12cd34ef56gh78ij90", "mysql -p bench",
+        "eos_token: </s>", "Token usage: 123", "password required", "config_key: dsr1-fp8-h200-sglang"]
 
 
 @pytest.fixture(autouse=True)
@@ -84,12 +111,23 @@ def test_a_pip_freeze_listing_is_kept_whole() -> None:
     ("server.env.HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWx12", "HF_TOKEN"),
     ("server.env.MODEL_REF=hf_AbCdEfGhIjKlMnOpQrStUvWx12", "MODEL_REF"),
     ("args.api-key=plainvalue", "api-key"),
+    ("server.env.NOTIFY=SG.PlantedSgId012345.PlantedSgSecret0123456789abcdefXYZ", "NOTIFY"),
 ])
-def test_a_secret_override_names_its_variant_by_key_alone(override: str, name: str) -> None:
-    assert derived_name([override]) == name
+def test_a_secret_override_names_its_variant_by_key_and_a_mark(override: str, name: str) -> None:
+    value = override.partition("=")[2]
+    assert derived_name([override]) == f"{name}={secret_mark(value)}"
+    assert re.fullmatch(r"redacted-[0-9a-f]{8}", secret_mark(value))
     both = derived_name(["args.max-running-requests=64", override])
-    assert both == f"max-running-requests=64,{name}"
+    assert both == f"max-running-requests=64,{name}={secret_mark(value)}"
+    assert value not in both and value[:6] not in both
     assert redact_data({"variant": both}) == {"variant": both}   # the record and the directory agree
+    assert redact_text(f"variants/{both}/conc4") == f"variants/{both}/conc4"
+
+
+def test_two_secrets_name_two_variants() -> None:
+    one = derived_name(["server.env.HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWx12"])
+    two = derived_name(["server.env.HF_TOKEN=hf_ZyXwVuTsRqPoNmLkJiHgFeDc34"])
+    assert one != two and one.startswith("HF_TOKEN=redacted-") and two.startswith("HF_TOKEN=redacted-")
 
 
 def test_no_shape_reaches_harness_plan_output(capsys: pytest.CaptureFixture[str]) -> None:
