@@ -8,6 +8,8 @@ or a one-line `UserError` naming the file:
 - only a regular file is opened for reading (a FIFO, a device such as `/dev/zero`, a socket or a directory
   is refused without reading it, and never blocks); a symlink loop is refused;
 - a file larger than `max_bytes` is refused before it is read;
+- a file is read with memory in proportion to its size, never a buffer of `max_bytes` (a trace corpus's
+  bound is 4 GiB: a reader that reserved it would fail under a 4 GB address-space limit);
 - the text must be UTF-8 JSON, nested at most `MAX_DEPTH` deep;
 - `read_json_object` also requires the top level to be an object (`{...}`).
 
@@ -25,12 +27,13 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness.errors import UserError
 
 MAX_BYTES = 32 * 1024 * 1024   # a record or row is a few kB, a fingerprint ~100 kB, an InferenceX agg list a few MB
 MAX_DEPTH = 64
+READ_CHUNK = 1024 * 1024       # what a file is read in beyond the size it states (a file still growing, /proc)
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -52,7 +55,7 @@ def read_file_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> 
         if info.st_size > max_bytes:
             raise UserError(f"{path}: {info.st_size} bytes, larger than {_size(max_bytes)}; not a {what} file")
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1)
+            data = _read_bounded(fh, info.st_size, max_bytes + 1)
     except OSError as exc:
         raise UserError(f"{path}: cannot read the {what} file: {exc.strerror or exc}") from None
     finally:
@@ -60,6 +63,22 @@ def read_file_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> 
     if len(data) > max_bytes:
         raise UserError(f"{path}: larger than {_size(max_bytes)}; not a {what} file")
     return data
+
+
+def _read_bounded(fh: BinaryIO, size: int, limit: int) -> bytes:
+    """At most `limit` bytes of `fh`, with memory proportional to what the file holds: the size it states (plus
+    one byte, to see the end) is read first, then chunks while the file grows, never a buffer of `limit`."""
+    chunks: list[bytes] = []
+    total = 0
+    want = min(limit, size + 1)
+    while total < limit:
+        chunk = fh.read(min(limit - total, max(want, READ_CHUNK)))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        want = READ_CHUNK
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _size(n: int) -> str:
