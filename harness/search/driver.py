@@ -1,6 +1,12 @@
 """The search loop: ask `order.bracket` for the next concurrency, test it, until the bracket is closed; or, in
 rounds (`run_rounds`, a Slurm job array each), ask `rounds.next_round` for several and test them together.
 
+An inconclusive concurrency is tested again (`test(conc, attempt)`: attempt 2 and on), up to `Budget.attempts`
+tests in all; the command runs attempt 2 with a longer window and attempt 3 as a repeat of it on a fresh server.
+A concurrency counts as its latest test says. The search spends at most `Budget.max_points` tests, and starts
+none once `Budget.out_of_time()` says so; a search that ends on its budget says why (`SearchRun.budget_reason`),
+and its answer is uncertain where the bracket is not closed.
+
 Testing a concurrency is a callable (the command runs a fresh server with the ordinary point runner; tests pass
 a fake), so the loop is the same wherever the points run. After each point the caller's `on_point` sees the
 search so far (the command rewrites `search.json`, so a stopped search leaves what it found).
@@ -9,40 +15,76 @@ search so far (the command rewrites `search.json`, so a stopped search leaves wh
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
-from harness.search.order import Bracket, bracket
+from harness.search.order import Bracket, Outcome, bracket
 from harness.search.verdict import PointVerdict
+
+ATTEMPTS = 3   # the first test, a longer window, a repeat of it
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a search may spend: tests in all (None: no bound), tests per concurrency, and time."""
+
+    max_points: int | None = None
+    attempts: int = ATTEMPTS
+    out_of_time: Callable[[], str | None] = field(default=lambda: None)   # why no further test starts, or None
+
+    def spent(self, tests: int) -> str | None:
+        if self.max_points is not None and tests >= self.max_points:
+            return f"--max-points {self.max_points} spent"
+        return self.out_of_time()
 
 
 @dataclass(frozen=True)
 class SearchRun:
-    """The tested points in the order tested, the bracket they give, and whether the search reached its end."""
+    """The tested points in the order tested, the bracket they give, whether the search reached its end, and
+    why it ended before its bracket was closed (its budget), if it did."""
 
     tested: tuple[PointVerdict, ...]
     state: Bracket
     complete: bool
+    budget_reason: str | None = None
 
 
-def run_search(min_conc: int, max_conc: int, test: Callable[[int], PointVerdict | None],
-               on_point: Callable[[SearchRun], object] | None = None) -> SearchRun:
-    """Test concurrencies in the search's order; `test` returns None when the search must stop (a signal, a
-    full disk): then the run is incomplete."""
+def latest_outcomes(tested: Sequence[PointVerdict]) -> dict[int, Outcome]:
+    """Each tested concurrency's outcome, as its latest test says."""
+    return {v.conc: v.outcome for v in tested}
+
+
+def state_of(tested: Sequence[PointVerdict], min_conc: int, max_conc: int, attempts: int = ATTEMPTS) -> Bracket:
+    """The bracket of the tests so far, an inconclusive concurrency re-testable while it has tests left."""
+    outcomes = latest_outcomes(tested)
+    counts = Counter(v.conc for v in tested)
+    again = {c for c, o in outcomes.items() if o == "inconclusive" and counts[c] < attempts}
+    return bracket(outcomes, min_conc, max_conc, again)
+
+
+def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], PointVerdict | None],
+               on_point: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
+    """Test concurrencies in the search's order; `test(conc, attempt)` returns None when the search must stop
+    (a signal, a full disk): then the run is incomplete."""
+    budget = budget or Budget()
     tested: list[PointVerdict] = []
     while True:
-        state = bracket({v.conc: v.outcome for v in tested}, min_conc, max_conc)
+        state = state_of(tested, min_conc, max_conc, budget.attempts)
         if state.next_conc is None:
             return SearchRun(tuple(tested), state, True)
-        verdict = test(state.next_conc)
+        spent = budget.spent(len(tested))
+        if spent is not None:
+            return SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, 0), True, spent)
+        attempt = 1 + sum(1 for v in tested if v.conc == state.next_conc)
+        verdict = test(state.next_conc, attempt)
         if verdict is None:
             return SearchRun(tuple(tested), state, False)
         if verdict.conc != state.next_conc:
             raise ValueError(f"tested c{verdict.conc} for c{state.next_conc}")
         tested.append(verdict)
         if on_point is not None:
-            on_point(SearchRun(tuple(tested), bracket({v.conc: v.outcome for v in tested}, min_conc, max_conc),
-                               False))
+            on_point(SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, budget.attempts), False))
 
 
 @dataclass(frozen=True)
@@ -54,24 +96,30 @@ class RoundResult:
 
 
 def run_rounds(min_conc: int, max_conc: int, width: int, test_round: Callable[[int, list[int]], RoundResult],
-               on_round: Callable[[SearchRun], object] | None = None) -> SearchRun:
+               on_round: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
     """Test rounds of up to `width` concurrencies (`rounds.next_round`) until the bracket is closed.
     `test_round(n, concs)` tests round n (from 1); a stopped round ends the run incomplete, with the verdicts it
-    did give."""
+    did give. A round re-tests nothing; one is cut to what is left of `budget.max_points`."""
     from harness.search.rounds import next_round
 
+    budget = budget or Budget()
     tested: list[PointVerdict] = []
     for number in itertools.count(1):
-        outcomes = {v.conc: v.outcome for v in tested}
+        outcomes = latest_outcomes(tested)
         concs = next_round(outcomes, min_conc, max_conc, width)
         if not concs:
             return SearchRun(tuple(tested), bracket(outcomes, min_conc, max_conc), True)
+        spent = budget.spent(len(tested))
+        if spent is not None:
+            return SearchRun(tuple(tested), bracket(outcomes, min_conc, max_conc), True, spent)
+        if budget.max_points is not None:
+            concs = concs[:budget.max_points - len(tested)]
         result = test_round(number, concs)
         given = {v.conc for v in result.verdicts}
         if given - set(concs) or (not result.stopped and given != set(concs)):
             raise ValueError(f"round {number} of {concs} gave verdicts for {sorted(given)}")
         tested.extend(sorted(result.verdicts, key=lambda v: v.conc))
-        run = SearchRun(tuple(tested), bracket({v.conc: v.outcome for v in tested}, min_conc, max_conc), False)
+        run = SearchRun(tuple(tested), bracket(latest_outcomes(tested), min_conc, max_conc), False)
         if result.stopped:
             return run
         if on_round is not None:

@@ -5,18 +5,19 @@ A round follows the same order as one point at a time (`harness.search.order`), 
 
 - gallop: the next concurrency to test and its next doublings, `width` of them (capped at `max_conc`), e.g.
   c1, c2, c4, c8 for width 4;
-- bisect: the open interval between the highest non-failing concurrency below the lowest failure and that failure,
-  split into `width + 1` parts (its `width` inner points, fewer when it holds fewer).
+- bisect: the untested concurrencies of the interval in which the boundary lies (`Bracket.low`, `Bracket.high`),
+  split into `width + 1` parts (`width` of them, all when it holds fewer).
 
-With width 1 a round is the one concurrency `order.bracket` names, so the search tests the same points as the
-local one. A round is empty when the search is done.
+A round re-tests no inconclusive concurrency: it stays unknown, and an answer that rests on it is uncertain. With
+width 1 a round is the one concurrency `order.bracket` names without re-tests, so the search tests the same points
+as the local one would. A round is empty when the search is done.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.search.order import Outcome, bracket
+from harness.search.order import Outcome, bracket, untested_inside
 
 
 def next_round(outcomes: Mapping[int, Outcome], min_conc: int, max_conc: int, width: int) -> list[int]:
@@ -26,10 +27,10 @@ def next_round(outcomes: Mapping[int, Outcome], min_conc: int, max_conc: int, wi
     state = bracket(outcomes, min_conc, max_conc)
     if state.next_conc is None:
         return []
-    if state.first_fail is None:
+    tested = [c for c in outcomes if min_conc <= c <= max_conc]
+    if not tested or (state.first_fail is None and max(tested) < max_conc):   # the gallop, as in `bracket`
         return _gallop(state.next_conc, max_conc, width)
-    floor = max(c for c in outcomes if min_conc <= c < state.first_fail)   # as in `bracket`
-    return _split(floor, state.first_fail, width)
+    return _split(untested_inside(outcomes, state, min_conc), width)
 
 
 def _gallop(start: int, max_conc: int, width: int) -> list[int]:
@@ -39,9 +40,9 @@ def _gallop(start: int, max_conc: int, width: int) -> list[int]:
     return concs
 
 
-def _split(low: int, high: int, width: int) -> list[int]:
-    """Up to `width` concurrencies strictly between `low` and `high`, evenly spaced (`width + 1` parts)."""
-    inner = high - low - 1
-    if inner <= width:
-        return list(range(low + 1, high))
-    return sorted({low + (high - low) * i // (width + 1) for i in range(1, width + 1)})
+def _split(concs: list[int], width: int) -> list[int]:
+    """Up to `width` of `concs` (increasing), evenly spaced (`width + 1` parts); width 1 gives the middle one, as
+    `order.bracket` picks it."""
+    if len(concs) <= width:
+        return concs
+    return sorted({concs[(len(concs) + 1) * i // (width + 1) - 1] for i in range(1, width + 1)})

@@ -2,17 +2,23 @@
 its `status.json` when it left none (a server that never became ready: the point fails the SLO).
 
 Each expression's value is the record's row metric. Where the point's per-request records hold the metric's
-samples (TTFT and E2EL), the 95 % bootstrap interval of its percentile is computed (`spread`); a threshold
-inside that interval makes the point `uncertain`: these requests cannot tell whether it meets the SLO.
+samples (TTFT and E2EL), the 95 % bootstrap interval of its percentile is computed (`spread`).
 
-A completed point whose expressions all hold but that is invalid only for too little evidence
-(`EVIDENCE_REASONS`: too few completed requests, too short a window, as a low concurrency gives in a short
-window) is `inconclusive`: not a pass, and no sign of the limit either (`harness.search.order`).
+The outcome (`judge`, a pure function) is one of three, each with the reasons it gives (`why`):
+
+- `fail`: the point failed (a server that never became ready, a crash), is invalid for a reason that is not
+  its sample (errors, context overflows, an environment not applied, ...), or is a valid point on which an
+  expression is breached (its interval clear of the threshold);
+- `inconclusive`: the point's sample cannot tell: invalid only for sample reasons (`SAMPLE_REASONS`: too few
+  completed requests, too short a window, achieved concurrency below the record's bound), an achieved concurrency
+  below `min_achieved_ratio` of its target (default `MIN_ACHIEVED_RATIO`), or a threshold inside the interval of
+  its percentile. It is never counted as a pass or a fail (`harness.search.order`);
+- `pass`: a valid point with every expression holding and none of the above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +29,8 @@ from harness.search.order import Outcome
 from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval
 
-EVIDENCE_REASONS = frozenset({"too_few_completed", "window_too_short"})
+SAMPLE_REASONS = frozenset({"too_few_completed", "window_too_short", "concurrency_below_target"})
+MIN_ACHIEVED_RATIO = 0.75             # achieved / target concurrency below which a point's load is not its target's
 
 
 @dataclass(frozen=True)
@@ -50,8 +57,50 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Judgement:
+    """A point's outcome and the reasons it counted so, in words."""
+
+    outcome: Outcome
+    why: tuple[str, ...]
+
+
+def judge(state: str, valid: bool, invalid_reasons: Sequence[str], checks: Sequence[Check], conc: int,
+          achieved: float | None, min_achieved_ratio: float = MIN_ACHIEVED_RATIO) -> Judgement:
+    """The outcome of one tested point (see the module docstring), first match wins: not completed → fail;
+    invalid for a reason other than its sample → fail; a sample that cannot tell → inconclusive; an expression
+    breached or not measured → fail; else pass."""
+    if state != "completed":
+        return Judgement("fail", (f"the point {state}" + (f": {', '.join(invalid_reasons)}" if invalid_reasons
+                                                          else ""),))
+    other = [r for r in invalid_reasons if r not in SAMPLE_REASONS]
+    if other:
+        return Judgement("fail", (f"invalid: {', '.join(other)}",))
+    unsure: list[str] = []
+    if invalid_reasons:
+        unsure.append(f"invalid for its sample: {', '.join(invalid_reasons)}")
+    if achieved is not None and achieved < min_achieved_ratio * conc and "concurrency_below_target" not in \
+            invalid_reasons:
+        unsure.append(f"achieved concurrency {achieved:.3g} of {conc} (below {min_achieved_ratio:.0%})")
+    for c in checks:
+        if c.near and c.interval.bounds is not None:
+            lo, hi = c.interval.bounds
+            unsure.append(f"{c.slo.text}: {c.slo.name}={c.value:.4g}, its 95 % interval [{lo:.4g}, {hi:.4g}] "
+                          f"holds the threshold")
+    if unsure:
+        return Judgement("inconclusive", tuple(unsure))
+    missing = [c.slo.name for c in checks if c.value is None]
+    if missing:
+        return Judgement("fail", (f"not measured: {', '.join(missing)}",))
+    breached = [f"{c.slo.name}={c.value:.4g} breaches {c.slo.text}" for c in checks if not c.holds]
+    if breached:
+        return Judgement("fail", tuple(breached))
+    return Judgement("pass", tuple(f"{c.slo.name}={c.value:.4g} meets {c.slo.text}" for c in checks))
+
+
+@dataclass(frozen=True)
 class PointVerdict:
-    """One tested point: its state and validity from its record, each expression's check, and power."""
+    """One tested point: its state and validity from its record, each expression's check, power, and the
+    sample it rests on (achieved concurrency, completed requests, the requested window)."""
 
     conc: int
     point_dir: Path
@@ -61,19 +110,27 @@ class PointVerdict:
     checks: tuple[Check, ...]
     power_w: float | None        # average total GPU power over the point's window (None: not measured)
     power_reason: str | None     # why power_w is None
+    achieved: float | None = None            # live session trees over the window (None: not recorded)
+    requests: int | None = None              # successful profiled requests
+    window_s: float | None = None            # the requested window
+    min_achieved_ratio: float = MIN_ACHIEVED_RATIO
 
     @property
-    def meets_slo(self) -> bool:
-        return self.state == "completed" and self.valid and all(c.holds for c in self.checks)
+    def judgement(self) -> Judgement:
+        return judge(self.state, self.valid, self.invalid_reasons, self.checks, self.conc, self.achieved,
+                     self.min_achieved_ratio)
 
     @property
     def outcome(self) -> Outcome:
-        if self.meets_slo:
-            return "pass"
-        evidence_only = bool(self.invalid_reasons) and set(self.invalid_reasons) <= EVIDENCE_REASONS
-        if self.state == "completed" and evidence_only and all(c.holds for c in self.checks):
-            return "inconclusive"
-        return "fail"
+        return self.judgement.outcome
+
+    @property
+    def why(self) -> tuple[str, ...]:
+        return self.judgement.why
+
+    @property
+    def meets_slo(self) -> bool:
+        return self.outcome == "pass"
 
     @property
     def uncertain(self) -> bool:
@@ -84,7 +141,8 @@ class PointVerdict:
         return next((c.value for c in self.checks if c.slo.name == name), None)
 
 
-def read_verdict(point_dir: Path, conc: int, slos: list[Slo]) -> PointVerdict:
+def read_verdict(point_dir: Path, conc: int, slos: list[Slo],
+                 min_achieved_ratio: float = MIN_ACHIEVED_RATIO) -> PointVerdict:
     """The verdict of the point in `point_dir` (run at `conc`) against `slos`."""
     record_path = point_dir / RECORD_FILE
     raw: Mapping[str, Any] = {}
@@ -96,13 +154,18 @@ def read_verdict(point_dir: Path, conc: int, slos: list[Slo]) -> PointVerdict:
         point = _unrecorded(point_dir)
     if point is None:
         return PointVerdict(conc, point_dir, "missing", False, ("no_record",),
-                            tuple(Check(s, None, Interval(None, "no record")) for s in slos), None, "no record")
+                            tuple(Check(s, None, Interval(None, "no record")) for s in slos), None, "no record",
+                            min_achieved_ratio=min_achieved_ratio)
     checks = tuple(Check(s, point.stat(s.metric, s.stat), percentile_interval(point_dir, s)) for s in slos)
     reasons = tuple(r.code for r in point.invalid_reasons)
     if point.state != "completed" and not reasons:
         reasons = (f"state_{point.state}",)
     power_w, power_reason = _power(raw)
-    return PointVerdict(conc, point_dir, point.state, point.valid, reasons, checks, power_w, power_reason)
+    clock = raw.get("window_clock")
+    window = finite_number(clock.get("requested_s")) if isinstance(clock, Mapping) else None
+    return PointVerdict(conc, point_dir, point.state, point.valid, reasons, checks, power_w, power_reason,
+                        point.achieved_sessions, point.num_requests_successful if point.recorded else None, window,
+                        min_achieved_ratio)
 
 
 def _unrecorded(point_dir: Path) -> PointResult | None:

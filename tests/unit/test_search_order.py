@@ -25,7 +25,7 @@ def search_with(capacity: int, min_conc: int = 1, max_conc: int = 32) -> tuple[l
     """A fake curve: ttft 0.5 s up to `capacity`, 2 s above it."""
     order: list[int] = []
 
-    def test(conc: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> PointVerdict:
         order.append(conc)
         return fake_point(conc, 0.5 if conc <= capacity else 2.0)
 
@@ -66,7 +66,7 @@ def test_the_search_starts_at_min_conc() -> None:
 def test_an_invalid_point_fails_the_slo_whatever_its_metrics() -> None:
     order: list[int] = []
 
-    def test(conc: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> PointVerdict:
         order.append(conc)
         return fake_point(conc, 0.1, () if conc < 4 else ("error_ratio",))
 
@@ -77,10 +77,11 @@ def test_an_invalid_point_fails_the_slo_whatever_its_metrics() -> None:
 
 
 def test_too_little_evidence_at_low_concurrency_is_inconclusive_and_the_gallop_goes_on() -> None:
-    """A short window at c1 and c2 completes too few requests: no pass, no sign of the limit either."""
+    """A short window at c1 and c2 completes too few requests: no pass, no sign of the limit either; below the
+    boundary they never matter, so they are not tested again."""
     order: list[int] = []
 
-    def test(conc: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> PointVerdict:
         order.append(conc)
         return fake_point(conc, 0.5 if conc <= 11 else 2.0, ("too_few_completed",) if conc < 4 else ())
 
@@ -90,23 +91,24 @@ def test_too_little_evidence_at_low_concurrency_is_inconclusive_and_the_gallop_g
     assert (run.state.boundary, run.state.first_fail) == (11, 12)
 
 
-def test_an_inconclusive_point_with_an_expression_that_fails_is_a_failure() -> None:
-    assert fake_point(2, 2.0, ("too_few_completed",)).outcome == "fail"
+def test_a_breach_on_too_small_a_sample_is_inconclusive_and_another_invalidity_a_failure() -> None:
+    assert fake_point(2, 2.0, ("too_few_completed",)).outcome == "inconclusive"
     assert fake_point(2, 0.5, ("too_few_completed", "error_ratio")).outcome == "fail"
 
 
 def test_only_inconclusive_points_below_the_failure_give_no_boundary() -> None:
-    assert bracket({1: "inconclusive", 2: "fail"}, 1, 32) == Bracket(None, 2, None, False)
-    assert bracket({1: "inconclusive", 4: "fail"}, 1, 32) == Bracket(None, 4, 2, False)
+    assert bracket({1: "inconclusive", 2: "fail"}, 1, 32) == Bracket(None, 2, None, False, None, 1)
+    assert bracket({1: "inconclusive", 2: "fail"}, 1, 32, {1}).next_conc == 1     # re-tested while it may be
+    assert bracket({1: "inconclusive", 4: "fail"}, 1, 32) == Bracket(None, 4, 2, False, None, 3)
 
 
 def test_a_pass_above_the_first_failure_does_not_move_the_boundary() -> None:
     state = bracket({1: "pass", 2: "pass", 4: "fail", 8: "pass", 3: "fail"}, 1, 32)
-    assert state == Bracket(boundary=2, first_fail=3, next_conc=None, upper_bound_reached=False)
+    assert state == Bracket(boundary=2, first_fail=3, next_conc=None, upper_bound_reached=False, low=2, high=2)
 
 
 def test_a_stopped_search_is_incomplete_and_keeps_what_it_found() -> None:
-    def test(conc: int) -> PointVerdict | None:
+    def test(conc: int, attempt: int) -> PointVerdict | None:
         return fake_point(conc, 0.5) if conc < 4 else None
 
     run = run_search(1, 32, test)
@@ -116,15 +118,16 @@ def test_a_stopped_search_is_incomplete_and_keeps_what_it_found() -> None:
 
 def test_each_point_is_seen_as_it_completes() -> None:
     seen: list[list[int]] = []
-    run_search(1, 4, lambda c: fake_point(c, 0.5), lambda r: seen.append([v.conc for v in r.tested]))
+    run_search(1, 4, lambda c, a: fake_point(c, 0.5), lambda r: seen.append([v.conc for v in r.tested]))
     assert seen == [[1], [1, 2], [1, 2, 4]]
 
 
 def test_equal_bounds_test_one_point() -> None:
     assert bracket({}, 5, 5).next_conc == 5
-    assert bracket({5: "pass"}, 5, 5) == Bracket(5, None, None, True)
-    assert bracket({5: "fail"}, 5, 5) == Bracket(None, 5, None, False)
-    assert bracket({5: "inconclusive"}, 5, 5) == Bracket(None, None, None, False)
+    assert bracket({5: "pass"}, 5, 5) == Bracket(5, None, None, True, 5, 5)
+    assert bracket({5: "fail"}, 5, 5) == Bracket(None, 5, None, False, None, None)
+    assert bracket({5: "inconclusive"}, 5, 5) == Bracket(None, None, None, False, None, 5)
+    assert bracket({5: "inconclusive"}, 5, 5, {5}).next_conc == 5
 
 
 def test_bounds_are_checked() -> None:

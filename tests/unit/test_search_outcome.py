@@ -87,7 +87,8 @@ def test_search_json_carries_the_boundary_and_the_capacity_there(tmp_path: Path)
                                                                                             None)
     assert doc["points"][2]["point_dir"] == str(tmp_path / "conc4")
     assert answer_line(doc).startswith("answer: c3 meets the SLO (c4 fails): 0.75 agents/GPU, 3 agents/node, 3.5")
-    assert "4     yes    0.9       30          NO" in render_summary(doc)
+    assert "4     1    -       yes    -         40        0.9       30          fail     ttft_p90=0.9 breaches " \
+        "ttft_p90<=0.5" in render_summary(doc)
 
 
 def test_without_a_passing_point_the_capacity_is_absent_with_a_reason(tmp_path: Path) -> None:

@@ -23,7 +23,9 @@ def test_bisect_round_splits_the_interval_into_width_plus_one_parts() -> None:
     assert next_round({1: "pass", 2: "pass", 4: "pass", 8: "pass", 16: "fail"}, 1, 32, 3) == [10, 12, 14]
     assert next_round({8: "pass", 16: "fail"}, 1, 32, 1) == [12]
     assert next_round({8: "pass", 11: "fail"}, 1, 32, 4) == [9, 10]   # fewer inner points than the width
-    assert next_round({8: "inconclusive", 16: "fail"}, 1, 32, 2) == [10, 13]
+    # an inconclusive point is unknown, not a floor: the untested ones of c1..c15 around it are split
+    assert next_round({4: "pass", 8: "inconclusive", 16: "fail"}, 1, 32, 2) == [7, 12]
+    assert next_round({4: "pass", 5: "inconclusive", 6: "fail"}, 1, 32, 2) == []   # nothing left to test
 
 
 def test_empty_round_when_the_search_is_done() -> None:
@@ -36,7 +38,7 @@ def test_empty_round_when_the_search_is_done() -> None:
 
 @pytest.mark.parametrize("capacity", [0, 1, 5, 7, 11, 31, 32])
 def test_width_one_tests_the_points_of_the_local_search(capacity: int) -> None:
-    local = run_search(1, 32, lambda c: fake_point(c, 0.5 if c <= capacity else 2.0))
+    local = run_search(1, 32, lambda c, a: fake_point(c, 0.5 if c <= capacity else 2.0))
     outcomes: dict[int, Outcome] = {}
     order = []
     while concs := next_round(outcomes, 1, 32, 1):
@@ -57,7 +59,7 @@ def test_rounds_find_the_same_boundary_as_one_point_at_a_time(capacity: int, wid
         return RoundResult(tuple(fake_point(c, 0.5 if c <= capacity else 2.0) for c in reversed(concs)))
 
     run = run_rounds(1, 32, width, test_round)
-    local = run_search(1, 32, lambda c: fake_point(c, 0.5 if c <= capacity else 2.0))
+    local = run_search(1, 32, lambda c, a: fake_point(c, 0.5 if c <= capacity else 2.0))
     assert run.complete and run.state == local.state
     assert all(1 <= len(r) <= width for r in rounds)
     tested = [v.conc for v in run.tested]

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from harness.point.run import PointOptions
     from harness.recipe.plan import PointPlan
-    from harness.recipe.schema import Recipe
-    from harness.search.driver import SearchRun
+    from harness.recipe.schema import Point, Recipe
+    from harness.search.driver import Budget, SearchRun
     from harness.search.outcome import SearchSpec
     from harness.search.slo import Slo
     from harness.search.verdict import PointVerdict
@@ -29,12 +29,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-conc", type=_conc, default=1, metavar="N", help="lowest concurrency (default: 1)")
     parser.add_argument("--max-conc", type=_conc, default=256, metavar="N",
                         help="highest concurrency (default: 256)")
+    parser.add_argument("--max-points", type=_count, default=DEFAULT_MAX_POINTS, metavar="N",
+                        help="tests the search may run in all, re-tests of inconclusive points included; when they "
+                             f"are spent the answer says where the boundary lies (default: {DEFAULT_MAX_POINTS})")
+    parser.add_argument("--max-hours", type=_hours, metavar="H",
+                        help="start no test after H hours; the answer then says where the boundary lies "
+                             "(default: no bound)")
+    parser.add_argument("--min-achieved-ratio", type=_ratio, default=None, metavar="R",
+                        help="a point whose achieved concurrency is below R of its target is inconclusive "
+                             "(default: 0.75)")
     parser.add_argument("--point-template", metavar="NAME",
                         help="take every tested point's settings from this recipe point, e.g. c8 (default: the "
                              "recipe's point nearest each concurrency)")
     from harness.commands.running import search_cluster
 
     search_cluster.add_arguments(parser)
+
+
+DEFAULT_MAX_POINTS = 20
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1000:
+        raise argparse.ArgumentTypeError(f"expected a number of points from 1 to 1000, got {text!r}")
+    return int(text)
+
+
+def _hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 10_000:
+        raise argparse.ArgumentTypeError(f"expected a number of hours above 0, got {text!r}")
+    return value
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio from 0 to 1, got {text!r}")
+    return value
 
 
 def _conc(text: str) -> int:
@@ -58,10 +96,10 @@ def main(args: argparse.Namespace) -> int:
     if args.max_conc < args.min_conc:
         raise UserError(f"--max-conc {args.max_conc} is below --min-conc {args.min_conc}")
     search_cluster.check_args(args)
-    recipe = load_recipe(args.recipe)
+    base = load_recipe(args.recipe)
     if args.unofficial:
-        recipe = recipe.model_copy(update={"client": recipe.client.model_copy(update={"unofficial": True})})
-    recipe, points = apply_overrides(recipe, None, overrides_with_duration(args), args.recipe)
+        base = base.model_copy(update={"client": base.client.model_copy(update={"unofficial": True})})
+    recipe, points = apply_overrides(base, None, overrides_with_duration(args), args.recipe)
     first = plan_at(recipe, points, args.min_conc, args.point_template, args.recipe)   # every input error now
     if args.cluster:
         profile = search_cluster.load_cluster(args, recipe, first)
@@ -81,10 +119,17 @@ def main(args: argparse.Namespace) -> int:
     stop: list[int] = []
     rounds: list[dict[str, Any]] = []
     extra: dict[str, Any] = {"cluster": profile.name, "rounds": rounds} if args.cluster else {}
+    budget = _budget(args)
 
-    def test(conc: int) -> PointVerdict | None:
-        plan = plan_at(recipe, points, conc, args.point_template, args.recipe)
-        return _test_point(args, recipe, plan, options, slos, stop)
+    def test(conc: int, attempt: int) -> PointVerdict | None:
+        at_recipe, at_points, at_options = (recipe, points, options) if attempt == 1 else \
+            _retest_setting(args, base, recipe.client.duration_s, attempt)
+        plan = plan_at(at_recipe, at_points, conc, args.point_template, args.recipe)
+        if attempt > 1:
+            print(f"[search] c{conc}: inconclusive; test {attempt} of {budget.attempts}: a "
+                  f"{at_recipe.client.duration_s:g} s window{' again, on a fresh server' if attempt > 2 else ''}",
+                  flush=True)
+        return _test_point(args, at_recipe, plan, at_options, slos, stop)
 
     def write(run: SearchRun) -> dict[str, Any]:
         """search.json, the capacity counted on the boundary point's own GPUs and nodes."""
@@ -97,9 +142,9 @@ def main(args: argparse.Namespace) -> int:
 
     if args.cluster:
         test_round = search_cluster.round_tester(args, recipe, points, slos, variant, rounds, stop)
-        run = run_rounds(args.min_conc, args.max_conc, width, test_round, write)
+        run = run_rounds(args.min_conc, args.max_conc, width, test_round, write, budget)
     else:
-        run = run_search(args.min_conc, args.max_conc, test, write)
+        run = run_search(args.min_conc, args.max_conc, test, write, budget)
     doc = write(run)
     from harness.search.outcome import render_summary
     from harness.search.plot import PLOT_FILE, plot_search
@@ -110,6 +155,42 @@ def main(args: argparse.Namespace) -> int:
     if doc["points"]:
         print(f"plot:   {plot_search(doc, out_file.parent / PLOT_FILE)}")
     return stop[0] if stop else 0
+
+
+def _budget(args: argparse.Namespace) -> Budget:
+    """`--max-points` and `--max-hours` (counted from now) as the search's budget."""
+    import time
+
+    from harness.search.driver import Budget
+
+    t0 = time.monotonic()
+    hours = args.max_hours
+
+    def out_of_time() -> str | None:
+        if hours is not None and time.monotonic() - t0 >= hours * 3600.0:
+            return f"--max-hours {hours:g} spent"
+        return None
+
+    return Budget(max_points=args.max_points, out_of_time=out_of_time)
+
+
+def _retest_setting(args: argparse.Namespace, base: Recipe, window_s: float,
+                    attempt: int) -> tuple[Recipe, list[Point], PointOptions]:
+    """The setting of an inconclusive point's re-test: twice its window (a variant of its own, e.g.
+    `duration_s=120`), and from the third test on the same again in a directory of its own (`...+repeat1`), so
+    each test keeps its own record and runs on a fresh server."""
+    import dataclasses
+
+    from harness.commands.running.run import options_from_args, overrides_with_duration
+    from harness.recipe.points import apply_overrides
+
+    longer = argparse.Namespace(**{**vars(args), "duration": 2 * window_s})
+    recipe, points = apply_overrides(base, None, overrides_with_duration(longer), args.recipe)
+    options = options_from_args(longer, recipe)
+    variant = f"{args.tag}+duration_s={2 * window_s:g}" if args.tag else options.variant
+    if attempt > 2:
+        variant = f"{variant}+repeat{attempt - 2}"
+    return recipe, points, dataclasses.replace(options, variant=variant)
 
 
 def search_dir(out: Path, config_key: str, variant: str | None, slos: list[Slo]) -> Path:
@@ -150,18 +231,26 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
     if done.stopped:
         stop.append(done.exit_status)
         return None
-    verdict = read_verdict(pdir, plan.conc, slos)
+    verdict = read_verdict(pdir, plan.conc, slos, min_achieved_ratio(args))
     print(verdict_line(verdict), flush=True)
     return verdict
 
 
+def min_achieved_ratio(args: argparse.Namespace) -> float:
+    from harness.search.verdict import MIN_ACHIEVED_RATIO
+
+    ratio = getattr(args, "min_achieved_ratio", None)
+    return MIN_ACHIEVED_RATIO if ratio is None else float(ratio)
+
+
 def verdict_line(verdict: PointVerdict) -> str:
-    """`[search] c8: meets the SLO (ttft_p90=0.31)`: one tested point, as the console shows it."""
-    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO",
-            "inconclusive": "inconclusive (invalid only for too little evidence)"}[verdict.outcome]
-    values = ", ".join(f"{c.slo.name}={c.value if c.value is None else f'{c.value:.4g}'}" for c in verdict.checks)
-    return (f"[search] c{verdict.conc}: {mark} ({values}{'' if verdict.valid else '; invalid'}"
-            f"{'; uncertain' if verdict.uncertain else ''})")
+    """`[search] c8: meets the SLO (ttft_p90=0.31 meets ttft_p90<=0.5; achieved 7.9, 120 requests)`: one tested
+    point, as the console shows it, with why it counted so."""
+    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO", "inconclusive": "inconclusive"}[verdict.outcome]
+    achieved = "-" if verdict.achieved is None else f"{verdict.achieved:.3g}"
+    requests = "-" if verdict.requests is None else str(verdict.requests)
+    return (f"[search] c{verdict.conc}: {mark} ({'; '.join(verdict.why)}; achieved {achieved}, "
+            f"{requests} requests)")
 
 
 def _write(path: Path, spec: SearchSpec, run: SearchRun, extra: dict[str, Any]) -> dict[str, Any]:
@@ -169,6 +258,6 @@ def _write(path: Path, spec: SearchSpec, run: SearchRun, extra: dict[str, Any]) 
     from harness.artifacts import write_json
     from harness.search.outcome import search_json
 
-    doc = {**search_json(spec, run.tested, run.state, run.complete), **extra}
+    doc = {**search_json(spec, run.tested, run.state, run.complete, run.budget_reason), **extra}
     write_json(path, doc)
     return doc

@@ -85,7 +85,7 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
                  stop: list[int]) -> Callable[[int, list[int]], RoundResult]:
     """`test_round(number, concs)` for `harness.search.driver.run_rounds`: appends each round to `rounds` (as
     `search.json` lists them) and the exit status of a stopped search to `stop`."""
-    from harness.commands.running.search import verdict_line
+    from harness.commands.running.search import min_achieved_ratio, verdict_line
     from harness.point.record.result import point_dir
     from harness.point.sequence import completed_before
     from harness.search.candidate import plan_at
@@ -93,6 +93,7 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
     from harness.search.verdict import read_verdict
 
     out = Path(args.out).resolve()
+    ratio = min_achieved_ratio(args)
 
     def test_round(number: int, concs: list[int]) -> RoundResult:
         plans = [plan_at(recipe, points, c, args.point_template, args.recipe) for c in concs]
@@ -106,7 +107,7 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
             status = _run_job(args, recipe, fresh, variant, entry)
             if status is not None:
                 stop.append(status)
-        verdicts = [read_verdict(point_dir(out, p, variant), p.conc, slos) for p in plans]
+        verdicts = [read_verdict(point_dir(out, p, variant), p.conc, slos, ratio) for p in plans]
         answered = [v.state in VERDICT_STATES and not _task_died(v.point_dir) for v in verdicts]
         for v, ok in zip(verdicts, answered, strict=True):
             print(verdict_line(v) if ok else f"[search] c{v.conc}: no verdict ({v.state}: "
