@@ -8,8 +8,10 @@ a later write replaces only those, and never touches a file the harness did not 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -93,6 +95,26 @@ def read_local(path: Path) -> Corpus:
     return _unique([(read_json_file(path), str(path))], str(path))
 
 
+MAX_NAME_ID_BYTES = 128     # an id longer than this (UTF-8) names its file by a prefix and a hash
+_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f]")
+HASHED_PREFIX_CHARS = 48
+
+
+def trace_file_name(trace_id: str) -> str:
+    """The file a trace is written to: `<id>.json` for an id that is a safe file name (at most
+    `MAX_NAME_ID_BYTES` bytes, no `/`, `\\` or control character, not starting with `.`); any other id gets a
+    readable prefix (unsafe characters as `_`) and the first 16 hex digits of its SHA-256, so the name stays
+    well under every filesystem's name limit, with the temporary name of an atomic write. The id itself is kept
+    in the file; AIPerf and `read_dir` read it from there."""
+    if len(trace_id.encode("utf-8", "surrogatepass")) <= MAX_NAME_ID_BYTES and not _UNSAFE.search(trace_id) and not trace_id.startswith("."):
+        return f"{trace_id}.json"
+    prefix = _UNSAFE.sub("_", trace_id[:HASHED_PREFIX_CHARS]).lstrip(".")
+    while len(prefix.encode("utf-8", "surrogatepass")) > HASHED_PREFIX_CHARS:   # multi-byte characters: keep the prefix short in bytes
+        prefix = prefix[:-1]
+    digest = hashlib.sha256(trace_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix or 'trace'}-{digest}.json"
+
+
 def trace_text(trace: Trace) -> str:
     """The file form of a trace: compact JSON on one line."""
     return json.dumps(trace.to_json_dict(), separators=(",", ":"))
@@ -154,17 +176,18 @@ def _write_manifest(out: Path, files: Iterable[str]) -> None:
 
 
 def write_dir(corpus: Corpus, out: Path) -> list[Path]:
-    """Write one `<id>.json` per trace into `out`, a directory the harness creates, an empty one or one it wrote
-    before; any other directory is refused. The manifest (`.harness-traces`) names the files the harness wrote:
-    those a new corpus no longer has are removed; a file it does not name (a user's `results.json`) is never
-    removed nor overwritten.
+    """Write one `<id>.json` per trace (a long or unsafe id: a prefix and a hash, `trace_file_name`) into `out`, a
+    directory the harness creates, an empty one or one it wrote before; any other directory is refused. The
+    manifest (`.harness-traces`) names the files the harness wrote: those a new corpus no longer has are removed;
+    a file it does not name (a user's `results.json`) is never removed nor overwritten.
 
     Trace files are the Weka format itself (no `schema_version`: AIPerf's schema forbids extra keys).
     """
-    for trace in corpus.traces:
-        if "/" in trace.id or trace.id.startswith("."):
-            raise UserError(f"trace {trace.id}: id: cannot be used as a file name")
-    names = [f"{t.id}.json" for t in corpus.traces]
+    names = [trace_file_name(t.id) for t in corpus.traces]
+    first: dict[str, str] = {}
+    for trace, name in zip(corpus.traces, names, strict=True):
+        if first.setdefault(name, trace.id) != trace.id:
+            raise UserError(f"trace {trace.id}: id: its file name {name} is also the file name of trace {first[name]}")
     try:
         owned = _claim(out)
         for name in names:
