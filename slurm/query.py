@@ -88,6 +88,15 @@ def run_scontrol(args: list[str]) -> str:
     return proc.stdout
 
 
+def run_command(argv: list[str]) -> str:
+    """A Slurm client command's output (`sinfo`, `sacctmgr`, ...); a missing command, no answer in time or a
+    failure is a SlurmError with the command's own message."""
+    proc = _run(argv)
+    if proc.returncode != 0:
+        raise SlurmError(f"{argv[0]}: {_last_line(proc)}")
+    return proc.stdout
+
+
 def slurm_available() -> bool:
     """True when a controller answers (sinfo succeeds)."""
     if shutil.which("sinfo") is None:

@@ -1,13 +1,14 @@
 """Preflight: everything that can be checked before a GPU hour is spent, one finding per line.
 
 `cluster(...)` checks a recipe against a cluster profile (what `harness preflight` and `harness submit` run):
-placeholders and Slurm fields, GPUs per task against tp×pp (a deployment: each worker within its nodes, and the
-partition's node count), the compute nodes' CPU architecture, the walltime against each point's worst case, the
-SGLang version of the image and the model's minimum, the trace corpus, model and draft checkpoints in the staged
-paths or HF cache the job will see, the client's tokenizer, the imported image file and the driver interpreter (its architecture too), container mounts
-against the site's allowed roots and, with a probe, what a pyxis step really runs in (`container`). `local(...)` runs the
-part that applies to `harness run` on this machine (traces and the client's tokenizer). Both return the plans as
-the job will run them (staged paths, full revision hashes, the resolved tokenizer).
+placeholders and Slurm fields, the partition, account and QOS against what Slurm knows (`slurm_names`), GPUs per
+task against tp×pp (a deployment: each worker within its nodes, and the partition's node count), the compute
+nodes' CPU architecture, the walltime against each point's worst case, the SGLang version of the image and the
+model's minimum, the trace corpus, model and draft checkpoints in the staged paths or HF cache the job will see,
+the client's tokenizer, the imported image file and the driver interpreter (its architecture too), container
+mounts against the site's allowed roots and, with a probe, what a pyxis step really runs in (`container`).
+`local(...)` runs the part that applies to `harness run` on this machine (traces and the client's tokenizer).
+Both return the plans as the job will run them (staged paths, full revision hashes, the resolved tokenizer).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.preflight import aiperf_scenario, arch, checks, container, files
+from harness.preflight import aiperf_scenario, arch, checks, container, files, slurm_names
 from harness.preflight.checks import Finding
 from harness.preflight.paths import locate_checkpoint
 from harness.recipe.plan import PointPlan
@@ -58,6 +59,7 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     found += checks.cluster_fields(raw_profile, cluster_src)
     found += checks.gpus(recipe, plans, profile, recipe_src, cluster_src)
     partition_nodes = arch.ask_slurm(profile.partition)
+    found += slurm_names.findings(profile, cluster_src)
     found += arch.nodes(profile.cpu_arch, partition_nodes, cluster_src)
     found += checks.deployment_nodes(plans, partition_nodes, recipe_src, cluster_src)
     found += checks.walltime(plans, time_limit_seconds(time_limit or profile.time_limit), profile.signal_margin_s,

@@ -17,7 +17,7 @@ import yaml
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
 
-Level = Literal["pass", "warn", "fail"]
+Level = Literal["pass", "warn", "fail", "skip"]   # skip: not checked here, and why
 PLACEHOLDER = re.compile(r"\bSITE\b|SITE[-_/]|[-_/]SITE")
 TEARDOWN_S = 120.0  # stop the server (SIGTERM grace, container removal), write every artifact
 VERSION_IN_TAG = re.compile(r"(?:^|[^0-9.])v?(\d+\.\d+\.\d+)(?:$|[^0-9])")

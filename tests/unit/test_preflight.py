@@ -69,7 +69,7 @@ NODE_ARCH = {"gb300": "aarch64", "h200": "x86_64"}
 @pytest.fixture(autouse=True)
 def fake_nodes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """What Slurm says about a partition's nodes: `gb300-001` is aarch64, `h200-001` x86_64; no partition set:
-    Slurm cannot be asked."""
+    Slurm cannot be asked. Its partitions, the user's account and QOS are those of the filled-in profiles."""
     arches = dict(NODE_ARCH)
 
     def ask(partition: str | None) -> tuple[str, dict[str, str]] | str:
@@ -78,6 +78,11 @@ def fake_nodes(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         return partition, {f"{partition}-001": arches[partition]} if partition in arches else {}
 
     monkeypatch.setattr("harness.preflight.arch.ask_slurm", ask)
+    from harness.preflight.slurm_names import Association, SlurmNames
+
+    known = SlurmNames({"gb300": "up", "h200": "up", "other": "up"}, [Association("bench-team", "", ("normal",))], ["normal"],
+                       frozenset({"associations", "limits", "qos"}), "bench")   # the filled-in profiles' names
+    monkeypatch.setattr("harness.preflight.slurm_names.ask", lambda user=None: known)
     return arches
 
 
