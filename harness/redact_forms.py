@@ -46,7 +46,7 @@ _TELEGRAM = re.compile(r"(?<![0-9])([0-9]{6,12}:AA[A-Za-z0-9_-]{30,})(?![A-Za-z0
 _ODBC_VALUE = r"(\{(?:[^}]|\}\})*\}|[^;\s'\"]+)"
 _ODBC_PWD = re.compile(r"(?i)(;\s*(?:pwd|password)\s*=\s*)" + _ODBC_VALUE
                        + r"|(?<![\w.-])((?:pwd|password)\s*=\s*)" + _ODBC_VALUE + r"(?=\s*;)")
-_NETRC = re.compile(r"(?i)(\b(?:machine\s+\S+|default)(?:\s+(?:login|account)\s+\S+)*\s+password\s+)(\S+)")
+_NETRC = re.compile(r"(?i)(\b(?:machine\s+\S+|default)(?:\s+(?:login|account)\s+\S+)*\s+password\s+)([^\s'\"]+)")
 _MYSQL = re.compile(r"(?<![\w-])((?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)"
                     r"(?:[ \t]+[^\s|;&]+)*?[ \t]+-p)([^\s'\";|&]+)")
 MYSQL_CLIENT = re.compile(r"(?:^|/)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)$")

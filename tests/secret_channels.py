@@ -29,6 +29,27 @@ SECRETS = {
     "recipe server.env Bearer by shape": "PLANTEDshape0018",
     "recipe server.env PEM by shape": "PLANTEDpemSHAPE0019",
     "recipe secret_names MY_ODD_SETTING": "PLANTED-odd-0020",
+    # forms recognised by shape or syntax, under names that say nothing (harness.redact_forms)
+    "Google OAuth ya29.": "PLANTEDgoogleOAuth0022abcdef",
+    "Vault hvs.": "PLANTEDvaultToken0023abcdef",
+    "Databricks dapi": "0123456789abcdef0123456789ab0024",
+    "SendGrid SG.": "PLANTEDsendgridSecret0025abcdefXYZ",
+    "Twilio auth token after SID": "fedcba9876543210fedcba987654026a",
+    "Twilio SK key": "0123456789abcdef0123456789ab027b",
+    "DigitalOcean dop_v1_": "0028" + "ab12" * 15,
+    "Shopify shpat_": "0123456789abcdef0123456789ab0029",
+    "Hugging Face api_org_": "PLANTEDhfOrgToken0030abcdef",
+    "Telegram bot token": "PLANTEDtelegramBotToken0031_abcdefgh",
+    "age secret key": "PLANTEDAGEKEY0032QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ",
+    "ODBC Pwd=": "PLANTEDodbcPw0033",
+    "netrc password": "PLANTEDnetrcPw0034",
+    "mysql -p": "PLANTEDmysqlPw0035",
+    "Authorization: Token": "PLANTEDdrfToken0036",
+    "X-Api-Key header": "PLANTEDxApiKey0037",
+    "docker config auth": "UExBTlRFRDpkb2NrZXIwMDM4",
+    "Azure SAS sig=": "PLANTEDsasSig0039abc",
+    "random token after a credential-like name": "PLANTEDgeneric0040Tok3nValue",
+    "--set by shape": "PLANTEDsetShape0041abcdefXYZ",
 }
 # A name only a cluster profile declares secret (the Slurm tests submit with `write_profile`'s profile).
 PROFILE_SECRET_NAME, PROFILE_SECRET = "CLUSTER_ODD_SETTING", "PLANTED-cluster-0021"
@@ -41,6 +62,7 @@ OVERRIDES = [
     f"server.env.AWS_SECRET_ACCESS_KEY={SECRETS['--set server.env']}",
     f"args.admin-api-key={SECRETS['--set point args admin-api-key']}",
     f"env.SESSION_SECRET={SECRETS['--set point env']}",
+    f"server.env.NOTIFY_REF=SG.PlantedSetId0041.{SECRETS['--set by shape']}",
 ]
 
 RECIPE = f"""\
@@ -76,6 +98,25 @@ token={SECRETS['recipe server.env URL ?token=']}&region=us"
     EXTRA_HEADERS: "Authorization: Bearer {SECRETS['recipe server.env Bearer by shape']}"
     TLS_BUNDLE: "{_pem(SECRETS['recipe server.env PEM by shape'])}"
     MY_ODD_SETTING: {SECRETS['recipe secret_names MY_ODD_SETTING']}
+    GCP_REF: "ya29.{SECRETS['Google OAuth ya29.']}"
+    VAULT_REF: "hvs.{SECRETS['Vault hvs.']}"
+    DATABRICKS_REF: "dapi{SECRETS['Databricks dapi']}"
+    MAIL_REF: "SG.PlantedSgId0025xx.{SECRETS['SendGrid SG.']}"
+    TWILIO_REF: "AC0123456789abcdef0123456789abcdef:{SECRETS['Twilio auth token after SID']}"
+    TWILIO_KEY_REF: "SK{SECRETS['Twilio SK key']}"
+    DO_REF: "dop_v1_{SECRETS['DigitalOcean dop_v1_']}"
+    SHOP_REF: "shpat_{SECRETS['Shopify shpat_']}"
+    HF_ORG_REF: "api_org_{SECRETS['Hugging Face api_org_']}"
+    TELEGRAM_URL: "https://api.telegram.org/bot123456789:AA{SECRETS['Telegram bot token']}/getMe"
+    AGE_REF: "AGE-SECRET-KEY-1{SECRETS['age secret key']}"
+    ODBC_DSN: "Driver={{ODBC Driver 18}};Server=db;Uid=bench;Pwd={SECRETS['ODBC Pwd=']};Encrypt=yes"
+    NETRC_LINE: "machine api.example.com login bench password {SECRETS['netrc password']}"
+    DB_SETUP: "mysql -h db -u root -p{SECRETS['mysql -p']} bench"
+    DRF_HEADER: "Authorization: Token {SECRETS['Authorization: Token']}"
+    VENDOR_HEADER: "X-Api-Key: {SECRETS['X-Api-Key header']}"
+    DOCKER_CONFIG_JSON: '{{"auths": {{"registry.example": {{"auth": "{SECRETS['docker config auth']}"}}}}}}'
+    AZURE_BLOB_QS: "sig={SECRETS['Azure SAS sig=']}&sv=2022-11-02&se=2030-01-01"
+    VENDOR_OPTS: "--vendor-apitoken {SECRETS['random token after a credential-like name']}"
 client:
   traces: {ROOT / 'recipes' / 'traces' / 'quickstart'}
   duration_s: 20
@@ -109,11 +150,13 @@ def set_args() -> list[str]:
 
 
 def leaks(directory: Path, extra: dict[str, str] | None = None) -> list[str]:
-    """`file: channel` for every planted secret (and `extra` ones) found in any file under `directory`
-    (hidden ones too)."""
+    """`file: channel` for every planted secret (and `extra` ones) found in any file or in any file's or
+    directory's name under `directory` (hidden ones too)."""
     found = []
     files = [p for p in directory.rglob("*") if p.is_file() and not p.is_symlink()]
     assert files, f"no files under {directory}"
+    found += [f"name {p.relative_to(directory)}: {channel}" for p in directory.rglob("*")
+              for channel, value in {**SECRETS, **(extra or {})}.items() if value[:12] in p.name]
     for path in files:
         data = path.read_bytes()
         found += [f"{path.relative_to(directory)}: {channel}" for channel, value in {**SECRETS, **(extra or {})}.items()

@@ -1,6 +1,7 @@
 """No secret leaves the process: a simulator point run with secrets planted in every input channel (recipe
-server.env and server.args, a point's env, `--set` overrides, a URL's password and `?token=`), then a report
-over it; every file they write and everything they print is searched for each planted value."""
+server.env and server.args, a point's env, `--set` overrides, a URL's password and `?token=`, service tokens and
+secrets by syntax under names that say nothing), then a report and an InferenceX export over it; every file
+they write, every file's and directory's name and everything they print is searched for each planted value."""
 
 from __future__ import annotations
 
@@ -58,6 +59,14 @@ def test_run_and_report_write_and_print_no_secret(tmp_path: Path) -> None:
     assert {p.name for p in pdirs[0].iterdir()} >= {"plan.json", "status.json", "server_command.txt",
                                                     "client_command.txt", "fingerprint_agg_w0.json", "harness.log",
                                                     "server.log", "client.log"}
+    # a secret `--set` names the variant, and the exported artifacts, by its key and a mark, never its value
+    assert "AWS_SECRET_ACCESS_KEY=redacted-" in pdirs[0].parent.name
+    exported = tmp_path / "exported"
+    export = _harness("export", "--inferencex", str(out), str(exported), "--include-unofficial")
+    printed += text_leaks("export", export.stdout + export.stderr)
+    assert export.returncode == 0, export.stdout + export.stderr
+    assert any("AWS_SECRET_ACCESS_KEY=redacted-" in p.name for p in exported.iterdir())
+
     assert sorted(report_dir.iterdir())
-    assert leaks(out) + leaks(report_dir) + printed == []
-    assert len(SECRETS) == 20
+    assert leaks(out) + leaks(report_dir) + leaks(exported) + printed == []
+    assert len(SECRETS) == 40

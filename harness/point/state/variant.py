@@ -33,6 +33,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._,=+-]")
 _PREFIXES = ("server.args.", "server.env.", "args.", "env.", "client.")
 _MARK_SALT = b"harness variant secret mark"
 _MARK_ROUNDS = 200_000
+_CUT_MARK = re.compile(r"=(?:r|re|red|reda|redac|redact|redacte|redacted|redacted-[0-9a-f]{0,7})$")  # a cut mark
 
 
 def check_tag(tag: str) -> str:
@@ -73,7 +74,7 @@ def derived_name(overrides: Sequence[str]) -> str:
     name = _UNSAFE.sub("_", text).lstrip("._,=+-") or "override"
     if len(name) > MAX_NAME:
         digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-        name = name[: MAX_NAME - 11].rstrip("._,=+-") + "-" + digest
+        name = _CUT_MARK.sub("", name[: MAX_NAME - 11]).rstrip("._,=+-") + "-" + digest
     return name
 
 
