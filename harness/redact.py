@@ -21,7 +21,12 @@ cluster profile may name more secret variables and arguments (`secret_names`, re
 `add_secret_names`): those are secret wherever they appear.
 
 **Secrets by shape**, wherever they appear: `Bearer <token>`, the body of a PEM block (`-----BEGIN ...-----`
-to `-----END ...-----`), a URL's password and a secret-named query parameter.
+to `-----END ...-----`), a URL's password and a secret-named query parameter, well-known token formats, and
+the service tokens and secrets by syntax of `harness.redact_forms` (ODBC `Pwd=`, netrc `password`, `mysql -p`,
+`Authorization:` with any scheme, docker's `"auth"`, Azure's `sig=`). A random-looking value after a
+token-like name (`apiToken: ...`, `"auth": "..."`, `X-Api-Key: ...`) is masked in every syntax; a name ending
+in an identifier word (`session_id`, `*_hash`) is never judged so. A variant name's mark of a secret
+(`redacted-<8 hex digits>`, `harness.point.state.variant`) is kept as written.
 
 **What is replaced** by `<redacted>` (only text that is written or printed; what is launched keeps the real
 values): the value of a secret-named variable, mapping key or `KEY=VALUE` assignment; the value after a
