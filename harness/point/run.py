@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shlex
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from harness.point.servers.readiness import NotReady
 from harness.point.servers.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
 from harness.point.servers.server_metrics import scrape_all
 from harness.point.state.attempt import start_attempt
-from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, run_guarded
+from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, disk_full_reason, run_guarded
 from harness.point.state.ownership import PointLock
 from harness.point.state.status import PointStatus
 from harness.point.state.status_reserve import StatusReserve
@@ -75,17 +76,37 @@ def run_point(plan: PointPlan, options: PointOptions, shared: SharedDeployment |
 
     A full disk (ENOSPC or EDQUOT, raised by any write of the run) ends the point here, after the run has
     stopped the server and AIPerf: `failed: disk_full` in `status.json` (written through the reserve kept
-    for it) and one line on stderr naming the file and the filesystem."""
+    for it) and one line on stderr naming the file and the filesystem; a disk too full for the point's lock ends
+    the point before anything starts, with that one line only."""
     add_secret_names(plan.secret_names)
     remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
     if plan.deployment is not None:
         remember(secret_values(plan.deployment.public()))
     pdir = point_dir(options.out_dir, plan, options.variant)
-    with PointLock(pdir):   # one writer per point: a second one is refused here, naming the holder
+    lock = PointLock(pdir)
+    try:
+        lock.acquire()   # one writer per point: a second one is refused here, naming the holder
+    except OSError as exc:
+        err = disk_full_error(exc)
+        if err is None:
+            raise
+        return _full_before_lock(err, pdir)
+    try:
         status = PointStatus(pdir, plan.conc, plan.config_key)
         return run_guarded(pdir, status, EXIT_FAILED,
                            lambda reserve: _run_point(plan, options, pdir, status, reserve, shared),
                            lambda reason: PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None))
+    finally:
+        lock.release()
+
+
+def _full_before_lock(err: OSError, pdir: Path) -> PointOutcome:
+    """A disk too full for the point's lock: nothing started and nothing can be recorded in the point's directory,
+    so the one line on stderr is the record (`disk_full`, the file, the filesystem and what it has free)."""
+    reason = disk_full_reason(err, pdir)
+    print(f"error: {reason}; the point is not started: its lock and status could not be written",
+          file=sys.stderr, flush=True)
+    return PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None)
 
 
 def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: PointStatus,

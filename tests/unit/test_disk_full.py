@@ -150,3 +150,40 @@ def test_a_sweep_stops_at_the_first_point_that_finds_the_disk_full(tmp_path, mon
     out = capsys.readouterr().out
     assert code == 1 and "sweep stopped: the disk is full" in out and "c4: starting" not in out
     assert [p.parent.name for p in tmp_path.glob("**/status.json")] == ["conc2"]
+
+
+def test_a_disk_too_full_for_the_lock_fails_the_point_in_one_line(tmp_path, monkeypatch, capsys):
+    """Fault injected where the lock records its holder: nothing starts, the outcome is `disk_full`."""
+    from harness.point import run as run_mod
+    from harness.point.state import ownership
+    from harness.recipe.points import load_plans
+
+    _, plans = load_plans(Path(__file__).parents[1] / "integration" / "data" / "sim-small.yaml", None, [])
+
+    def full_disk(fd, data, offset):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(ownership.os, "pwrite", full_disk)
+    outcome = run_mod.run_point(plans[0], run_mod.PointOptions(out_dir=tmp_path / "runs", cache_dir=tmp_path / "c"))
+    lock = outcome.point_dir / ownership.LOCK_FILE
+    assert outcome.state == "failed" and outcome.exit_status == 1 and outcome.result is None
+    assert outcome.reason.startswith(f"disk_full: No space left on device at {lock} (filesystem "), outcome.reason
+    assert not (outcome.point_dir / "status.json").exists()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {outcome.reason}; the point is not started"), err
+
+
+def test_run_on_a_really_full_disk_ends_disk_full_in_one_line_without_a_traceback(tiny_tmpfs):
+    import subprocess
+    import sys
+
+    fill(tiny_tmpfs)
+    out = tiny_tmpfs / "runs"
+    done = subprocess.run([sys.executable, "-m", "harness", "run",
+                           str(Path(__file__).parents[1] / "integration" / "data" / "sim-small.yaml"),
+                           "--point", "c4", "--out", str(out)], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).parents[2])
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"error: disk_full: No space left on device at {out}/"), done.stderr
+    assert f".writer.lock (filesystem {tiny_tmpfs}: 0 bytes free)" in done.stderr, done.stderr

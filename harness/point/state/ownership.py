@@ -87,8 +87,12 @@ class PointLock:
             # to the recorded pid (harness.point.state.status)
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "start_ns": time.time_ns(),
                   "command": self.command}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, redact_text(json.dumps(holder)).encode(), 0)   # a --set secret never reaches the file
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, redact_text(json.dumps(holder)).encode(), 0)   # a --set secret never reaches the file
+        except OSError as exc:   # a full disk: the lock is not taken, and the error names the lock file
+            os.close(fd)
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
         self._fd = fd
         return True
 
