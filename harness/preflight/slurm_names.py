@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from harness.preflight.checks import Finding, Level
+from harness.preflight.checks import PLACEHOLDER, Finding, Level
 
 SINFO = ["sinfo", "-h", "-a", "-o", "%P|%a"]
 ASSOCIATIONS = ["sacctmgr", "-n", "-P", "show", "associations", "format=account,partition,qos", "where"]
@@ -107,17 +107,19 @@ def ask(user: str | None = None) -> SlurmNames:
 
 def findings(profile: Any, cluster_src: str, names: SlurmNames | None = None) -> list[Finding]:
     """The partition, account and QOS the profile sets, each checked against `names` (default: Slurm is asked,
-    only when the profile sets one; unset ones are `checks.cluster_fields`' WARNs)."""
+    only when the profile sets one; unset ones and placeholders are `checks.cluster_fields`' findings)."""
     out: list[Finding] = []
-    if not (profile.partition or profile.account or profile.qos):
+    part, acct, q = (v if v and not PLACEHOLDER.search(v) else None   # a placeholder fails as one already
+                     for v in (profile.partition, profile.account, profile.qos))
+    if not (part or acct or q):
         return out
     names = names or ask()
-    if profile.partition:
-        out += partition(profile.partition, names.partitions, cluster_src)
-    if profile.account:
-        out += account(profile.account, names, cluster_src)
-    if profile.qos:
-        out += qos(profile.qos, profile.account, profile.partition, names, cluster_src)
+    if part:
+        out += partition(part, names.partitions, cluster_src)
+    if acct:
+        out += account(acct, names, cluster_src)
+    if q:
+        out += qos(q, acct, part, names, cluster_src)
     return out
 
 

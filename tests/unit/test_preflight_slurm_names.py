@@ -121,6 +121,9 @@ def test_slurm_is_asked_only_for_names_the_profile_sets(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(slurm_names, "ask", refuse)
     assert findings(profile(), "c") == []
+    assert findings(profile("SITE-gb300", "SITE-account", "SITE"), "c") == []   # placeholders fail elsewhere
+    qos_only = findings(profile("SITE-gb300", None, "high"), "c", names())
+    assert [(f.code, f.level) for f in qos_only] == [("slurm_qos", "pass")]
 
 
 def test_ask_says_why_each_command_did_not_answer(monkeypatch: pytest.MonkeyPatch) -> None:
