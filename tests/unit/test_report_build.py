@@ -143,9 +143,11 @@ def test_accuracy_evals_one_row_per_config_key_and_a_simulated_curve_is_not_fail
     out = build_report([run], tmp_path / "sim-only", with_records=False)
     assert len(out.curves) == 2
     rows = [ln for ln in out.markdown_path.read_text().splitlines() if ln.startswith("| quickstart-sim |")]
-    assert rows == ["| quickstart-sim | not run (simulated curve; `harness eval RECIPE` or `sweep --with-eval` "
-                    "adds one) |"]
-    assert "MISSING" not in out.html_path.read_text()
+    assert rows == ["| quickstart-sim | not run (simulated curve; harness eval RECIPE, or harness sweep RECIPE "
+                    "--with-eval, adds one) |"]
+    page = out.html_path.read_text()
+    assert "MISSING" not in page
+    assert "`" not in page.split("<h2>Accuracy evals</h2>", 1)[1]   # the eval cell shows no Markdown backticks
     shutil.copytree(FIX / "real-run", run / "real")
     md = build_report([run], tmp_path / "mixed", with_records=False).markdown_path.read_text()
     assert [ln.split(" | ")[1].split(" ")[0] for ln in md.splitlines() if ln.startswith("| quickstart-sim |")] \

@@ -101,7 +101,8 @@ def test_the_gb300_curve_is_one_curve_counted_as_the_review_counts(tmp_path: Pat
     assert CURVE_DEFINITION in md
     p90_line = next(ln for ln in md.splitlines() if ln.startswith("- `e2el_p90`: 9/11 on the frontier"))
     assert p90_line.endswith(f"dominated: {', '.join(f.dominated)}")
-    assert f"| {curve.ids[5][1:]} | valid |" in md
+    # 13 requests a point: each is marked as resting on little (harness.report.analysis.thin)
+    assert f"| {curve.ids[5][1:]} \u25ca | valid |" in md
     data = json.loads(out.json_path.read_text())
     (c,) = data["curves"]
     assert data["curve_definition"] == CURVE_DEFINITION
@@ -109,7 +110,7 @@ def test_the_gb300_curve_is_one_curve_counted_as_the_review_counts(tmp_path: Pat
     points = {p["id"]: p for p in c["points"]}
     assert points[curve.ids[5]]["attributes"]["kv_offloading"] == "dram"
     assert points[curve.ids[0]]["attributes"]["topology"] == "tp1"
-    assert f"<td class=\"n\">{curve.ids[5][1:]}</td>" in out.html_path.read_text()
+    assert f"<td class=\"n\">{curve.ids[5][1:]} \u25ca</td>" in out.html_path.read_text()
 
 
 def _our_rows(run: Path, key: str, changes: dict[int, tuple[float, float]]) -> None:

@@ -80,13 +80,20 @@ def curve_notes(c: Curve) -> list[str]:
 
 
 def conc_cells(c: Curve) -> list[str]:
-    """The conc column of a curve's tables: each point's identity without its `c` (`24 (kv dram)`)."""
-    return [pid[1:] for pid in c.ids]
+    """The conc column of a curve's tables: each point's identity without its `c` (`24 (kv dram)`), marked where
+    its place on the curve rests on little (`harness.report.analysis.thin`)."""
+    from harness.report.analysis.thin import marked
+
+    return [marked(pid[1:], p) for pid, p in c.labelled()]
 
 
 def render_curve(c: Curve) -> str:
-    """A curve's title line, its notes and its table."""
-    return "\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points, conc_cells(c))
+    """A curve's title line, its notes, its table and the note on its marked points."""
+    from harness.report.analysis.thin import thin_note
+
+    note = thin_note(c.labelled())
+    return ("\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points, conc_cells(c))
+            + (note + "\n" if note else ""))
 
 
 def ordered(points: Iterable[PointResult], cells: Sequence[str] | None) -> list[tuple[str, PointResult]]:

@@ -95,7 +95,10 @@ def _verdict_section(c: Curve) -> str:
     variant = f" Variant <code>{_e(c.variant)}</code> of <code>{_e(c.variant_of)}</code>." if c.variant else ""
     series = f"Series <code>{_e(c.series.name)}</code>" if c.series else "Series unknown"
     configs = ", ".join(f"<code>{_e(n)}</code>" for n in c.config_names)
-    notes = "".join(f'<p class="tag">{_e(n)}</p>' for n in footnotes(c.points))
+    from harness.report.analysis.thin import thin_note
+
+    thin = thin_note(c.labelled())
+    notes = "".join(f'<p class="tag">{_e(n)}</p>' for n in [*footnotes(c.points), *([thin] if thin else [])])
     return (f"<h3>{_heading(c)}</h3><p>{series}{'; configs ' + configs if configs else ''}. "
             f"Image <code>{_e(c.image or 'unknown')}</code>, engine "
             f"<code>{_e(c.engine)}</code>, model <code>{_e(model)}</code>.{variant}</p>"

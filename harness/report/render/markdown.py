@@ -68,7 +68,10 @@ def verdict_lines(c: Curve) -> list[str]:
            "|" + "|".join("---:" if name in NUMERIC else "---" for name in COLUMNS) + "|"]
     for row in verdict_rows(c.points, conc_cells(c)):
         out.append("| " + " | ".join(_text(cell) for cell in row.cells) + " |")
-    notes = footnotes(c.points)
+    from harness.report.analysis.thin import thin_note
+
+    thin = thin_note(c.labelled())
+    notes = footnotes(c.points) + ([thin] if thin else [])
     return [*out, *([""] + [_text(n) for n in notes] if notes else [])]
 
 

@@ -115,11 +115,12 @@ def newest_evals(paths: Iterable[Path]) -> dict[str, EvalSummary]:
 
 def eval_line(s: EvalSummary | None, simulated: bool = False) -> str:
     """One line: score, threshold and verdict (or why there is none). Without an eval a real curve is MISSING
-    one (`harness check --results` fails it); a simulated curve (a demo, a dry run) simply has none."""
+    one (`harness check --results` fails it); a simulated curve (a demo, a dry run) simply has none. Plain text
+    (no Markdown): the same words go into the terminal, `report.md` and the HTML table's cell."""
     if s is None and simulated:
-        return "accuracy eval: not run (simulated curve; `harness eval RECIPE` or `sweep --with-eval` adds one)"
+        return "accuracy eval: not run (simulated curve; harness eval RECIPE, or harness sweep RECIPE --with-eval, adds one)"
     if s is None:
-        return "accuracy eval: MISSING (no eval_result.json; run `harness eval` or `sweep --with-eval`)"
+        return "accuracy eval: MISSING (no eval_result.json; run harness eval RECIPE or harness sweep RECIPE --with-eval)"
     sim = " [simulated]" if s.simulated else ""
     if s.score is None:
         return (f"accuracy eval: FAILED at c{s.conc} {s.task}: {s.state} ({s.reason}); threshold "
