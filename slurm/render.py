@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.point.record.validity import Thresholds
 from harness.point.sweep_plan import SweepPlanFile
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
+from harness.recipe.thresholds import Thresholds
 from slurm.profile import ClusterProfile
 
 STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")

@@ -15,9 +15,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from harness.evals.plan import EvalTask
-from harness.point.record.validity import Thresholds
 from harness.point.run import PointOptions
 from harness.recipe.plan import PointPlan
+from harness.recipe.thresholds import Thresholds
 
 SECRETS_ENV = "HARNESS_SECRETS"
 

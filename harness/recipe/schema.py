@@ -20,7 +20,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from harness.point.record.validity import Thresholds
 from harness.recipe.deployment_schema import Deployment, PointDeployment
 from harness.recipe.fields import ENV_NAME as ENV_NAME
 from harness.recipe.fields import ArgValue as ArgValue
@@ -35,6 +34,7 @@ from harness.recipe.fields import Strict as Strict
 from harness.recipe.fields import Text as Text
 from harness.recipe.fields import check_env_name as check_env_name
 from harness.recipe.fields import check_env_value as check_env_value
+from harness.recipe.thresholds import Thresholds
 
 WEEK_S = 7 * 86400.0  # longest time setting
 MAX_CONC = 100_000  # concurrent sessions of one point; beyond this is a typo, not a benchmark

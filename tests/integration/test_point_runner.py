@@ -218,7 +218,7 @@ def test_signal_to_harness_run_cancels_the_point_cleanly(tmp_path, sig, code):
 
 
 def test_strict_power_fails_the_point_after_writing_every_audit_file(tmp_path):
-    from harness.point.record.validity import Thresholds
+    from harness.recipe.thresholds import Thresholds
 
     plan = sim_plan([], ["client.duration_s=10"])
     outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60,

@@ -57,7 +57,6 @@ FLOORS = {room: len(LADDER) - i for i, rooms in enumerate(LADDER) for room in ro
 UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("harness.point.sequence", "harness.commands.running.run"),
     ("harness.point.record.result", "harness.report.results.samples_file"),
-    ("harness.recipe.schema", "harness.point.record.validity"),
     ("harness.recipe.load", "harness.sim.frontend.cli"),
     ("harness.point.servers.deployment_server", "harness.point.replay.progress"),
     ("harness.point.servers.serve", "harness.point.replay.progress"),

@@ -14,11 +14,11 @@ import yaml
 from harness.point.record import inferencex_row as ixr
 from harness.point.record.multinode_row import kv_p2p_transfer, multinode_row
 from harness.point.record.result import build_point_result
-from harness.point.record.validity import Thresholds
 from harness.point.servers.server_logs import worker_logs
 from harness.recipe.load import expand_points, parse_recipe_text
 from harness.recipe.plan import PointPlan, build_plan
 from harness.recipe.points import load_plans
+from harness.recipe.thresholds import Thresholds
 from tests.inferencex_contract import check_contract
 
 ROOT = Path(__file__).resolve().parents[2]

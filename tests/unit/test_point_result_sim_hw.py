@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 from harness.point.record.result import build_point_result
-from harness.point.record.validity import Thresholds
 from harness.recipe.points import load_plans
+from harness.recipe.thresholds import Thresholds
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = ROOT / "tests" / "fixtures" / "results" / "sim-run" / "quickstart-sim" / "conc4" / "aiperf"

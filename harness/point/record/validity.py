@@ -9,30 +9,15 @@ harness set for the server (recipe `server.env`, the golden `SGLANG_SIMULATE_ACC
 running server's environment or has another value there (a container runtime's precedence, an entrypoint).
 `window_clock_mismatch`: the window measured on the wall clock is longer than the requested window and its grace, or
 than the monotonic span of the client's profiling phase, or not positive (the wall clock stepped: `window_clock`).
+The thresholds themselves are the recipe's (`harness.recipe.thresholds`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from harness.point.servers.server_env import describe_not_applied
-
-
-class Thresholds(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    min_completed_requests: int = Field(default=10, ge=0, description="successful profiled requests needed")
-    min_window_fraction: float = Field(default=0.5, ge=0, le=1, description="measured window / requested duration")
-    max_error_ratio: float = Field(default=0.10, ge=0, le=1,
-                                   description="failed / completed requests (InferenceX's error-rate gate)")
-    max_cancelled_ratio: float = Field(default=0.20, ge=0, le=1, description="cancelled at cutoff / requests sent")
-    min_concurrency_ratio: float = Field(
-        default=0.5, ge=0, le=1, description="achieved session-tree concurrency / target concurrency")
-    max_accept_length_error: float = Field(default=0.02, ge=0, description="|achieved - target| / target")
-    require_power: bool = Field(default=False, description="invalid without valid power (also `--require-power`)")
-
+from harness.recipe.thresholds import Thresholds
 
 CLOCK_SLACK_S = 2.0        # the profiling phase is seen within a second of its start
 CLOCK_SLACK_FRACTION = 0.02
