@@ -57,7 +57,8 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
             ax.axvspan(interval[0] or doc["min_conc"], interval[1], color="tab:orange", alpha=0.12,
                        label="the boundary lies here (uncertain)")
         if doc["boundary_conc"] is not None:
-            ax.axvline(doc["boundary_conc"], color="black", linestyle=":", label=f"boundary c{doc['boundary_conc']}")
+            name = "highest pass" if (doc.get("uncertain") or {}).get("boundary") else "boundary"
+            ax.axvline(doc["boundary_conc"], color="black", linestyle=":", label=f"{name} c{doc['boundary_conc']}")
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.set_xlabel("concurrency")

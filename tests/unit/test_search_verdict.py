@@ -134,3 +134,16 @@ def test_no_pass_below_an_inconclusive_min_conc_is_uncertain_between_none_and_it
     assert doc["uncertain"]["reason"] == ("the boundary lies between no concurrency and c1: c1 inconclusive "
                                           "(invalid for its sample: too_few_completed)")
     assert doc["boundary_conc"] is None and doc["boundary_interval"] == [None, 1]
+
+
+def test_the_plot_tells_a_breach_from_a_failed_point_an_inconclusive_one_and_a_replaced_try(tmp_path: Path) -> None:
+    from harness.search.plot import kind, plot_search
+
+    calls, test = curve(8, {8: [True, False, False]})
+    run = run_search(1, 32, test)
+    doc = search_json(SearchSpec("r", "k", None, (SLO,), 1, 32, 1, 1), run.tested, run.state, run.complete)
+    kinds = {(p["conc"], p["attempt"]): kind(p) for p in doc["points"]}
+    assert (kinds[(8, 1)], kinds[(8, 2)], kinds[(16, 1)], kinds[(4, 1)]) == ("superseded", "pass", "breach", "pass")
+    failed = {"counted": True, "outcome": "fail", "state": "failed", "valid": False}
+    assert kind(failed) == "invalid" and kind({**failed, "outcome": "inconclusive"}) == "inconclusive"
+    assert plot_search(doc, tmp_path / "search.png").read_bytes()[:4] == b"\x89PNG"
