@@ -96,20 +96,21 @@ def read_local(path: Path) -> Corpus:
 
 
 MAX_NAME_ID_BYTES = 128     # an id longer than this (UTF-8) names its file by a prefix and a hash
-_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f]")
+_UNSAFE = re.compile(r"[/\\\x00-\x1f\x7f\ud800-\udfff]")   # a lone surrogate (`\\ud800` in JSON) has no file name
 HASHED_PREFIX_CHARS = 48
 
 
 def trace_file_name(trace_id: str) -> str:
     """The file a trace is written to: `<id>.json` for an id that is a safe file name (at most
-    `MAX_NAME_ID_BYTES` bytes, no `/`, `\\` or control character, not starting with `.`); any other id gets a
-    readable prefix (unsafe characters as `_`) and the first 16 hex digits of its SHA-256, so the name stays
-    well under every filesystem's name limit, with the temporary name of an atomic write. The id itself is kept
-    in the file; AIPerf and `read_dir` read it from there."""
-    if len(trace_id.encode("utf-8", "surrogatepass")) <= MAX_NAME_ID_BYTES and not _UNSAFE.search(trace_id) and not trace_id.startswith("."):
+    `MAX_NAME_ID_BYTES` bytes of UTF-8, no `/`, `\\`, control character or lone surrogate, not starting with
+    `.`); any other id gets a readable prefix (unsafe characters as `_`) and the first 16 hex digits of its
+    SHA-256, so the name stays well under every filesystem's name limit, with the temporary name of an atomic
+    write. The id itself is kept in the file; AIPerf and `read_dir` read it from there."""
+    if len(trace_id.encode("utf-8", "surrogatepass")) <= MAX_NAME_ID_BYTES and not _UNSAFE.search(trace_id) \
+            and not trace_id.startswith("."):
         return f"{trace_id}.json"
     prefix = _UNSAFE.sub("_", trace_id[:HASHED_PREFIX_CHARS]).lstrip(".")
-    while len(prefix.encode("utf-8", "surrogatepass")) > HASHED_PREFIX_CHARS:   # multi-byte characters: keep the prefix short in bytes
+    while len(prefix.encode("utf-8", "surrogatepass")) > HASHED_PREFIX_CHARS:   # multi-byte characters
         prefix = prefix[:-1]
     digest = hashlib.sha256(trace_id.encode("utf-8", "surrogatepass")).hexdigest()[:16]
     return f"{prefix or 'trace'}-{digest}.json"
