@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.point.sweep_plan import SweepPlanFile
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
 from harness.recipe.thresholds import Thresholds
 from slurm.profile import ClusterProfile
+from slurm.sweep_plan import SweepPlanFile
 
 STAGED_FLAGS = ("--model-path", "--speculative-draft-model-path")
 

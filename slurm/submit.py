@@ -26,12 +26,12 @@ from typing import Any
 
 from harness.artifacts import write_json, write_text
 from harness.point.record.validity import with_required_power
-from harness.point.sweep_plan import SECRETS_ENV
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
 from harness.redact import seal
 from slurm import jobs, query, render
 from slurm.profile import driver_python, load_profile
+from slurm.sweep_plan import SECRETS_ENV
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("evals",),
     ("predict",),
-    ("point",),              # the point runner: run, sequence, sweep plan
+    ("point",),              # the point runner: run, sequence
     ("point.record",),       # what a point's record and row say
     ("point.replay",),       # AIPerf replaying the traces
     ("point.servers",),      # the server (or deployment) of a point, started and watched
@@ -61,7 +61,6 @@ UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("harness.point.servers.deployment_server", "harness.point.replay.progress"),
     ("harness.point.servers.serve", "harness.point.replay.progress"),
     ("harness.point.state.watch", "harness.point.replay.aiperf"),
-    ("harness.point.sweep_plan", "harness.evals.plan"),
     ("harness.point.fingerprints.fingerprint", "harness.point.servers.server_auth"),
     ("launchers.base", "harness.point.servers.process_group"),
     ("launchers.base", "harness.point.servers.srun_step"),

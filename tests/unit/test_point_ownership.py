@@ -152,7 +152,7 @@ def test_an_eval_of_a_directory_being_written_exits_2_naming_the_holder(
 def test_a_slurm_task_of_a_point_being_written_exits_2_naming_the_holder(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from harness.point.record.result import point_dir
-    from harness.point.sweep_plan import load_sweep_plan
+    from slurm.sweep_plan import load_sweep_plan
 
     out = tmp_path / "runs"
     assert cli(["submit", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--cluster", str(ROOT / "clusters" /

@@ -228,8 +228,8 @@ def test_writers_and_cli_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_sweep_plan_secrets_come_back_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.artifacts import write_json
     from harness.errors import UserError
-    from harness.point.sweep_plan import SECRETS_ENV, load_sweep_plan
     from harness.recipe.points import load_plans
+    from slurm.sweep_plan import SECRETS_ENV, load_sweep_plan
 
     plans = load_plans(ROOT / "recipes" / "quickstart-sim.yaml", ["c4"], ["server.env.HF_TOKEN=hf_sweep_secret"])[1]
     sealed, values = seal({"out_dir": str(tmp_path), "points": [p.model_dump() for p in plans]})

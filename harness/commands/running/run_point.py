@@ -1,6 +1,6 @@
 """`harness run-point SWEEP_PLAN.json`: run one point of a planned sweep (what a Slurm array task execs).
 
-The file holds the options and every point's plan (`harness.point.sweep_plan.SweepPlanFile`); the task picks its point
+The file holds the options and every point's plan (`slurm.sweep_plan.SweepPlanFile`); the task picks its point
 by `--task-id`, defaulting to `$SLURM_ARRAY_TASK_ID`. With an eval planned (`submit --with-eval`), the task
 after the last point runs it. A plan of `submit --reuse-deployment` has one task: it runs every point in order on
 one deployment (as `harness sweep --reuse-deployment` does), which it stops after the last point or a signal.
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.point.sweep_plan import SweepPlanFile
+    from slurm.sweep_plan import SweepPlanFile
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.commands.running.run import describe_outcome
     from harness.errors import UserError
     from harness.point.run import run_point
-    from harness.point.sweep_plan import load_sweep_plan
+    from slurm.sweep_plan import load_sweep_plan
 
     task = args.task_id
     if task is None:
