@@ -77,6 +77,6 @@ def render(config_key: str, rows: list[tuple[Any, Any]]) -> str:
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
     for r in [head, *body]:
         lines.append("  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))))
-    lines.append("(all figures predicted; total tok/s/GPU counts input + output tokens, as a run's table does; KV peak: the pool with its prefix cache / what running requests need; "
+    lines.append(f"(all figures predicted; {TOTAL_PER_GPU} counts input + output tokens, as a run's table does; KV peak: the pool with its prefix cache / what running requests need; "
                  "interactivity in tokens/s per call, p90 = the value 90 % of calls reach)")
     return "\n".join(lines)

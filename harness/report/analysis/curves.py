@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.report.analysis.pareto import Direction, Frontier, pareto_frontier
+from harness.report.analysis.vocabulary import TOTAL_PER_GPU
 from harness.report.results.attributes import attributes, identities, settings, varying
 from harness.report.results.configs import Config, config_name, group_configs
 from harness.report.results.load import PointResult
@@ -57,7 +58,7 @@ FRONTIER_AXES: tuple[Axis, ...] = (
         lambda p: p.stat("e2e_norm_intvty", "p90"),
     ),
 )
-Y_LABEL = "total throughput per GPU (total tok/s/GPU: input + output tokens; higher is better)"
+Y_LABEL = f"total throughput per GPU ({TOTAL_PER_GPU}: input + output tokens; higher is better)"
 
 
 def y_value(p: PointResult) -> float | None:

@@ -7,15 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.analysis.curves import Curve
+
+# One vocabulary for throughput in every table the CLI prints (`harness.report.analysis.vocabulary`).
+from harness.report.analysis.vocabulary import OUTPUT_PER_GPU as OUTPUT_PER_GPU
+from harness.report.analysis.vocabulary import TOTAL_PER_GPU as TOTAL_PER_GPU
 from harness.report.results.load import PointResult, parse_result
 from harness.report.results.points import load_results
 
 SIMULATED = "SIMULATED"
-
-# One vocabulary for throughput in every table the CLI prints (run, sweep, report, compare, predict, search):
-# tokens per second per GPU, of all tokens (input + output, InferenceX's total_tput) or of output tokens only.
-TOTAL_PER_GPU = "total tok/s/GPU"
-OUTPUT_PER_GPU = "out tok/s/GPU"
 
 COLUMNS = ("conc", TOTAL_PER_GPU, OUTPUT_PER_GPU, "E2EL p50 (s)", "E2EL p90 (s)", "TTFT p50 (s)", "errors",
            "verdict")
