@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.point.servers.process_group import ProcessGroup
-from harness.point.servers.srun_step import stop_step
 from harness.redact import is_secret_name
 from launchers import docker
 from launchers.context import LaunchContext
+from launchers.process_group import ProcessGroup
+from launchers.srun_step import stop_step
 
 
 @dataclass

@@ -33,7 +33,6 @@ from harness.evals.thresholds import Threshold
 from harness.point.record.inferencex_row import SIM_HW
 from harness.point.record.result import spec_decoding_label
 from harness.point.replay.stall import StallWatch, armed_line, default_stall_timeout_s
-from harness.point.servers.process_group import ProcessGroup
 from harness.point.servers.readiness import NotReady
 from harness.point.servers.serve import (
     FreshServer,
@@ -53,6 +52,7 @@ from harness.point.state.watch import StopSignals
 from harness.recipe.plan import PointPlan
 from harness.recipe.server_args import dp_attention_size
 from harness.redact import add_secret_names, remember, secret_values
+from launchers.process_group import ProcessGroup
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
 RESULT_FILE = "eval_result.json"

@@ -14,8 +14,8 @@ import pytest
 
 from harness.point.run import PointOptions, run_point
 from harness.point.servers import port_owner
-from harness.point.servers.process_group import ProcessGroup
 from harness.point.servers.readiness import NotReady, wait_until_ready
+from launchers.process_group import ProcessGroup
 
 from .conftest import sim_plan
 

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from harness.point.servers.process_group import ProcessGroup
 from harness.point.servers.readiness import NotReady, wait_until_ready
+from launchers.process_group import ProcessGroup
 
 
 def test_stop_kills_the_whole_group_including_children_that_ignore_sigterm(tmp_path):

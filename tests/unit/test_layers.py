@@ -62,8 +62,6 @@ UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("harness.point.servers.serve", "harness.point.replay.progress"),
     ("harness.point.state.watch", "harness.point.replay.aiperf"),
     ("harness.point.fingerprints.fingerprint", "harness.point.servers.server_auth"),
-    ("launchers.base", "harness.point.servers.process_group"),
-    ("launchers.base", "harness.point.servers.srun_step"),
     ("slurm.submit", "harness.preflight"),
     ("slurm.submit", "harness.preflight.aiperf_scenario"),
     ("slurm.submit", "harness.preflight.files"),

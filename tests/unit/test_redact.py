@@ -308,7 +308,7 @@ RAW_WRITERS = {
     "harness/tokenizer/build.py": "the demo tokenizer's files",
     "harness/power/sampler.py": "power.csv (GPU samples)",
     "harness/point/state/status_reserve.py": "the disk-full reserve's blocks (status.json goes in through json_text)",
-    "harness/point/servers/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
+    "launchers/process_group.py": "a child's own output (server.log is scrubbed by scrub_log once it stops)",
     "harness/check/changed.py": "golden curve files of a base revision, into a temp dir",
     "harness/commands/recipes/flags.py": "SGLang's flag table (static data)",
     "harness/commands/recipes/golden.py": "golden acceptance curves (static data)",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.point.servers import srun_step
-from harness.point.servers.process_group import ProcessGroup
+from launchers import srun_step
+from launchers.process_group import ProcessGroup
 
 SQUEUE = "249.0|harness-server-prefill_w0\n249.1|fingerprint-harness-server-prefill_w0\n249.batch|batch\n" \
          "249.2|harness-server-prefill_w0\n"

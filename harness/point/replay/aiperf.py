@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.point.servers.process_group import ProcessGroup
 from harness.recipe.client_plan import ClientPlan
 from harness.recipe.scenario import AGENTX, AGENTX_PRESET, MVP_TIMEOUT_ENV
 from harness.traces.pinned import is_pinned_spec, parse_spec
 from harness.user_cache import user_cache_or
+from launchers.process_group import ProcessGroup
 
 SUMMARY_FILE = "profile_export_aiperf.json"
 RECORDS_FILE = "profile_export.jsonl"

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 from harness.point.servers.deployment_nodes import Node
-from harness.point.servers.process_group import ProcessGroup
-from harness.point.servers.srun_step import stop_step
+from launchers.process_group import ProcessGroup
+from launchers.srun_step import stop_step
 
 NODE_CSV_GLOB = "power_*.csv"
 LONGEST_S = 7 * 24 * 3600      # the sampler runs until it is stopped

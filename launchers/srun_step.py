@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from harness.point.servers.process_group import ProcessGroup
+from launchers.process_group import ProcessGroup
 
 FALLBACK_GRACE_S = 5.0   # srun kills its tasks at once on SIGTERM: the fallback needs no long grace
 
