@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import scrub_logs, write_json, write_text
 from harness.point.record.result import build_point_result, point_dir
-from harness.point.record.validity import Thresholds
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import check_aiperf
 from harness.point.replay.aiperf_keyed import KEY_ENV, keyed_argv
+from harness.point.replay.client_phase import ClientProgress
 from harness.point.replay.client_stall import ClientStallWatch
 from harness.point.replay.corpus_input import aiperf_corpus
 from harness.point.replay.progress import ClientLiveProgress
@@ -37,10 +37,11 @@ from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, disk_
 from harness.point.state.ownership import PointLock
 from harness.point.state.status import PointStatus
 from harness.point.state.status_reserve import StatusReserve
-from harness.point.state.watch import ClientProgress, StopSignals
+from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
 from harness.recipe.router import client_routing_env
+from harness.recipe.thresholds import Thresholds
 from harness.redact import add_secret_names, remember, secret_values
 
 if TYPE_CHECKING:

@@ -60,7 +60,6 @@ UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("harness.recipe.load", "harness.sim.frontend.cli"),
     ("harness.point.servers.deployment_server", "harness.point.replay.progress"),
     ("harness.point.servers.serve", "harness.point.replay.progress"),
-    ("harness.point.state.watch", "harness.point.replay.aiperf"),
     ("harness.point.fingerprints.fingerprint", "harness.point.servers.server_auth"),
     ("slurm.submit", "harness.preflight"),
     ("slurm.submit", "harness.preflight.aiperf_scenario"),

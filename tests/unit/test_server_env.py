@@ -8,8 +8,9 @@ import subprocess
 import sys
 import time
 
-from harness.point.record.validity import Thresholds, verdict
+from harness.point.record.validity import verdict
 from harness.point.servers import server_env
+from harness.recipe.thresholds import Thresholds
 
 SET = {"SGLANG_SIMULATE_ACC_LEN": "4.05", "SGLANG_SIMULATE_ACC_METHOD": "match-expected", "HF_TOKEN": "hf_secretvalue1"}
 

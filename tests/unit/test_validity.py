@@ -1,6 +1,7 @@
 """Every validity reason code, each triggered on its own."""
 
-from harness.point.record.validity import Thresholds, verdict
+from harness.point.record.validity import verdict
+from harness.recipe.thresholds import Thresholds
 
 
 def good(**over):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.point.record.validity import Thresholds, verdict, window_clock
+from harness.point.record.validity import verdict, window_clock
+from harness.recipe.thresholds import Thresholds
 
 
 def _result(wall_s: float, monotonic_s: float | None, requested_s: float = 30.0) -> dict[str, Any]:

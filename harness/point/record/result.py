@@ -32,7 +32,7 @@ from harness.point.record.multinode_row import (
 from harness.point.record.router_version import read_fingerprint, router_metadata
 from harness.point.record.server_queue import server_queue
 from harness.point.record.stickiness import stickiness
-from harness.point.record.validity import Thresholds, verdict, window_clock
+from harness.point.record.validity import verdict, window_clock
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import ClientTool
 from harness.point.servers.node_power import power_csvs
@@ -41,6 +41,7 @@ from harness.point.servers.server_metrics import achieved_accept_length
 from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan
 from harness.recipe.server_args import dp_attention_size
+from harness.recipe.thresholds import Thresholds
 from harness.report.results import samples_file
 
 
