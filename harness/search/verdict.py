@@ -30,7 +30,7 @@ from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval
 
 SAMPLE_REASONS = frozenset({"too_few_completed", "window_too_short", "concurrency_below_target"})
-MIN_ACHIEVED_RATIO = 0.75             # achieved / target concurrency below which a point's load is not its target's
+MIN_ACHIEVED_RATIO = 0.7              # achieved / target concurrency below which a point's load is not its target's
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def _own_outcome(point_dir: Path, conc: int, interval: list[float] | None) -> tu
     if reasons - SAMPLE:
         return "fail", ttft
     achieved = (record.get("achieved_concurrency") or {}).get("sessions")
-    low = achieved is not None and achieved < 0.75 * conc
+    low = achieved is not None and achieved < 0.7 * conc
     straddles = interval is not None and interval[0] <= THRESHOLD <= interval[1]
     if reasons or low or straddles:
         return "inconclusive", ttft

@@ -44,7 +44,7 @@ def test_too_few_requests_is_inconclusive_whatever_the_metric_says() -> None:
 
 def test_achieved_concurrency_well_below_its_target_is_inconclusive() -> None:
     low = judge("completed", True, (), [check(0.22)], 8, 2.9)
-    assert low.outcome == "inconclusive" and low.why == ("achieved concurrency 2.9 of 8 (below 75%)",)
+    assert low.outcome == "inconclusive" and low.why == ("achieved concurrency 2.9 of 8 (below 70%)",)
     assert judge("completed", True, (), [check(0.22)], 8, 2.9, min_achieved_ratio=0.3).outcome == "pass"
     assert judge("completed", True, (), [check(0.22)], 8, None).outcome == "pass"   # not recorded: not judged
     record = judge("completed", False, ("too_few_completed", "concurrency_below_target"), [check(0.22)], 8, 2.9)
@@ -102,7 +102,7 @@ def test_a_point_inconclusive_on_every_try_leaves_the_answer_uncertain_with_its_
     assert doc["boundary_interval"] == [7, 8] and doc["uncertain"]["boundary"] is True
     assert doc["uncertain"]["inconclusive"] == [8]
     assert doc["uncertain"]["reason"] == ("the boundary lies between c7 and c8: c8 inconclusive (achieved "
-                                          "concurrency 2.4 of 8 (below 75%))")
+                                          "concurrency 2.4 of 8 (below 70%))")
     eights = [p for p in doc["points"] if p["conc"] == 8]
     assert [(p["attempt"], p["counted"]) for p in eights] == [(1, False), (2, False), (3, True)]
     assert answer_line(doc).startswith("answer: UNCERTAIN: the boundary lies between c7 and c8")

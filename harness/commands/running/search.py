@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: no bound)")
     parser.add_argument("--min-achieved-ratio", type=_ratio, default=None, metavar="R",
                         help="a point whose achieved concurrency is below R of its target is inconclusive "
-                             "(default: 0.75)")
+                             "(default: 0.7)")
     parser.add_argument("--point-template", metavar="NAME",
                         help="take every tested point's settings from this recipe point, e.g. c8 (default: the "
                              "recipe's point nearest each concurrency)")
