@@ -58,8 +58,6 @@ UPWARD: frozenset[tuple[str, str]] = frozenset({
     ("harness.point.sequence", "harness.commands.running.run"),
     ("harness.point.record.result", "harness.report.results.samples_file"),
     ("harness.recipe.load", "harness.sim.frontend.cli"),
-    ("harness.point.servers.deployment_server", "harness.point.replay.progress"),
-    ("harness.point.servers.serve", "harness.point.replay.progress"),
     ("harness.point.fingerprints.fingerprint", "harness.point.servers.server_auth"),
     ("slurm.submit", "harness.preflight"),
     ("slurm.submit", "harness.preflight.aiperf_scenario"),

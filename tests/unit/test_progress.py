@@ -7,7 +7,9 @@ import statistics
 import time
 from pathlib import Path
 
-from harness.point.replay.progress import ClientLiveProgress, PlainDisplay, ServerLoadProgress, last_meaningful_line
+from harness.point.replay.progress import ClientLiveProgress
+from harness.point.servers.load_progress import ServerLoadProgress
+from harness.point.state.progress_line import PlainDisplay, last_meaningful_line
 from harness.point.state.status import PointStatus
 from harness.recipe.points import load_plans
 
@@ -85,7 +87,7 @@ def test_the_bar_keeps_its_width_and_the_line_wraps_on_an_80_column_terminal():
 
     from rich.console import Console
 
-    from harness.point.replay.progress import BarDisplay
+    from harness.point.state.progress_line import BarDisplay
 
     buf = io.StringIO()
     bar = BarDisplay(Console(file=buf, width=80, force_terminal=True, color_system=None))

@@ -212,7 +212,8 @@ class DeploymentServer:
         registers workers when it starts: smg retries a worker that is not yet healthy only ~30 s later) and
         wait until it lists them all and a chat completion goes through it; progress names the member awaited
         and its log's last line. Raises NotReady or PointStopped."""
-        from harness.point.replay.progress import ServerLoadProgress, last_log_line
+        from harness.point.servers.load_progress import ServerLoadProgress
+        from harness.point.state.progress_line import last_log_line
 
         status.phase("launching", f"{len(self.members) - 1} worker process(es) on {len(self.nodes)} node(s), "
                                   "then the router")

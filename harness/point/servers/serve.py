@@ -202,7 +202,7 @@ class FreshServer:
         status.data["server_pid"] = self.running.process.pid
         status.save()
         check_stop(sigs)
-        from harness.point.replay.progress import ServerLoadProgress
+        from harness.point.servers.load_progress import ServerLoadProgress
 
         def poll() -> None:
             if on_poll is not None:
