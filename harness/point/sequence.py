@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.point.outcome_text import describe_outcome
 from harness.point.record.result import point_dir
 from harness.point.run import EXIT_FAILED, EXIT_INVALID, EXIT_VALID, PointOptions, run_point
 from harness.point.servers.deployment_reuse import SharedDeployment, check_reusable
+from harness.point.servers.server_failure import failure_excerpt
 from harness.point.state.status import read_status
 from harness.point.state.truth import point_truth
 from harness.recipe.plan import PointPlan
@@ -70,9 +72,6 @@ def _skip(plan: PointPlan, options: PointOptions, force: bool) -> int | None:
 
 def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDeployment | None, force: bool,
                 t0: float, rehearse: str | None = None) -> SequenceOutcome:
-    from harness.commands.running.run import describe_outcome
-    from harness.point.servers.server_failure import failure_excerpt
-
     worst = EXIT_VALID
     for i, plan in enumerate(plans, 1):
         earlier = _skip(plan, options, force)

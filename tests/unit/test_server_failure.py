@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.commands.running.rehearsal import rehearsal_command
-from harness.commands.running.run import describe_outcome
+from harness.point.outcome_text import describe_outcome
 from harness.point.run import PointOutcome
 from harness.point.servers.server_failure import engine_missing, explaining_lines, failure_excerpt, key_line
 from harness.recipe.load import load_recipe

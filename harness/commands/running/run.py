@@ -151,6 +151,7 @@ def overrides_with_duration(args: argparse.Namespace) -> list[str]:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.point.outcome_text import describe_outcome
     from harness.point.record.result import point_dir
     from harness.point.run import run_point
     from harness.point.state.ownership import check_free
@@ -258,27 +259,3 @@ def point_table(pdir: Path) -> str:
     from harness.report.results.points import load_results
 
     return "".join(render_curve(c) for c in group_curves(load_results([pdir])))
-
-
-def describe_outcome(o: PointOutcome, rehearse: str | None = None) -> str:
-    """The point's end as the console shows it: its state and reason; for a server that failed, the end of its log
-    that says why and the log's path; where the engine cannot start on this machine, the command of the simulator
-    rehearsal (`rehearse`)."""
-    from harness.point.servers.server_failure import failure_excerpt, render_excerpt
-
-    lines = [f"{o.point_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
-    excerpt = failure_excerpt(o.point_dir, o.reason) if o.state == "failed" else None
-    if excerpt is not None:
-        lines += render_excerpt(excerpt)
-        if excerpt.engine_missing:
-            lines.append(f"  this machine cannot start the engine: {excerpt.engine_missing}")
-            if rehearse:
-                lines.append("  rehearse it on the simulator instead (no GPU; results labelled SIMULATED, "
-                             f"unofficial): {rehearse}")
-    if o.result is not None:
-        v = o.result["validity"]
-        lines.append(f"  result: {o.result_path}  verdict: {'valid' if v['valid'] else 'INVALID'}; "
-                     f"{o.result['publishable']['label']}")
-        for r in v["reasons"]:
-            lines.append(f"    - {r['code']}: {r['message']}")
-    return "\n".join(lines)

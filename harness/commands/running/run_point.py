@@ -26,8 +26,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.point.state.watch import keep_early_walltime_signal
 
     keep_early_walltime_signal()   # first: Slurm's USR1 may come while the task still prepares its point
-    from harness.commands.running.run import describe_outcome
     from harness.errors import UserError
+    from harness.point.outcome_text import describe_outcome
     from harness.point.run import run_point
     from slurm.sweep_plan import load_sweep_plan
 
