@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from harness.report.results.samples_file import SAMPLES_FILE, kept_latencies, stamp, write_samples_file
+from harness.point.record.samples_file import SAMPLES_FILE, kept_latencies, stamp, write_samples_file
 
 CONCS = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 

@@ -176,6 +176,13 @@ def read_json_object(path: str | Path, what: str, max_bytes: int = MAX_BYTES) ->
     return value
 
 
+def finite_number(value: Any) -> float | None:
+    """A finite int/float as float; None for anything else (booleans included)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def type_name(value: Any) -> str:
     """The JSON name of a value's type, for messages."""
     if value is None:

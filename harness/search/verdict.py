@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.inputs.json_input import MAX_BYTES, read_json_value
-from harness.report.results.load import RECORD_FILE, PointResult, finite_number, parse_result
+from harness.inputs.json_input import MAX_BYTES, finite_number, read_json_value
+from harness.report.results.load import RECORD_FILE, PointResult, parse_result
 from harness.search.order import Outcome
 from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval

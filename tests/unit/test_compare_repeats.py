@@ -13,11 +13,11 @@ import pytest
 
 from harness.artifacts import write_json
 from harness.cli import main
+from harness.point.record.samples_file import RequestSamples
 from harness.report.analysis.compare import point_noise
 from harness.report.analysis.noise import spread_between_runs
 from harness.report.analysis.resolve import duration_for, requests_per_side
 from harness.report.results.repeats import is_repeat, repeat_dirs
-from harness.report.results.samples_file import RequestSamples
 
 FIX = Path(__file__).parent.parent / "fixtures" / "results"
 RECORD = {"state": "completed", "recipe_fingerprint": "f" * 64, "overrides": [], "image": "img", "engine": "sim",

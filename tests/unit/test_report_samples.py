@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from benchmarks.report_bench import record_line
-from harness.report.results import samples
-from harness.report.results.samples import load_request_samples, read_request_samples
-from harness.report.results.samples_file import (
+from harness.point.record.samples_file import (
     SAMPLES_FILE,
     kept_latencies,
     read_samples_file,
     stamp,
     write_samples_file,
 )
+from harness.report.results import samples
+from harness.report.results.samples import load_request_samples, read_request_samples
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 

@@ -9,7 +9,7 @@
   `bmk_agentic_*.json` under a run, would read as a result). A simulated point records and publishes `hw: sim`, never a real GPU
   name (our record keeps the recipe's GPU type as `recipe_hw`).
 - `aiperf/request_samples.bin`: the E2EL and TTFT samples a report plots, beside the per-request records
-  they come from (`harness.report.results.samples_file`).
+  they come from (`harness.point.record.samples_file`).
 
 Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
 its partial result in its record, marked invalid, and has no published row).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
-from harness.point.record import inferencex_row, publishable, result_fields
+from harness.point.record import inferencex_row, publishable, result_fields, samples_file
 from harness.point.record.engine_label import engine_label
 from harness.point.record.multinode_row import (
     deployment_shape,
@@ -42,7 +42,6 @@ from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan
 from harness.recipe.server_args import dp_attention_size
 from harness.recipe.thresholds import Thresholds
-from harness.report.results import samples_file
 
 
 def point_dir(out_dir: Path, plan: PointPlan, variant: str | None = None) -> Path:

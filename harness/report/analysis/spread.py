@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.inputs.json_input import finite_number
 from harness.report.analysis.table import OUTPUT_PER_GPU, TOTAL_PER_GPU
-from harness.report.results.load import finite_number
 
 METRICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (TOTAL_PER_GPU, ("request_metrics", "throughput", "per_gpu", "total_tput_tps")),

@@ -17,7 +17,6 @@ off the frontier); identity is read strictly (a result without an integer `conc`
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
-from harness.inputs.json_input import MAX_BYTES, read_json_value
+from harness.inputs.json_input import MAX_BYTES, finite_number, read_json_value
 from harness.point.record.engine_label import engine_label
 from harness.report.results.arms import Arm, arm_of
 from harness.report.results.series import Series, model_name, series_of
@@ -176,13 +175,6 @@ def read_candidate(path: Path) -> tuple[list[PointResult], str | None]:
 def _looks_like_result(d: Mapping[str, Any]) -> bool:
     """An agentic result: `conc` with `request_metrics`, or a row that names the agentic scenario."""
     return "conc" in d and ("request_metrics" in d or d.get("scenario_type") == "agentic-coding")
-
-
-def finite_number(value: Any) -> float | None:
-    """A finite int/float as float; None for anything else (booleans included)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value) if math.isfinite(value) else None
 
 
 def _int(value: Any) -> int | None:

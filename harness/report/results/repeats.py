@@ -15,8 +15,8 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
+from harness.point.record.samples_file import RequestSamples
 from harness.point.state.attempt import ATTEMPTS_DIR
-from harness.report.results.samples_file import RequestSamples
 
 RECORD_FILE = "point_result.json"
 SAME = ("recipe_fingerprint", "overrides", "image", "engine", "conc")

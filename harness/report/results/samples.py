@@ -1,6 +1,6 @@
 """Per-request records beside a result (the pinned AIPerf's `profile_export.jsonl`): latency samples for the plots.
 
-A point the harness ran leaves `request_samples.bin` beside its records (`harness.report.results.samples_file`);
+A point the harness ran leaves `request_samples.bin` beside its records (`harness.point.record.samples_file`);
 the report reads that when it matches the records file, and reads the records otherwise (another tool's
 run, an older one, a copy that changed the file).
 """
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
+from harness.point.record.samples_file import UNIT_TO_S, RequestSamples, kept_latencies, read_samples_file
 from harness.report.results.load import PointResult
-from harness.report.results.samples_file import UNIT_TO_S, RequestSamples, kept_latencies, read_samples_file
 
 __all__ = ["RECORD_FILES", "RequestSamples", "iter_points_with_samples", "load_request_samples", "read_request_samples",
            "record_file"]

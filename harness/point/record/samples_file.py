@@ -26,8 +26,7 @@ from typing import Any
 
 from harness.artifacts import write_bytes
 from harness.errors import UserError
-from harness.inputs.json_input import parse_json, read_file_bytes
-from harness.report.results.load import finite_number
+from harness.inputs.json_input import finite_number, parse_json, read_file_bytes
 
 SAMPLES_FILE = "request_samples.bin"
 SCHEMA_VERSION = 1
