@@ -176,7 +176,8 @@ def cli(*argv: str) -> int:
 def report(run: Path, tmp: Path) -> None:
     """Everything `harness report` reads and renders, less the PNG drawing (matplotlib takes seconds and
     only ever sees the parsed floats)."""
-    from harness.report.analysis.curves import group_curves, report_json
+    from harness.report.analysis.curves import group_curves
+    from harness.report.analysis.report_json import report_json
     from harness.report.render.build import distributions
     from harness.report.render.csv_export import render_csv
     from harness.report.render.html import render_html

@@ -27,7 +27,8 @@ def default_out(run_dirs: list[Path]) -> Path:
 
 def main(args: argparse.Namespace) -> int:
     from harness.report import build_report
-    from harness.report.analysis.curves import CURVE_DEFINITION, report_json
+    from harness.report.analysis.curves import CURVE_DEFINITION
+    from harness.report.analysis.report_json import report_json
     from harness.report.analysis.table import render_curve
     from harness.report.render.markdown import coverage_lines
     from harness.report.render.plain import plain

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from harness.artifacts import staged_dir, write_json, write_text
 from harness.errors import UserError
-from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves, report_json
+from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves
+from harness.report.analysis.report_json import report_json
 from harness.report.render.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
 from harness.report.results.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
 from harness.report.results.points import load_results_noted
