@@ -25,7 +25,6 @@ import json
 import subprocess
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -46,22 +45,6 @@ CAPTURED = (*FIELD_ORDER, "env")
 UNAVAILABLE = "unavailable"
 CAPTURE_SCRIPT = Path(__file__).with_name("fingerprint_capture.py")
 CAPTURE_TIMEOUT_S = 300.0   # a container start (docker, pyxis) plus several `pip freeze` runs
-
-
-def server_info(base_url: str, api_key: str | None = None) -> dict[str, Any]:
-    """What the server reports at `/server_info` (or the older `/get_server_info`), asked with the server's API
-    key where it has one; `{"error": ...}` when neither answers."""
-    from harness.point.servers.server_auth import auth_headers
-
-    for path in ("/server_info", "/get_server_info"):
-        try:
-            request = urllib.request.Request(base_url + path, headers=auth_headers(api_key))
-            with urllib.request.urlopen(request, timeout=10) as resp:
-                info: dict[str, Any] = json.loads(resp.read())
-                return info
-        except Exception as exc:  # try the older name, then report
-            last = exc
-    return {"error": f"{type(last).__name__}: {last}"}
 
 
 def _script() -> tuple[str, str]:

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import write_foreign_json, write_text
-from harness.point.fingerprints.fingerprint import BackgroundCapture, build_fingerprint, image_digest, server_info
+from harness.point.fingerprints.fingerprint import BackgroundCapture, build_fingerprint, image_digest
 from harness.point.servers import port_owner
 from harness.point.servers.deployment_nodes import Node, fill, place, symbol_index
 from harness.point.servers.node_power import NodePowerSamplers
-from harness.point.servers.readiness import NotReady, wait_for_probe, wait_until_healthy
+from harness.point.servers.readiness import NotReady, server_info, wait_for_probe, wait_until_healthy
 from harness.point.servers.serve import PointStopped, check_stop, new_launch_token, note_stop, with_launch_token
 from harness.point.servers.server_auth import auth_headers, server_api_key
 from harness.point.servers.server_logs import ROUTER, member_label, member_log_name

@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from typing import Any
 
 from harness.point.servers.server_auth import auth_headers, unauthorized_message
 
@@ -158,3 +159,17 @@ def wait_for_probe(base_url: str, model: str, exit_code: Callable[[], int | None
             time.sleep(poll_s)
     if exit_code() is not None:
         raise NotReady("server_exited", "server exited right after the readiness probe")
+
+
+def server_info(base_url: str, api_key: str | None = None) -> dict[str, Any]:
+    """What the server reports at `/server_info` (or the older `/get_server_info`), asked with the server's API
+    key where it has one; `{"error": ...}` when neither answers."""
+    for path in ("/server_info", "/get_server_info"):
+        try:
+            request = urllib.request.Request(base_url + path, headers=auth_headers(api_key))
+            with urllib.request.urlopen(request, timeout=10) as resp:
+                info: dict[str, Any] = json.loads(resp.read())
+                return info
+        except Exception as exc:  # try the older name, then report
+            last = exc
+    return {"error": f"{type(last).__name__}: {last}"}

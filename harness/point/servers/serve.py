@@ -26,10 +26,9 @@ from harness.point.fingerprints.fingerprint import (
     build_fingerprint,
     image_digest,
     recorded_capture_argv,
-    server_info,
 )
 from harness.point.servers import port_owner, server_env
-from harness.point.servers.readiness import NotReady, wait_until_ready
+from harness.point.servers.readiness import NotReady, server_info, wait_until_ready
 from harness.point.servers.server_auth import server_api_key
 from harness.point.servers.server_crash import CrashWatch, crash_reason
 from harness.point.servers.server_failure import key_line
