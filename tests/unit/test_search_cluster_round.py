@@ -59,7 +59,7 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
             _write(point_dir(out, plans[conc], VARIANT), plans[conc].fingerprint, conc, ttft, state)
         return []
 
-    monkeypatch.setattr("slurm.submit.submit", fake_submit)
+    monkeypatch.setattr("harness.submission.submit", fake_submit)
     monkeypatch.setattr("slurm.follow.follow", fake_follow)
     rounds: list[dict[str, Any]] = []
     stop: list[int] = []

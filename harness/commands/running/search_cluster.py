@@ -2,7 +2,7 @@
 
 Each round (`harness.search.rounds.next_round`) is up to `--round-size` concurrencies (default: the profile's
 `max_parallel`, else `DEFAULT_ROUND_SIZE`). Its points completed before with the same settings are read back as
-they are; the others are submitted as ONE job array (`slurm.submit`, the same plan file, batch script and job
+they are; the others are submitted as ONE job array (`harness.submission`, the same plan file, batch script and job
 record as `harness submit`), followed quietly until the array ends, then every point is read from its own record
 as the local search reads it. A point that left no verdict (cancelled, never started, its task lost) stops the
 search: running it again resumes from the points completed so far.
@@ -136,9 +136,9 @@ def _run_job(args: argparse.Namespace, recipe: Recipe, plans: list[PointPlan], v
     from harness.commands.running.run import overrides_with_duration
     from harness.errors import UserError
     from harness.search.outcome import SEARCH_FILE
+    from harness.submission import PreflightFailed, SubmitRequest, submit
     from slurm import query
     from slurm.follow import follow
-    from slurm.submit import PreflightFailed, SubmitRequest, submit
 
     req = SubmitRequest(recipe=args.recipe, cluster=args.cluster, overrides=tuple(overrides_with_duration(args)),
                         out_dir=Path(args.out).resolve(), ready_timeout_s=args.ready_timeout,

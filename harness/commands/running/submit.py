@@ -67,10 +67,10 @@ def main(args: argparse.Namespace) -> int:
     import time
 
     from harness.errors import UserError
+    from harness.submission import PreflightFailed, SubmitRequest, prepare, submit
     from slurm import query
     from slurm.follow import follow
     from slurm.progress import exit_status, job_json, point_views, render_table
-    from slurm.submit import PreflightFailed, SubmitRequest, prepare, submit
 
     if args.fail_on_invalid and not args.wait:
         raise UserError("--fail-on-invalid: only with --wait (or give it to `harness follow JOB`)")
