@@ -27,6 +27,8 @@ from harness.recipe.schema import (
     Recipe,
     normalize_point_name,
 )
+from harness.recipe.server_args import render_sim_flags
+from harness.recipe.sim_args import sim_flags_problem
 from harness.redact import add_secret_names
 
 
@@ -166,9 +168,6 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
         raise where.error(("parallelism", "tp"), f"tp {par.tp} x pp {par.pp}{pcp} = {par.tp * par.pp * par.pcp} GPUs, "
                           f"more than hardware.gpus_per_node {gpus} (a point's server runs on one node)")
     if recipe.sim_args:
-        from harness.recipe.server_args import render_sim_flags
-        from harness.sim.frontend.cli import sim_flags_problem
-
         problem = sim_flags_problem(render_sim_flags(recipe.sim_args))
         if problem is not None:
             raise where.error(("sim_args",), problem)

@@ -56,7 +56,6 @@ FLOORS = {room: len(LADDER) - i for i, rooms in enumerate(LADDER) for room in ro
 
 # Imports that run up the ladder today: (importing module, imported module). May only shrink.
 UPWARD: frozenset[tuple[str, str]] = frozenset({
-    ("harness.recipe.load", "harness.sim.frontend.cli"),
 })
 # Module circles today (each a sorted tuple of its modules). May only shrink.
 CIRCLES: frozenset[tuple[str, ...]] = frozenset({
