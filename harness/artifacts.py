@@ -1,24 +1,39 @@
 """Atomic JSON artifacts: every JSON of ours carries `schema_version`; a row published for another tool
 (InferenceX's `bmk_agentic_*`) follows that tool's contract and is written as given (`write_foreign_json`).
 
-Every writer here is a boundary where data leaves the process: what it writes passes through
-`harness.redact` first (JSON by structure, text by pattern), as does `print_json` for `--json` output."""
+Every writer here is the boundary where data leaves the process, and the only one: what it writes passes through
+`harness.redact` first (JSON by structure, text by pattern, a command by its argv and env), as do `print_json` for
+`--json` output and `RedactingStream`, the console every command prints to. Callers pass the real values."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from harness import SCHEMA_VERSION
 from harness.errors import UserError
-from harness.redact import any_remembered, redact_data, redact_text, scrub_remembered
+from harness.redact import (
+    any_remembered,
+    redact_argv,
+    redact_data,
+    redact_env,
+    redact_text,
+    remember,
+    scrub_remembered,
+    seal,
+    secret_values,
+)
+
+# One command as it is recorded: a `# comment` line (or None), its argv, its environment.
+Command = tuple[str | None, Sequence[str], Mapping[str, str]]
 
 
 def write_json(path: Path, data: dict[str, Any]) -> Path:
@@ -41,6 +56,42 @@ def json_text(data: Any) -> str:
 def print_json(data: Any) -> None:
     """Print `data` as indented JSON on stdout, secrets redacted."""
     sys.stdout.write(json_text(data) + "\n")
+
+
+def write_sealed_json(path: Path, data: dict[str, Any]) -> dict[str, str]:
+    """`write_json` for a file that travels without its secrets (the Slurm sweep plan on shared storage): each
+    secret value becomes a numbered placeholder (`<redacted:1>`, `harness.redact.seal`); returns {number: value}
+    for the process that runs it to put back (`harness.redact.unseal`)."""
+    sealed, secrets = seal(data)
+    write_json(path, sealed)
+    return secrets
+
+
+def keep_out(data: Any) -> None:
+    """Mask the secret values in `data` (a plan's env and argv) verbatim in everything written or printed from now
+    on in this process, wherever they appear (a server that echoes them into its log, an error message)."""
+    remember(secret_values(data))
+
+
+def command_view(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """A command as it may be shown: its argv (`--api-key VALUE`) and environment with the secrets redacted."""
+    return redact_argv(argv), redact_env(env)
+
+
+def command_text(commands: Iterable[Command]) -> str:
+    """Commands as recorded (`server_command.txt`): per command its comment, the argv as one shell line, then
+    `NAME=VALUE` per variable, sorted; secrets redacted."""
+    lines: list[str] = []
+    for comment, argv, env in commands:
+        shown_argv, shown_env = command_view(argv, env)
+        lines += ([f"# {comment}"] if comment is not None else []) + [shlex.join(shown_argv)]
+        lines += [f"{k}={v}" for k, v in sorted(shown_env.items())]
+    return "".join(line + "\n" for line in lines)
+
+
+def write_command(path: Path, commands: Iterable[Command]) -> Path:
+    """Write `command_text(commands)` atomically, secrets redacted."""
+    return write_text(path, command_text(commands))
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
@@ -69,10 +120,39 @@ def write_text(path: Path, text: str) -> Path:
     return write_bytes(path, redact_text(text).encode())
 
 
+def pwrite_text(fd: int, text: str) -> None:
+    """Write text at the start of an open file (a lock file held by its descriptor), secrets redacted."""
+    os.pwrite(fd, redact_text(text).encode(), 0)
+
+
 def append_text(path: Path, text: str) -> None:
     """Append to a log file (e.g. `harness.log`), secrets redacted."""
     with open(path, "a") as fh:
         fh.write(redact_text(text))
+
+
+class RedactingStream:
+    """The console: a text stream that writes whole lines, secrets redacted (a partial line on flush). The CLI
+    puts one over stdout and one over stderr, so all that a command prints passes here."""
+
+    def __init__(self, stream: TextIO):
+        self._stream, self._buf = stream, ""
+
+    def write(self, text: str) -> int:
+        self._buf += text
+        if "\n" in self._buf:
+            lines, _, self._buf = self._buf.rpartition("\n")
+            self._stream.write(redact_text(lines + "\n"))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._buf:
+            self._stream.write(redact_text(self._buf))
+            self._buf = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... of the real stream
+        return getattr(self._stream, name)
 
 
 def scrub_logs(directory: Path) -> None:

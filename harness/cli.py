@@ -9,7 +9,7 @@ Only the module of the subcommand being run is imported, so `harness --help` sta
 A misspelt subcommand or option is an argparse error that also names the closest valid ones
 (`harness swep` -> did you mean 'sweep'?). User errors raise `harness.errors.UserError` and become one line on
 stderr with exit status 2;
-`--debug` shows the traceback instead. Everything a command prints goes through `harness.redact` (stdout and
+`--debug` shows the traceback instead. Everything a command prints goes through `harness.artifacts` (stdout and
 stderr are wrapped, line by line), so no secret reaches the terminal or a captured log.
 """
 
@@ -20,7 +20,6 @@ import errno
 import importlib
 import sys
 import typing
-from typing import Any, TextIO
 
 # name -> (module, one-line help). Keep sorted by workflow, not alphabetically.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -124,36 +123,11 @@ def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | No
     return parser, module
 
 
-class _Redacting:
-    """A text stream that writes whole lines through `harness.redact.redact_text` (a partial line on flush)."""
-
-    def __init__(self, stream: TextIO):
-        self._stream, self._buf = stream, ""
-
-    def write(self, text: str) -> int:
-        from harness.redact import redact_text
-
-        self._buf += text
-        if "\n" in self._buf:
-            lines, _, self._buf = self._buf.rpartition("\n")
-            self._stream.write(redact_text(lines + "\n"))
-        return len(text)
-
-    def flush(self) -> None:
-        from harness.redact import redact_text
-
-        if self._buf:
-            self._stream.write(redact_text(self._buf))
-            self._buf = ""
-        self._stream.flush()
-
-    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ... of the real stream
-        return getattr(self._stream, name)
-
-
 def main(argv: list[str] | None = None) -> int:
+    from harness.artifacts import RedactingStream
+
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Redacting(out), _Redacting(err)
+    sys.stdout, sys.stderr = RedactingStream(out), RedactingStream(err)
     try:
         return _main(argv)
     finally:

@@ -24,11 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import write_json, write_text
+from harness.artifacts import write_sealed_json, write_text
 from harness.point.record.validity import with_required_power
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
-from harness.redact import seal
 from slurm import jobs, query, render
 from slurm.profile import driver_python, load_profile
 from slurm.sweep_plan import SECRETS_ENV
@@ -136,8 +135,7 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
                                 signal_margin_s=req.signal_margin_s, comment=f"harness sweep {out_dir}",
                                 nodes=render.deployment_nodes(plans))
     python = driver_python(profile, req.python)
-    sealed, secrets = seal(sweep.model_dump())
-    write_json(plan_file, sealed)
+    secrets = write_sealed_json(plan_file, sweep.model_dump())
     write_text(script, render.batch_script(python, plan_file, sbatch, profile, plans[0].image))
     os.chmod(script, 0o755)
     return {"profile": profile.name, "plans": plans, "staged": staged, "out_dir": out_dir,

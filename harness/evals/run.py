@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import scrub_log, write_json, write_text
+from harness.artifacts import keep_out, scrub_log, write_json, write_text
 from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
@@ -51,7 +51,7 @@ from harness.point.state.status_reserve import StatusReserve
 from harness.point.state.watch import StopSignals
 from harness.recipe.plan import PointPlan
 from harness.recipe.server_args import dp_attention_size
-from harness.redact import add_secret_names, remember, secret_values
+from harness.redact import add_secret_names
 from launchers.process_group import ProcessGroup
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BELOW = 0, 1, 3
@@ -158,7 +158,7 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     server loads or lm-eval runs) ends the eval after the server and lm-eval are stopped: `failed: disk_full`
     in `status.json` (written through the reserve kept for it) and one line on stderr."""
     add_secret_names(plan.secret_names)
-    remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
+    keep_out({"env": plan.server.env, "argv": plan.server.argv})  # kept out of every file
     # lm-eval runs in the task's directory: every path it is given must not depend on this one
     options = replace(options, out_dir=Path(options.out_dir).absolute(),
                       cache_dir=None if options.cache_dir is None else Path(options.cache_dir).absolute())

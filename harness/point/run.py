@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import scrub_logs, write_json, write_text
+from harness.artifacts import keep_out, scrub_logs, write_json, write_text
 from harness.point.record.result import build_point_result, point_dir
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import check_aiperf
@@ -42,7 +42,7 @@ from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
 from harness.recipe.router import client_routing_env
 from harness.recipe.thresholds import Thresholds
-from harness.redact import add_secret_names, remember, secret_values
+from harness.redact import add_secret_names
 
 if TYPE_CHECKING:
     from harness.point.servers.deployment_reuse import ReusedDeployment, SharedDeployment
@@ -80,9 +80,9 @@ def run_point(plan: PointPlan, options: PointOptions, shared: SharedDeployment |
     for it) and one line on stderr naming the file and the filesystem; a disk too full for the point's lock ends
     the point before anything starts, with that one line only."""
     add_secret_names(plan.secret_names)
-    remember(secret_values({"env": plan.server.env, "argv": plan.server.argv}))  # kept out of every file
+    keep_out({"env": plan.server.env, "argv": plan.server.argv})  # kept out of every file
     if plan.deployment is not None:
-        remember(secret_values(plan.deployment.public()))
+        keep_out(plan.deployment.public())
     pdir = point_dir(options.out_dir, plan, options.variant)
     lock = PointLock(pdir)
     try:

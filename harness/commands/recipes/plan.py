@@ -60,7 +60,7 @@ def main(args: argparse.Namespace) -> int:
 def render_point(plan: Any) -> str:
     """One point as a human reads it: header, env, the server command one flag per line, client, resources
     (secrets redacted)."""
-    from harness.redact import redact_argv, redact_env
+    from harness.artifacts import command_view
 
     chain = f", starting from {' -> '.join(plan.extends_chain)}" if plan.extends_chain else ""
     r, c = plan.resources, plan.client
@@ -69,8 +69,9 @@ def render_point(plan: Any) -> str:
     if plan.deployment is not None:
         lines += render_deployment(plan.deployment)
     else:
-        lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(plan.server.env).items()]
-        lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(plan.server.argv))))
+        argv, env = command_view(plan.server.argv, plan.server.env)
+        lines += [f"  {k}={shlex.quote(v)}" for k, v in env.items()]
+        lines.append("  " + " \\\n    ".join(_argv_lines(argv)))
     warmup = (f"{c.warmup_s:g} s warmup" if c.warmup_s > 0
               else f"{c.warmup_requests_per_lane} warmup calls per lane" if c.warmup_requests_per_lane is not None
               else "the scenario's warmup")
@@ -83,7 +84,7 @@ def render_point(plan: Any) -> str:
 
 def render_deployment(dep: Any) -> list[str]:
     """A deployment as a human reads it: per role its env, per worker and node the command; then the router."""
-    from harness.redact import redact_argv, redact_env
+    from harness.artifacts import command_view
 
     lines = [f"deployment: {dep.layout}, {dep.nodes} node(s), {dep.num_gpus} GPU(s)"]
     for role in dep.roles:
@@ -92,15 +93,15 @@ def render_deployment(dep: Any) -> list[str]:
                      f"{role.nodes_per_worker} node(s) each (tp {par.tp}, ep {par.ep}, pp {par.pp}"
                      + (f", dp attention {par.dp_attention}" if par.dp_attention else "")
                      + (f", dcp {par.dcp}" if par.dcp > 1 else "") + ")")
-        lines += [f"  {k}={shlex.quote(v)}" for k, v in redact_env(role.env).items()]
+        lines += [f"  {k}={shlex.quote(v)}" for k, v in command_view([], role.env)[1].items()]
         for worker in role.worker_plans:
             boot = f", bootstrap port {worker.bootstrap_port}" if worker.bootstrap_port is not None else ""
             lines.append(f"  {role.role} worker {worker.index}: {worker.url}{boot}")
             for node in worker.nodes:
                 lines.append(f"    node {node.node} (rank {node.node_rank}):")
-                lines.append("      " + " \\\n        ".join(_argv_lines(redact_argv(node.argv))))
+                lines.append("      " + " \\\n        ".join(_argv_lines(command_view(node.argv, {})[0])))
     lines.append(f"router ({dep.router.kind}) on {dep.router.node}: {dep.router.url}")
-    lines.append("  " + " \\\n    ".join(_argv_lines(redact_argv(dep.router.argv))))
+    lines.append("  " + " \\\n    ".join(_argv_lines(command_view(dep.router.argv, {})[0])))
     return lines
 
 

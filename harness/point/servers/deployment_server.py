@@ -19,7 +19,6 @@ group with its own log (`server_<role>_w<i>[_n<rank>].log`, `router.log`):
 from __future__ import annotations
 
 import json
-import shlex
 import time
 import urllib.request
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import write_foreign_json, write_text
+from harness.artifacts import write_command, write_foreign_json
 from harness.point.fingerprints.fingerprint import BackgroundCapture, build_fingerprint, image_digest
 from harness.point.servers import port_owner
 from harness.point.servers.deployment_nodes import Node, fill, place, symbol_index
@@ -40,7 +39,6 @@ from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
 from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan
-from harness.redact import redact_argv, redact_env
 
 if TYPE_CHECKING:
     from harness.power import PowerSampler
@@ -149,13 +147,9 @@ class DeploymentServer:
 
     def record_commands(self, pdir: Path) -> None:
         """`server_command.txt`: every member's exact launcher argv and env (secrets redacted), node by node."""
-        lines = []
-        for m in self.members:
-            where = m.node.name or m.node.address
-            lines += [f"# {m.label} on node {m.node.index} ({where})",
-                      shlex.join(redact_argv(self.launcher.render(m.argv, m.env, self.member_ctx(m))))]
-            lines += [f"{k}={v}" for k, v in sorted(redact_env(m.env).items())]
-        write_text(pdir / "server_command.txt", "\n".join(lines) + "\n")
+        write_command(pdir / "server_command.txt",
+                      [(f"{m.label} on node {m.node.index} ({m.node.name or m.node.address})",
+                        self.launcher.render(m.argv, m.env, self.member_ctx(m)), m.env) for m in self.members])
 
     @property
     def worker_urls(self) -> list[str]:

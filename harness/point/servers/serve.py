@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import append_text, write_foreign_json, write_json, write_text
+from harness.artifacts import append_text, write_command, write_foreign_json, write_json, write_text
 from harness.point.fingerprints.fingerprint import (
     BackgroundCapture,
     build_fingerprint,
@@ -35,7 +35,6 @@ from harness.point.servers.server_failure import key_line
 from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
 from harness.recipe.plan import PointPlan
-from harness.redact import redact_argv, redact_env
 
 if TYPE_CHECKING:
     from harness.power import PowerSampler
@@ -166,8 +165,7 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
                         container_name=container_name(plan.config_key, plan.conc, pdir, token[-6:]), image_path=image_path)
-    write_text(pdir / "server_command.txt", shlex.join(redact_argv(launcher.render(argv, plan.server.env, ctx)))
-               + "\n" + "".join(f"{k}={v}\n" for k, v in sorted(redact_env(plan.server.env).items())))
+    write_command(pdir / "server_command.txt", [(None, launcher.render(argv, plan.server.env, ctx), plan.server.env)])
     write_text(pdir / "fingerprint_command.txt",
                shlex.join(recorded_capture_argv(launcher, argv, plan.server.env, ctx)) + "\n")
     return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env), token)

@@ -23,8 +23,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from harness.artifacts import pwrite_text
 from harness.errors import UserError
-from harness.redact import redact_text
 
 LOCK_FILE = ".writer.lock"
 MAX_HOLDER_BYTES = 4096
@@ -89,7 +89,7 @@ class PointLock:
                   "command": self.command}
         try:
             os.ftruncate(fd, 0)
-            os.pwrite(fd, redact_text(json.dumps(holder)).encode(), 0)   # a --set secret never reaches the file
+            pwrite_text(fd, json.dumps(holder))   # redacted: a --set secret never reaches the file
         except OSError as exc:   # a full disk: the lock is not taken, and the error names the lock file
             os.close(fd)
             raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
