@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.artifacts import command_view
 from harness.point.fingerprints import fingerprint_capture
 from harness.point.fingerprints.fingerprint import (
     CAPTURE_SCRIPT,
@@ -86,7 +87,7 @@ def test_local_simulator_capture_uses_the_simulators_interpreter():
 
 
 def test_recorded_capture_argv_names_the_script_and_redacts():
-    argv = recorded_capture_argv(get_launcher("docker"), SGLANG, ENV, ctx())
+    argv = command_view(recorded_capture_argv(get_launcher("docker"), SGLANG, ENV, ctx()), {})[0]   # as written
     assert "HF_TOKEN" in argv and "hf_secret" not in " ".join(argv)
     assert argv[argv.index("-c") + 1].startswith("<fingerprint_capture.py sha256=")
 
@@ -94,7 +95,8 @@ def test_recorded_capture_argv_names_the_script_and_redacts():
 @pytest.mark.parametrize("kind", ["local", "docker", "enroot", "pyxis", "apptainer"])
 def test_recorded_capture_command_holds_no_secret(kind):
     env = {"HF_TOKEN": "hf_capture_1", "STORE_URL": "https://u:pw-capture-2@h/p", "SGLANG_MAX_TOKENS": "8"}
-    argv = recorded_capture_argv(get_launcher(kind), SGLANG + ["--api-key", "sk-capture-3"], env, ctx())
+    argv = command_view(recorded_capture_argv(get_launcher(kind), SGLANG + ["--api-key", "sk-capture-3"], env, ctx()),
+                        {})[0]   # as written to fingerprint_command.txt
     assert "capture-" not in " ".join(argv) and "hf_capture" not in " ".join(argv)
     assert argv[argv.index("-c") - 1] == "python3" and argv[-1] == "/models/m"
 

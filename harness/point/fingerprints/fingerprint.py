@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import SCHEMA_VERSION
-from harness.redact import redact_argv, redact_data, redact_env
+from harness.redact import redact_data
 
 if TYPE_CHECKING:
     from launchers import LaunchContext, Launcher
@@ -83,9 +83,9 @@ def _capture_ctx(launcher: Launcher, ctx: LaunchContext) -> LaunchContext:
 
 def recorded_capture_argv(launcher: Launcher, server_argv: list[str], env: dict[str, str],
                           ctx: LaunchContext) -> list[str]:
-    """`capture_argv` as recorded: secrets redacted, the script named by file and sha256 instead of its text."""
-    return redact_argv(capture_argv(launcher, server_argv, env, ctx,
-                                    script=f"<{CAPTURE_SCRIPT.name} sha256={_script()[1]}>"))
+    """`capture_argv` as recorded (its writer redacts the secrets): the script named by file and sha256 instead of
+    its text."""
+    return capture_argv(launcher, server_argv, env, ctx, script=f"<{CAPTURE_SCRIPT.name} sha256={_script()[1]}>")
 
 
 def parse_capture(stdout: str) -> dict[str, Any] | None:
@@ -240,12 +240,14 @@ def build_fingerprint(*, captured: dict[str, Any] | None, capture: dict[str, Any
                   "env": {k: server_env[k] for k in IMAGE_ENV if k in server_env}},
         "launcher": launcher,
         "schema_version": SCHEMA_VERSION,
-        "server": {"argv": redact_argv(server_argv), "env": redact_env(server_env), "server_info": _sorted(server),
+        "server": {"argv": list(server_argv), "env": dict(server_env), "server_info": _sorted(server),
                    **({"effective_env": _sorted(effective_env)} if effective_env is not None else {})},
     })
     ordered = {k: data[k] for k in FIELD_ORDER if k in data}
     ordered.update({k: data[k] for k in sorted(data) if k not in ordered})
-    redacted: dict[str, Any] = redact_data(ordered)   # what the server reports too (SGLang echoes api_key)
+    # Redacted here, not only by its writer: the record is returned as what was recorded (the runner copies its
+    # `packages_error` into the status), and it holds what the server reports (SGLang echoes its api_key).
+    redacted: dict[str, Any] = redact_data(ordered)
     return redacted
 
 

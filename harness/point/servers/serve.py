@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import append_text, write_command, write_foreign_json, write_json, write_text
+from harness.artifacts import append_text, write_command, write_foreign_json, write_json
 from harness.point.fingerprints.fingerprint import (
     BackgroundCapture,
     build_fingerprint,
@@ -166,8 +166,8 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     ctx = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine, mounts=mounts, gpus=gpus,
                         container_name=container_name(plan.config_key, plan.conc, pdir, token[-6:]), image_path=image_path)
     write_command(pdir / "server_command.txt", [(None, launcher.render(argv, plan.server.env, ctx), plan.server.env)])
-    write_text(pdir / "fingerprint_command.txt",
-               shlex.join(recorded_capture_argv(launcher, argv, plan.server.env, ctx)) + "\n")
+    write_command(pdir / "fingerprint_command.txt",
+                  [(None, recorded_capture_argv(launcher, argv, plan.server.env, ctx), {})])
     return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env), token)
 
 
