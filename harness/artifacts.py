@@ -75,7 +75,14 @@ def keep_out(data: Any) -> None:
 
 def command_view(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """A command as it may be shown: its argv (`--api-key VALUE`) and environment with the secrets redacted."""
-    return redact_argv(argv), redact_env(env)
+    return redact_argv(argv), env_view(env)
+
+
+def env_view(env: Mapping[str, str]) -> dict[str, str]:
+    """An environment as it may be shown, by the rule for settings (`OPENAI_APIKEY`'s value redacted). For a
+    record that holds an environment under another name (`expected`, `effective`), where a writer reading the
+    record by its keys would not know the values for settings."""
+    return redact_env(env)
 
 
 def command_text(commands: Iterable[Command]) -> str:

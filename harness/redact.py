@@ -246,6 +246,12 @@ def redact_override(text: str, mask: Mask = _mask) -> str:
     return redact_argv([text], mask)[0]
 
 
+def override_holds_secret(text: str) -> bool:
+    """True when one `--set KEY=VALUE` override holds a secret (by its key's name or its value's shape): what
+    `redact_override` would change."""
+    return redact_override(text) != text
+
+
 def _query_secret(name: str) -> bool:
     return name.upper() in _QUERY_SECRET or is_secret_setting_name(name)
 

@@ -150,7 +150,9 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
         rule, message = rejected[0]
         raise UserError(f"{where}.args: SGLang {table.version} rejects this at startup ({rule}): {message}")
     acc_env = acceptance_env(recipe, args, where)
-    settings = redact_data(point_settings(recipe, point, args, acc_env))  # a secret never moves the fingerprint
+    # Not an output (its writers redact what they write): the settings are the point's identity, hashed into its
+    # fingerprint, and a rotated secret must leave that identity (resume, comparison) unchanged.
+    settings = redact_data(point_settings(recipe, point, args, acc_env))
     fp = _fingerprint(settings, where)
     env = {**point.env, **acc_env}
     argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, args),
@@ -179,7 +181,7 @@ def _with_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where
     dep = plan_deployment(recipe, point, table, where)
     settings = point_settings(recipe, point, args, {})
     settings["deployment"] = deployment_settings(dep, recipe)
-    settings = redact_data(settings)
+    settings = redact_data(settings)   # as above: the fingerprint's identity, not an output
     r = dep.router
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,

@@ -22,8 +22,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import env_view
 from harness.point.servers import port_owner
-from harness.redact import redact_env
 
 RECORDED_PREFIXES = ("SGLANG_", "NCCL_", "CUDA_", "HF_")
 SERVER_ENV_FILE = "server_env.json"
@@ -73,18 +73,18 @@ def check(expected: dict[str, str], effective: dict[str, str] | None, source: st
           error: str | None = None) -> dict[str, Any]:
     """The record of the server's environment: what the harness set, what the server has (the set variables and
     every recorded prefix), and which set variables did not arrive as set."""
-    record: dict[str, Any] = {"source": source, "expected": redact_env(dict(sorted(expected.items())))}
+    record: dict[str, Any] = {"source": source, "expected": env_view(dict(sorted(expected.items())))}
     if effective is None:
         record.update(effective=None, not_applied=None, error=error or "not read")
         return record
     kept = {k: v for k, v in effective.items() if k in expected or k.startswith(RECORDED_PREFIXES)}
-    record["effective"] = redact_env(dict(sorted(kept.items())))
+    record["effective"] = env_view(dict(sorted(kept.items())))
     missing = []
     for name in sorted(expected):
         if effective.get(name) != expected[name]:
             found = effective.get(name)
-            missing.append({"name": name, "expected": redact_env({name: expected[name]})[name],
-                            "found": None if found is None else redact_env({name: found})[name]})
+            missing.append({"name": name, "expected": env_view({name: expected[name]})[name],
+                            "found": None if found is None else env_view({name: found})[name]})
     record["not_applied"] = missing
     return record
 

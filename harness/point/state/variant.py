@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.redact import redact_override
+from harness.redact import override_holds_secret
 
 VARIANTS_DIR = "variants"
 MAX_NAME = 80
@@ -62,7 +62,7 @@ def _named(override: str) -> str:
     """An override as it names a directory: one that holds a secret (by its key's name or its value's shape)
     is named by its key and the value's mark, so neither the value nor a placeholder the redactor would
     rewrite is in it."""
-    if redact_override(override) == override:
+    if not override_holds_secret(override):
         return override
     key, _, value = override.partition("=")
     return f"{key}={secret_mark(value)}"

@@ -193,7 +193,8 @@ def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str
             if k.startswith("SGLANG_") and not is_secret_name(k)
         }
     info["internal_states"] = [state]
-    redacted: dict[str, Any] = redact_data(info)  # unlike SGLang, never echo `api_key` and the like
+    # Not the harness writing: the simulator's own HTTP reply, which unlike SGLang never echoes `api_key`.
+    redacted: dict[str, Any] = redact_data(info)
     return redacted
 
 
