@@ -42,7 +42,7 @@ from harness.point.servers.serve import (
     server_options,
     slurm_env,
 )
-from harness.point.servers.server_auth import client_env, server_api_key
+from harness.point.servers.server_auth import client_env
 from harness.point.state.attempt import start_attempt
 from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, run_guarded
 from harness.point.state.ownership import PointLock
@@ -202,7 +202,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
             server.start_ready(plan, status, sigs, options.ready_timeout_s, options.progress_every_s,
                                on_poll=FreeSpaceCheck(edir))
             base_url = server.endpoint.base_url
-            api_key = server_api_key(plan.server.argv)
+            api_key = server.api_key
             context = lmeval_client.served_context_length(base_url, api_key=api_key)
             if context is None:
                 raise PointStopped("failed", "probe_failed: /v1/models reports no max_model_len")

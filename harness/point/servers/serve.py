@@ -150,6 +150,7 @@ class Endpoint:
     argv: list[str]
     env: dict[str, str]
     token: str  # this launch's --weight-version, echoed by the launched server's /server_info
+    api_key: str | None  # the server's --api-key, read once from its command: the harness's clients send it
 
 
 def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: tuple[str, ...] = (),
@@ -168,7 +169,8 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     write_command(pdir / "server_command.txt", [(None, launcher.render(argv, plan.server.env, ctx), plan.server.env)])
     write_command(pdir / "fingerprint_command.txt",
                   [(None, recorded_capture_argv(launcher, argv, plan.server.env, ctx), {})])
-    return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env), token)
+    return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env), token,
+                    server_api_key(plan.server.argv))
 
 
 class FreshServer:
@@ -212,7 +214,7 @@ class FreshServer:
             wait_until_ready(ep.base_url, plan.client.served_model_name, self.running.exit_code,
                              budget_s=ready_timeout_s, on_loading=lambda: status.phase("loading"),
                              should_stop=sigs.reason, foreign=lambda: port_owner.foreign_listener(port, launched_ns),
-                             on_poll=poll, token=ep.token, api_key=server_api_key(ep.argv))
+                             on_poll=poll, token=ep.token, api_key=ep.api_key)
         except NotReady as exc:
             log = Path(ep.ctx.point_dir) / "server.log"
             refused = ep.launcher.start_failure(log) if exc.reason == "server_exited" else None
@@ -233,7 +235,7 @@ class FreshServer:
                                                              self.running.process.pid, port)
         env_record = server_env.check(ep.env, effective, source, error)
         write_json(Path(ep.ctx.point_dir) / server_env.SERVER_ENV_FILE, env_record)
-        self.ready = {"server_info": server_info(ep.base_url, server_api_key(ep.argv)), "image": plan.image,
+        self.ready = {"server_info": server_info(ep.base_url, ep.api_key), "image": plan.image,
                       "engine": plan.server.engine, "env": dict(plan.server.env), "effective_env": env_record}
 
     @property
@@ -250,7 +252,7 @@ class FreshServer:
 
     @property
     def api_key(self) -> str | None:
-        return server_api_key(self.endpoint.argv)
+        return self.endpoint.api_key
 
     run_record = None   # a fresh server serves this point only
     logs_final = True   # stopped with the point: its logs can be scrubbed

@@ -2,9 +2,10 @@
 
 A recipe may start SGLang with `--api-key` (`args.api-key`). SGLang then answers `/health*`, `/ready*` and
 `/metrics` without a key and 401s everything else (`/server_info`, `/model_info`, chat). The harness takes the
-key from the plan's server command (the value the server itself got; every file and log holds `<redacted>`)
-and sends it as `Authorization: Bearer <key>` from the readiness probe, the launch-token check and the
-fingerprint's `/server_info` read; lm-eval and AIPerf get it in their environment (`OPENAI_API_KEY`;
+key from the plan's server command once, when the server's endpoint is prepared, and carries it beside the
+command (the value the server itself got; every file and log holds `<redacted>`); it sends it as
+`Authorization: Bearer <key>` from the readiness probe, the launch-token check and the fingerprint's
+`/server_info` read; lm-eval and AIPerf get it in their environment (`OPENAI_API_KEY`;
 `HARNESS_AIPERF_API_KEY` through `harness.point.replay.aiperf_keyed`), never on a command line. A 401 is reported as its own reason,
 `unauthorized`.
 """
