@@ -35,7 +35,7 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import ScalarFormatter
+    from matplotlib.ticker import FuncFormatter
 
     from harness.search.slo import parse_slo
 
@@ -60,7 +60,7 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
             name = "highest pass" if (doc.get("uncertain") or {}).get("boundary") else "boundary"
             ax.axvline(doc["boundary_conc"], color="black", linestyle=":", label=f"{name} c{doc['boundary_conc']}")
         ax.set_xscale("log", base=2)
-        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
         ax.set_xlabel("concurrency")
         ax.set_ylabel(f"{slo.name}")
         ax.legend(fontsize="small")
