@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.artifacts import command_view
+from harness.artifacts import command_view, json_text
 from harness.point.fingerprints import fingerprint_capture
 from harness.point.fingerprints.fingerprint import (
     CAPTURE_SCRIPT,
@@ -161,8 +161,10 @@ def test_fingerprint_order_is_srt_slurms_then_extras_alphabetically():
                                          "schema_version", "server"]
     assert fp["image"] == {"reference": "img", "digest": None, "digest_reason": "r",
                            "env": {"SGLANG_BUILD_COMMIT": "c1c287a4"}}
-    assert fp["server"]["env"]["HF_TOKEN"] == "<redacted>" and fp["server"]["argv"][-1] == "HF_TOKEN=<redacted>"
     assert list(fp["capture"]) == ["a", "z"] and fp["harness"]["commit"] == "abc"
+    written = json.loads(json_text(fp))   # as its writer writes it (`harness.artifacts`): secrets redacted, order kept
+    assert list(written) == keys
+    assert written["server"]["env"]["HF_TOKEN"] == "<redacted>" and written["server"]["argv"][-1] == "HF_TOKEN=<redacted>"
 
 
 def test_image_digest_says_why_it_is_absent():

@@ -172,7 +172,8 @@ def test_a_numeric_api_key_is_a_secret_too() -> None:
     assert one.fingerprint == two.fingerprint and one.settings["args"]["api-key"] == REDACTED
 
 
-def test_worker_fingerprint_redacts_what_sglang_echoes() -> None:
+def test_worker_fingerprint_redacts_what_sglang_echoes(tmp_path: Path) -> None:
+    from harness.artifacts import write_foreign_json
     from harness.point.fingerprints.fingerprint import build_fingerprint
 
     # /get_server_info of SGLang returns its ServerArgs, api_key included
@@ -184,10 +185,12 @@ def test_worker_fingerprint_redacts_what_sglang_echoes() -> None:
     fp = build_fingerprint(captured=captured, capture={}, server=server, image="img", digest={"digest": None},
                            engine="sglang", server_argv=["--api-key", "sk-argv"],
                            server_env={"HF_TOKEN": "hf_env", "A": "1"}, launcher="local", harness={"commit": None})
-    text = json.dumps(fp)
+    written = write_foreign_json(tmp_path / "fingerprint_agg_w0.json", fp)   # as the server stage writes it
+    text = written.read_text()
     for secret in ("sk-echoed", "sk-admin", "sk-argv", "hf_env", "wb-inside", "tok-inside"):
         assert secret not in text
-    assert fp["server"]["server_info"]["model_path"] == "m" and fp["server"]["env"]["A"] == "1"
+    recorded = json.loads(text)
+    assert recorded["server"]["server_info"]["model_path"] == "m" and recorded["server"]["env"]["A"] == "1"
 
 
 def test_simulator_server_info_does_not_echo_the_api_key() -> None:

@@ -32,9 +32,6 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("harness/sim/frontend/app.py", "redact_data"):
         "the simulator's own HTTP reply (/get_server_info), which unlike SGLang never echoes api_key: "
         "not the harness writing",
-    ("harness/point/fingerprints/fingerprint.py", "redact_data"):
-        "the fingerprint record is returned as recorded (the runner copies its packages_error into the "
-        "status) and holds what the server echoes (SGLang's api_key)",
 }
 
 

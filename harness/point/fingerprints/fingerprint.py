@@ -14,7 +14,7 @@ harness's git commit and version), `image` (reference, the digest where the runt
 image-baked variables), `launcher`, `schema_version` (of the harness's part), `server` (launch argv and
 environment, what `/server_info` reports, and `effective_env`: the environment the running server process has,
 read at readiness, against what the harness set; `harness.point.servers.server_env`). The file is written in exactly this order. Secrets are
-redacted throughout (`harness.redact`; inside the capture srt-slurm's own rule has already masked `env`).
+redacted by its writer (`harness.artifacts`; inside the capture srt-slurm's own rule has already masked `env`).
 A capture that fails leaves srt-slurm's keys as its sentinel `"unavailable"` and says why.
 """
 
@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import SCHEMA_VERSION
-from harness.redact import redact_data
 
 if TYPE_CHECKING:
     from launchers import LaunchContext, Launcher
@@ -245,10 +244,7 @@ def build_fingerprint(*, captured: dict[str, Any] | None, capture: dict[str, Any
     })
     ordered = {k: data[k] for k in FIELD_ORDER if k in data}
     ordered.update({k: data[k] for k in sorted(data) if k not in ordered})
-    # Redacted here, not only by its writer: the record is returned as what was recorded (the runner copies its
-    # `packages_error` into the status), and it holds what the server reports (SGLang echoes its api_key).
-    redacted: dict[str, Any] = redact_data(ordered)
-    return redacted
+    return ordered
 
 
 def _sorted(value: Any) -> Any:
