@@ -15,6 +15,11 @@ from harness.errors import UserError
 from harness.predict.summary import PointPrediction, Predicted, summarize
 from harness.predict.virtual import pooled, run_window
 from harness.predict.workload import lane_script, warmup_calls
+from harness.sim.batching.engine import Engine
+from harness.sim.batching.noise import noise_for
+from harness.sim.frontend.app import ServerArgsError, resolve
+from harness.sim.frontend.cli import build_parser
+from harness.sim.frontend.flagtable import SIM_VERSION_ENV
 from harness.traces.files import read_local
 from harness.traces.schema import Corpus
 
@@ -72,11 +77,6 @@ def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, 
                   duration_s: float | None = None, samples: int = 1) -> tuple[PointPrediction, Predicted]:
     """Predict one point of `harness plan` (a PointPlan) on simulator profile `profile`, pooling `samples` windows
     (each with its own trajectory starts and noise)."""
-    from harness.sim.batching.engine import Engine
-    from harness.sim.batching.noise import noise_for
-    from harness.sim.frontend.app import ServerArgsError, resolve
-    from harness.sim.frontend.cli import build_parser
-    from harness.sim.frontend.flagtable import SIM_VERSION_ENV
 
     if plan.deployment is not None:
         raise UserError(f"predict: {plan.name} is a deployment (workers behind a router); predict covers "

@@ -26,14 +26,18 @@ from typing import Any
 
 from harness.recipe.postinit import attention_dp_size, post_init_errors
 from harness.redact import is_secret_name, redact_data
+from harness.sim.batching.dprank import DpRanks
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.engine_config import EngineConfig
 from harness.sim.batching.eval_answers import EvalAnswers
 from harness.sim.batching.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
 from harness.sim.batching.noise import noise_for, noise_seed_of
 from harness.sim.batching.parallel import default_cuda_graph_max_bs, layout_from_args
+from harness.sim.batching.prompt import analyse
+from harness.sim.batching.request import SimRequest
 from harness.sim.batching.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.batching.timing import Profile, TimingModel, load_profile
+from harness.sim.batching.truth import TruthLog
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, load_table, sglang_dests
 
 DEFAULT_MAX_RUNNING = 1024
@@ -240,13 +244,9 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
                  answers: EvalAnswers | None, group: NodeGroup | None = None) -> int:
     from aiohttp import web
 
-    from harness.sim.batching.dprank import DpRanks
-    from harness.sim.batching.pdroles import PrefillRole, make_role
-    from harness.sim.batching.prompt import analyse
-    from harness.sim.batching.request import SimRequest
-    from harness.sim.batching.truth import TruthLog
-    from harness.sim.frontend.server import build_app
-    from harness.sim.frontend.server_state import Faults, ServerState
+    from harness.sim.batching.pdroles import PrefillRole, make_role  # heavy: aiohttp (bootstrap), only when serving
+    from harness.sim.frontend.server import build_app  # heavy: aiohttp, only when serving
+    from harness.sim.frontend.server_state import Faults, ServerState  # heavy: aiohttp (pdroles), only when serving
 
     loop = asyncio.get_running_loop()
     engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, res.noise_seed))

@@ -12,6 +12,7 @@ import os
 import sys
 
 from harness.recipe.sim_args import add_sim_options, check_sim_args
+from harness.sim.frontend.app import serve_forever
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, add_sglang_options
 
 
@@ -38,8 +39,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    from harness.sim.frontend.app import serve_forever
-
     return serve_forever(args, argv)
 
 
