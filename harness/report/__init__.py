@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from harness.report.analysis.table import render_table
+from harness.report.render import build
+
 __all__ = ["ReportOutputs", "build_report", "render_table"]
 
 if TYPE_CHECKING:
@@ -22,11 +25,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Lazy, so importing the package (e.g. for the CLI) does not load matplotlib.
     if name in ("build_report", "ReportOutputs"):
-        from harness.report.render import build
-
         return getattr(build, name)
     if name == "render_table":
-        from harness.report.analysis.table import render_table
-
         return render_table
     raise AttributeError(name)

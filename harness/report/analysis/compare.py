@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from harness.errors import UserError
+from harness.point.state.variant import next_compare
 from harness.report.analysis.noise import (
     LEVEL,
     MIN_REQUESTS,
@@ -299,8 +300,6 @@ def _two_runs_hint(points: Sequence[PointResult], variant: str) -> str:
     the recipe is `recipes/<config_key>.yaml` where that file is here, else RECIPE)."""
     import shlex
     from pathlib import Path
-
-    from harness.point.state.variant import next_compare
 
     mine = sorted({p.point_dir.parent for p in points if p.variant == variant})
     if len(mine) != 1:

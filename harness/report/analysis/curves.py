@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from harness.point.state.variant import derived_name
 from harness.report.analysis.pareto import Direction, Frontier, pareto_frontier
 from harness.report.analysis.vocabulary import TOTAL_PER_GPU
 from harness.report.results.attributes import identities, varying
@@ -124,7 +125,6 @@ class Curve:
     def label(self) -> str:
         """The series label in plots: the name, the overrides of a variant (unless its name already spells
         them), and the engine."""
-        from harness.point.state.variant import derived_name
 
         changes = f" ({', '.join(self.overrides)})" if self.variant and self.overrides and \
             derived_name(self.overrides) != self.variant else ""

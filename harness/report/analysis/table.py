@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.analysis.curves import Curve
+from harness.report.analysis.thin import marked, thin_note
 
 # One vocabulary for throughput in every table the CLI prints (`harness.report.analysis.vocabulary`).
 from harness.report.analysis.vocabulary import OUTPUT_PER_GPU as OUTPUT_PER_GPU
 from harness.report.analysis.vocabulary import TOTAL_PER_GPU as TOTAL_PER_GPU
+from harness.report.results.attributes import describe
 from harness.report.results.load import PointResult, parse_result
 from harness.report.results.points import load_results
 
@@ -67,7 +69,6 @@ def curve_title(c: Curve) -> str:
 def curve_notes(c: Curve) -> list[str]:
     """The point attributes the curve's points share and those that vary (`harness.report.results.attributes`), the
     `--note`s of its points, once each, and the harness commits that produced them."""
-    from harness.report.results.attributes import describe
 
     notes = list(dict.fromkeys(p.note for p in c.points if p.note))
     commits = list(dict.fromkeys(p.harness_commit for p in c.points if p.harness_commit))
@@ -81,14 +82,12 @@ def curve_notes(c: Curve) -> list[str]:
 def conc_cells(c: Curve) -> list[str]:
     """The conc column of a curve's tables: each point's identity without its `c` (`24 (kv dram)`), marked where
     its place on the curve rests on little (`harness.report.analysis.thin`)."""
-    from harness.report.analysis.thin import marked
 
     return [marked(pid[1:], p) for pid, p in c.labelled()]
 
 
 def render_curve(c: Curve) -> str:
     """A curve's title line, its notes, its table and the note on its marked points."""
-    from harness.report.analysis.thin import thin_note
 
     note = thin_note(c.labelled())
     return ("\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points, conc_cells(c))

@@ -14,6 +14,9 @@ from harness.artifacts import staged_dir, write_json, write_text
 from harness.errors import UserError
 from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves
 from harness.report.analysis.report_json import report_json
+from harness.report.render.csv_export import render_csv
+from harness.report.render.html import render_html
+from harness.report.render.markdown import render_markdown
 from harness.report.render.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
 from harness.report.results.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
 from harness.report.results.points import load_results_noted
@@ -91,8 +94,6 @@ def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], note
         pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
         dist = read_distributions()
     pngs.append(plot_latency_by_conc(curves, out_dir / "latency_by_conc.png", dist))
-    from harness.report.render.html import render_html
-    from harness.report.render.markdown import render_markdown
 
     evals = newest_evals(run_dirs)
     keys = {k: all(c.simulated for c in curves if k in c.config_keys)   # config key -> only simulated curves
@@ -103,7 +104,6 @@ def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], note
     page = render_html(curves, pngs)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
     write_text(out_dir / "report.html", page)
-    from harness.report.render.csv_export import render_csv
 
     write_text(out_dir / "report.csv", render_csv(curves))
     return pngs, evals

@@ -16,6 +16,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve, power_text
 from harness.report.analysis.table import (
     OUTPUT_PER_GPU,
@@ -26,6 +27,7 @@ from harness.report.analysis.table import (
     fmt,
     verdict,
 )
+from harness.report.analysis.thin import thin_note
 from harness.report.analysis.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 from harness.report.results.attributes import describe_point
 
@@ -95,7 +97,6 @@ def _verdict_section(c: Curve) -> str:
     variant = f" Variant <code>{_e(c.variant)}</code> of <code>{_e(c.variant_of)}</code>." if c.variant else ""
     series = f"Series <code>{_e(c.series.name)}</code>" if c.series else "Series unknown"
     configs = ", ".join(f"<code>{_e(n)}</code>" for n in c.config_names)
-    from harness.report.analysis.thin import thin_note
 
     thin = thin_note(c.labelled())
     notes = "".join(f'<p class="tag">{_e(n)}</p>' for n in [*footnotes(c.points), *([thin] if thin else [])])
@@ -112,7 +113,6 @@ def _coverage_section(c: Curve) -> str:
         f"{_e(', '.join(c.frontiers[a.name].dominated) or 'none')}</li>"
         for a in FRONTIER_AXES
     )
-    from harness.report.analysis.coverage import check14
 
     items += "".join(f"<li>Check 14 (InferenceX's upper_right count): {_e(v.status)}, {_e(v.evidence)}</li>"
                      for v in check14(c))

@@ -6,8 +6,10 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve
 from harness.report.analysis.table import SIMULATED, conc_cells, curve_notes
+from harness.report.analysis.thin import thin_note
 from harness.report.analysis.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
 
 
@@ -37,7 +39,6 @@ def coverage_lines(c: Curve) -> list[str]:
         if f.excluded:
             line += f"; excluded: {_ids(f.excluded)}"
         lines.append(line)
-    from harness.report.analysis.coverage import check14
 
     lines += [f"- Check 14 (InferenceX's upper_right count): {v.status}, {_text(v.evidence)}" for v in check14(c)]
     return lines
@@ -68,7 +69,6 @@ def verdict_lines(c: Curve) -> list[str]:
            "|" + "|".join("---:" if name in NUMERIC else "---" for name in COLUMNS) + "|"]
     for row in verdict_rows(c.points, conc_cells(c)):
         out.append("| " + " | ".join(_text(cell) for cell in row.cells) + " |")
-    from harness.report.analysis.thin import thin_note
 
     thin = thin_note(c.labelled())
     notes = footnotes(c.points) + ([thin] if thin else [])

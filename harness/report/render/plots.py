@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Y_LABEL, Axis, Curve, y_value
+from harness.report.analysis.table import SIMULATED
 from harness.report.analysis.verdicts import few_requests
 from harness.report.results.attributes import UNNAMED, offloaded
 from harness.report.results.configs import config_name
@@ -54,7 +55,6 @@ def _label(c: Curve) -> str:
 
 def title(curves: Sequence[Curve], text: str) -> str:
     """A plot title; it starts with SIMULATED when any curve is simulated."""
-    from harness.report.analysis.table import SIMULATED
 
     sim = [c for c in curves if c.simulated]
     if not sim:

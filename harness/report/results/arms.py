@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness.point.record.multinode_row import deployment_shape
+
 ARM_FIELDS = ("spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint")
 AGG = "agg"
 
@@ -83,7 +85,6 @@ def _flag(value: Any) -> str:
 def disagg_shape(d: Mapping[str, Any]) -> str:
     """`agg`, or `disagg`/`multinode` with the deployment's shape as InferenceX names it (`disagg 1p1d tp4/tp4`,
     `multinode 2x tp4`), from InferenceX's v2 per-role fields."""
-    from harness.point.record.multinode_row import deployment_shape
 
     disagg = d.get("disagg") is True or str(d.get("disagg")).lower() == "true"
     kind = "disagg" if disagg else "multinode"

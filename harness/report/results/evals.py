@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.evals.lmeval_client import TASK_DIRS, test_split_size
 from harness.inputs.json_input import JsonFields, read_json_object
 from harness.point.state.attempt import current_only
 
@@ -96,7 +97,6 @@ def _partial(d: Mapping[str, Any]) -> bool:
     `eval_result.json` written before it was.)"""
     if "partial" in d:
         return bool(d["partial"])
-    from harness.evals.lmeval_client import TASK_DIRS, test_split_size
 
     limit, task = d.get("limit"), d.get("task")
     return (isinstance(limit, int) and not isinstance(limit, bool) and isinstance(task, str) and task in TASK_DIRS

@@ -49,7 +49,12 @@ from typing import Any
 from harness.artifacts import staged_dir, write_foreign_json, write_text
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
+from harness.point.record.inferencex_row import rounded_row
+from harness.point.record.publishable import of
 from harness.point.servers.server_logs import server_logs
+from harness.point.state.truth import read_point_status, read_record, reconcile
+from harness.power import inferencex_evidence as ev
+from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
 
 RECORD_FILE = "point_result.json"
 EVAL_RESULT_FILE = "eval_result.json"
@@ -154,8 +159,6 @@ def point_failure(record: dict[str, Any]) -> str | None:
 def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unofficial: bool = True) -> bool:
     """Check the point's record and row, and add its files to the plan when it is exported; whether it is.
     A point that did not complete is never exported (`point_failure`)."""
-    from harness.point.record.inferencex_row import rounded_row
-    from harness.point.record.publishable import of
 
     record_path = pdir / RECORD_FILE
     if not _inside(record_path, root):
@@ -200,8 +203,6 @@ def _plan_power_evidence(pdir: Path, root: Path, out: Path, name: str, plan: Exp
     (the CSV in UTC with its context file, the GPUs' identity, the energy snapshots), `power_audit_<name>/
     power_validation_<name>.json`, and the host's UTC offset beside AIPerf's files in `agentic_<name>/`, where
     InferenceX reads it to place AIPerf's naive local window."""
-    from harness.power import inferencex_evidence as ev
-    from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
 
     def present(path: Path) -> bool:
         return _inside(path, root) and not path.is_symlink()
@@ -256,7 +257,6 @@ def _failed_points(run_dir: Path, root: Path, points: list[Path]) -> dict[Path, 
     reconciled say (`harness.point.state.truth`: a record whose status says failed or cancelled, a record that says
     so itself, a record that cannot be read), or a `status.json` in a final state other than completed without a
     record (the point ended before its client)."""
-    from harness.point.state.truth import read_point_status, read_record, reconcile
 
     failed: dict[Path, str] = {}
     for pdir in points:

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from harness.errors import UserError
+from harness.point.state.truth import Unreadable, read_point_status, reconcile
 from harness.report.results.load import RECORD_FILE, PointResult, find_result_files, read_candidate
 from harness.report.results.unfinished import status_point, unfinished_points
 
@@ -44,7 +45,6 @@ def load_results_noted(paths: Iterable[Path]) -> tuple[list[PointResult], list[s
 def _point_record(path: Path) -> tuple[list[PointResult], str | None]:
     """The point of a record in a point directory, as its truth says: the record itself when it describes the
     point, else the point its status describes (no numbers), with a note when the record is unreadable."""
-    from harness.point.state.truth import Unreadable, read_point_status, reconcile
 
     status = read_point_status(path.parent)
     try:

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.point.state.status import read_status
 from harness.point.state.status_dir import status_dirs
+from harness.point.state.truth import reconcile
 from harness.report.results.load import RECORD_FILE, RESULT_PREFIX, PointResult, Reason
 
 
 def unfinished_points(run_dirs: Iterable[Path]) -> list[PointResult]:
     """A point per directory below `run_dirs` holding a point's `status.json` and no result file."""
-    from harness.point.state.status import read_status
-    from harness.point.state.truth import reconcile
 
     points = []
     for d in sorted({d for root in run_dirs for d in status_dirs(root)}):
