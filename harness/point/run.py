@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import keep_out, scrub_logs, write_json, write_text
+from harness.errors import UserError
 from harness.point.record.result import build_point_result, point_dir
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import check_aiperf
@@ -29,6 +30,7 @@ from harness.point.replay.client_stall import ClientStallWatch
 from harness.point.replay.corpus_input import aiperf_corpus
 from harness.point.replay.progress import ClientLiveProgress
 from harness.point.replay.stall import StallWatch, armed_line, default_stall_timeout_s
+from harness.point.servers.deployment_server import DeploymentServer
 from harness.point.servers.readiness import NotReady
 from harness.point.servers.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
 from harness.point.servers.server_metrics import scrape_all
@@ -39,10 +41,12 @@ from harness.point.state.status import PointStatus
 from harness.point.state.status_reserve import StatusReserve
 from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler
+from harness.provenance import harness_commit
 from harness.recipe.plan import PointPlan
 from harness.recipe.router import client_routing_env
 from harness.recipe.thresholds import Thresholds
 from harness.redact import add_secret_names
+from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache
 
 if TYPE_CHECKING:
     from harness.point.servers.deployment_reuse import ReusedDeployment, SharedDeployment
@@ -244,14 +248,12 @@ def point_server(plan: PointPlan, pdir: Path, options: PointOptions,
                                           image_path=options.image_path))
     if shared is not None:
         return shared.for_point(plan, pdir, options.launcher, options.mounts, options.image_path)
-    from harness.point.servers.deployment_server import DeploymentServer
 
     return DeploymentServer(plan, pdir, options.launcher, mounts=options.mounts, image_path=options.image_path)
 
 
 def run_labels(options: PointOptions) -> dict[str, Any]:
     """What names this run in our record: variant, tag, note and the harness's own git commit."""
-    from harness.provenance import harness_commit
 
     return {"variant": options.variant, "tag": options.tag, "note": options.note,
             "harness_commit": harness_commit()}
@@ -268,8 +270,6 @@ def _exit_status(state: str, result: dict[str, Any] | None, signum: int | None) 
 def client_tokenizer(plan: PointPlan) -> dict[str, str]:
     """Which tokenizer AIPerf builds prompts with: the plan's (the served model's, resolved by preflight), or
     the harness's demo tokenizer for the simulator only. A real SGLang point never falls back to the demo one."""
-    from harness.errors import UserError
-    from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME
 
     if plan.client.tokenizer:
         source = Path(plan.client.tokenizer)
@@ -281,8 +281,6 @@ def client_tokenizer(plan: PointPlan) -> dict[str, str]:
 
 
 def _prepare_tokenizer(tokenizer: dict[str, str], cache_dir: Path) -> str:
-    from harness.tokenizer import register_in_hf_cache
-
     return register_in_hf_cache(Path(tokenizer["source"]), tokenizer["name"], cache_dir / "hf")
 
 

@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import SCHEMA_VERSION
+from harness.point.fingerprints.fingerprint_capture import MARKER
+from harness.provenance import harness_commit
 
 if TYPE_CHECKING:
     from launchers import LaunchContext, Launcher
@@ -89,7 +91,6 @@ def recorded_capture_argv(launcher: Launcher, server_argv: list[str], env: dict[
 
 def parse_capture(stdout: str) -> dict[str, Any] | None:
     """The JSON object of the last `HARNESS_FINGERPRINT_JSON ` line, or None."""
-    from harness.point.fingerprints.fingerprint_capture import MARKER
 
     for line in reversed(stdout.splitlines()):
         if line.startswith(MARKER):
@@ -213,8 +214,6 @@ def image_digest(launcher_kind: str, image: str) -> dict[str, Any]:
 
 def _harness() -> dict[str, Any]:
     from importlib import metadata
-
-    from harness.provenance import harness_commit
 
     try:
         version: str | None = metadata.version("agentic-bench-harness")

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.recipe.deployment import DeploymentPlan, RolePlan
+from harness.recipe.flags import DEFAULT_VERSION, load_table
 
 ROLE_FIELDS = ("num_workers", "tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention")
 
@@ -65,7 +66,6 @@ def kv_p2p_transfer(plan: DeploymentPlan, sglang_version: str | None = None) -> 
     chosen = prefill.args.get("disaggregation-transfer-backend")
     if chosen:
         return str(chosen)
-    from harness.recipe.flags import DEFAULT_VERSION, load_table
 
     flag = load_table(sglang_version or DEFAULT_VERSION).get("--disaggregation-transfer-backend")
     return str(flag.default) if flag is not None and flag.default else None

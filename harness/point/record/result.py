@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.artifacts import read_json, write_foreign_json, write_json
+from harness.errors import UserError
 from harness.point.record import inferencex_row, publishable, result_fields, samples_file
+from harness.point.record.accept_length import expected_measured
 from harness.point.record.engine_label import engine_label
 from harness.point.record.multinode_row import (
     deployment_shape,
@@ -36,9 +38,18 @@ from harness.point.record.validity import verdict, window_clock
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import ClientTool
 from harness.point.servers.node_power import power_csvs
+from harness.point.servers.server_env import SERVER_ENV_FILE
 from harness.point.servers.server_logs import member_label, member_log_name, worker_logs
 from harness.point.servers.server_metrics import achieved_accept_length
+from harness.point.state.variant import VARIANTS_DIR
+from harness.power.inferencex_audit import at_audit_precision, inferencex_reasons, power_validation
+from harness.power.inferencex_evidence import write_evidence
+from harness.power.inferencex_window import aiperf_window_ns, benchmark_window, inferencex_block
+from harness.power.integrate import integrate_samples
+from harness.power.samples import read_telemetry
+from harness.power.telemetry import telemetry_summary
 from harness.recipe.deployment import DeploymentPlan
+from harness.recipe.golden import draft_length
 from harness.recipe.plan import PointPlan
 from harness.recipe.server_args import dp_attention_size
 from harness.recipe.thresholds import Thresholds
@@ -46,7 +57,6 @@ from harness.recipe.thresholds import Thresholds
 
 def point_dir(out_dir: Path, plan: PointPlan, variant: str | None = None) -> Path:
     """`<out>/<config_key>/conc<N>`, or `<out>/<config_key>/variants/<variant>/conc<N>` for a variant."""
-    from harness.point.state.variant import VARIANTS_DIR
 
     base = Path(out_dir) / plan.config_key
     return (base / VARIANTS_DIR / variant if variant else base) / f"conc{plan.conc}"
@@ -330,9 +340,6 @@ def _expected_accept_length(plan: PointPlan, target: float | None, output_length
     """What the counters should show at the golden AL for these output lengths (see harness.point.record.accept_length)."""
     if target is None:
         return None
-    from harness.errors import UserError
-    from harness.point.record.accept_length import expected_measured
-    from harness.recipe.golden import draft_length
 
     args = {f"--{k}": v for k, v in plan.settings["args"].items()}
     try:
@@ -355,7 +362,6 @@ def _target_accept_length(plan: PointPlan) -> float | None:
 def _server_env(pdir: Path) -> dict[str, Any] | None:
     """The server's effective environment against what the harness set (`harness.point.servers.server_env`), as
     read at readiness; None when the server never became ready."""
-    from harness.point.servers.server_env import SERVER_ENV_FILE
 
     path = pdir / SERVER_ENV_FILE
     if not path.exists():
@@ -390,7 +396,6 @@ def _fingerprint_summary(path: Path) -> dict[str, Any] | None:
 def read_node_telemetry(csvs: list[Path]) -> tuple[list[Any], list[Any], dict[str, Any] | None]:
     """Several nodes' power CSVs read as one set of GPUs (each by its UUID): their samples and problems together;
     the first sampler status that says NVML was unavailable, else the first."""
-    from harness.power.samples import read_telemetry
 
     samples: list[Any] = []
     problems: list[Any] = []
@@ -412,11 +417,6 @@ def _power_fields(pdir: Path, metrics: dict[str, Any], accounting: dict[str, Any
     """Power over our window (first → last successful request), or `power_valid: false` with the reasons;
     beside it `power_inferencex` (InferenceX's window and method, what the row publishes) and
     `gpu_telemetry` (temperature, utilisation and clocks over our window)."""
-    from harness.power.inferencex_audit import at_audit_precision, inferencex_reasons, power_validation
-    from harness.power.inferencex_evidence import write_evidence
-    from harness.power.inferencex_window import aiperf_window_ns, benchmark_window, inferencex_block
-    from harness.power.integrate import integrate_samples
-    from harness.power.telemetry import telemetry_summary
 
     tput = metrics.get("throughput")
     csvs = [c for c in power_csvs(pdir) if c.exists()]

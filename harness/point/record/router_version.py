@@ -13,6 +13,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import read_json
+from harness.errors import UserError
+
 # the PyPI distribution of each router kind
 DISTRIBUTION = {"sglang-router": "sglang-router", "smg": "smg"}
 PINNED = re.compile(r"^([A-Za-z0-9_.\-]+)==(\S+)$")
@@ -52,8 +55,6 @@ def router_metadata(kind: str, fingerprint: dict[str, Any] | None) -> tuple[dict
 
 def read_fingerprint(path: Path) -> dict[str, Any] | None:
     """A worker's fingerprint through the project's bounded JSON reader; None when absent or unreadable."""
-    from harness.artifacts import read_json
-    from harness.errors import UserError
 
     if not path.exists():
         return None

@@ -17,13 +17,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UserError
 from harness.recipe.client_plan import ClientPlan
+from harness.traces import load_corpus
+from harness.traces.files import write_dir
+from harness.traces.pinned import check_staged, default_cache, is_pinned_spec, parse_spec
 
 
 def aiperf_corpus_dir(spec: str, cache_dir: Path) -> tuple[Path, str | None]:
     """(directory AIPerf replays, a note on the conversion or None when the corpus went in unchanged)."""
-    from harness.traces import load_corpus
-    from harness.traces.files import write_dir
 
     corpus = load_corpus(spec)  # hf: specs use the user's hub cache (HF_HUB_CACHE / HF_HOME)
     if not spec.startswith("hf:") and Path(spec).is_dir():
@@ -43,8 +45,6 @@ def aiperf_corpus_dir(spec: str, cache_dir: Path) -> tuple[Path, str | None]:
 def aiperf_corpus(client: ClientPlan, cache_dir: Path) -> tuple[str, dict[str, Any]]:
     """(what AIPerf is told to replay, the corpus record of the result). A pinned corpus that is not staged, or
     a local corpus that does not load, is a UserError before anything starts."""
-    from harness.errors import UserError
-    from harness.traces.pinned import check_staged, default_cache, is_pinned_spec, parse_spec
 
     if is_pinned_spec(client.traces):
         pinned = parse_spec(client.traces)

@@ -30,15 +30,19 @@ from harness.artifacts import write_command, write_foreign_json
 from harness.point.fingerprints.fingerprint import BackgroundCapture, build_fingerprint, image_digest
 from harness.point.servers import port_owner
 from harness.point.servers.deployment_nodes import Node, fill, place, symbol_index
+from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.node_power import NodePowerSamplers
 from harness.point.servers.readiness import NotReady, server_info, wait_for_probe, wait_until_healthy
 from harness.point.servers.serve import PointStopped, check_stop, new_launch_token, note_stop, with_launch_token
 from harness.point.servers.server_auth import auth_headers, server_api_key
 from harness.point.servers.server_logs import ROUTER, member_label, member_log_name
+from harness.point.state.progress_line import last_log_line
 from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
+from harness.power import PowerSampler
 from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan
+from launchers import LaunchContext, get_launcher
 
 if TYPE_CHECKING:
     from harness.power import PowerSampler
@@ -117,8 +121,6 @@ class DeploymentServer:
 
     def __init__(self, plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: tuple[str, ...] = (),
                  image_path: str | None = None):
-        from launchers import LaunchContext, get_launcher
-
         dep = plan.deployment
         if dep is None:
             raise ValueError("DeploymentServer needs a plan with a deployment")
@@ -168,7 +170,6 @@ class DeploymentServer:
         """A sampler on every node of an allocation; on this host, this process's own (every GPU it may use)."""
         if self.on_slurm_nodes:
             return NodePowerSamplers(self.nodes, pdir)
-        from harness.power import PowerSampler
 
         return PowerSampler(None, pdir / "power.csv")
 
@@ -206,8 +207,6 @@ class DeploymentServer:
         registers workers when it starts: smg retries a worker that is not yet healthy only ~30 s later) and
         wait until it lists them all and a chat completion goes through it; progress names the member awaited
         and its log's last line. Raises NotReady or PointStopped."""
-        from harness.point.servers.load_progress import ServerLoadProgress
-        from harness.point.state.progress_line import last_log_line
 
         status.phase("launching", f"{len(self.members) - 1} worker process(es) on {len(self.nodes)} node(s), "
                                   "then the router")

@@ -28,13 +28,17 @@ from harness.point.fingerprints.fingerprint import (
     recorded_capture_argv,
 )
 from harness.point.servers import port_owner, server_env
+from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.readiness import NotReady, server_info, wait_until_ready
 from harness.point.servers.server_auth import server_api_key
 from harness.point.servers.server_crash import CrashWatch, crash_reason
 from harness.point.servers.server_failure import key_line
 from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
+from harness.power import PowerSampler
 from harness.recipe.plan import PointPlan
+from launchers import LaunchContext, get_launcher
+from launchers.docker import container_name
 
 if TYPE_CHECKING:
     from harness.power import PowerSampler
@@ -156,8 +160,6 @@ class Endpoint:
 def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: tuple[str, ...] = (),
                    gpus: tuple[str, ...] | None = None, image_path: str | None = None) -> Endpoint:
     """Choose the port and write `server_command.txt` (exact launcher argv + env, secrets redacted)."""
-    from launchers import LaunchContext, get_launcher
-    from launchers.docker import container_name
 
     launcher = get_launcher(launcher_kind)
     argv, base_url = listen_at(plan.server.argv, free_port())
@@ -201,7 +203,6 @@ class FreshServer:
         status.data["server_pid"] = self.running.process.pid
         status.save()
         check_stop(sigs)
-        from harness.point.servers.load_progress import ServerLoadProgress
 
         def poll() -> None:
             if on_poll is not None:
@@ -259,7 +260,6 @@ class FreshServer:
 
     def power_sampler(self, pdir: Path) -> PowerSampler:
         """This process samples the GPUs it may use."""
-        from harness.power import PowerSampler
 
         return PowerSampler(None, pdir / "power.csv")
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from harness.artifacts import read_json
 from harness.point.state.ownership import LOCK_FILE
+from harness.point.state.status import STATUS_FILE, reconcile_killed
 from harness.point.state.status_reserve import RESERVE_FILE
 
 ATTEMPTS_DIR = "attempts"
@@ -76,7 +77,6 @@ def set_aside(run_dir: Path) -> Path | None:
 def start_attempt(run_dir: Path) -> str:
     """Begin a new attempt in `run_dir` (the caller holds its lock): an earlier attempt left `running` by a
     writer that is gone is recorded as `failed: harness_killed`, then set aside; returns the new attempt's id."""
-    from harness.point.state.status import STATUS_FILE, reconcile_killed
 
     status = Path(run_dir) / STATUS_FILE
     try:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.inputs.json_input import read_json_object
+from harness.point.state.status import read_status
 
 RECORD_FILE = "point_result.json"
 _FINAL = ("completed", "failed", "cancelled")
@@ -88,7 +90,6 @@ def reconcile(status: Mapping[str, Any] | None, record: RecordState) -> PointTru
 
 def read_record(point_dir: Path) -> RecordState:
     """The record in `point_dir`, Unreadable, or None when there is none."""
-    from harness.inputs.json_input import read_json_object
 
     path = Path(point_dir) / RECORD_FILE
     if not path.exists() and not path.is_symlink():
@@ -105,7 +106,6 @@ def read_record(point_dir: Path) -> RecordState:
 def read_point_status(point_dir: Path) -> dict[str, Any] | None:
     """The point's `status.json` through `read_status` (a writer that is gone reads `failed: harness_killed`);
     None when there is none or it cannot be read."""
-    from harness.point.state.status import read_status
 
     try:
         status = read_status(Path(point_dir))
