@@ -22,6 +22,8 @@ from harness.preflight.checks import Finding
 from harness.preflight.paths import locate_checkpoint
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
+from slurm.profile import time_limit_seconds
+from slurm.render import image_file, stage_plans
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,6 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     is the driver interpreter given on the command line (`--python`), which overrides `driver.python`;
     `reuse_deployment`: one task runs every point (the walltime covers them all); `probe`: run the container probe
     steps on the partition (`harness.preflight.container`)."""
-    from slurm.profile import time_limit_seconds
-    from slurm.render import stage_plans
 
     found: list[Finding] = []
     found += checks.cluster_fields(raw_profile, cluster_src)
@@ -79,8 +79,6 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
     if recipe.engine != "sim":
         found += files.image(profile, recipe.image, cluster_src)
     if profile.container.runtime != "none":
-        from slurm.render import image_file
-
         cached = image_file(profile, recipe.image)
         found += container.static(profile, cached, cluster_src)
         if probe and profile.container.runtime == "pyxis":

@@ -12,10 +12,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from harness.errors import UserError
+from harness.point.replay.aiperf import build_argv
 from harness.preflight.checks import Finding, Level
 from harness.preflight.scenario_cache import kept_resolve
 from harness.recipe.plan import PointPlan
 from harness.recipe.scenario import Resolution, resolve
+from harness.traces.pinned import is_pinned_spec
 
 PLACEHOLDER_URL = "http://127.0.0.1:30000"
 PLACEHOLDER_TOKENIZER = "local/tokenizer"
@@ -23,8 +26,6 @@ PLACEHOLDER_TOKENIZER = "local/tokenizer"
 
 def client_argv(plan: PointPlan, scratch: Path) -> list[str]:
     """The point's `aiperf profile` arguments as AIPerf will get them (after `aiperf profile`)."""
-    from harness.point.replay.aiperf import build_argv
-    from harness.traces.pinned import is_pinned_spec
 
     client = plan.client
     if not is_pinned_spec(client.traces) and not Path(client.traces).exists():
@@ -58,7 +59,6 @@ def findings(plans: list[PointPlan], recipe_src: str) -> list[Finding]:
 
 def refuse_unless_accepted(plans: list[PointPlan], recipe_src: str) -> None:
     """A UserError (exit 2) naming AIPerf's refusal when AIPerf would not start some point's client."""
-    from harness.errors import UserError
 
     failed = [f for f in findings(plans, recipe_src) if f.level == "fail"]
     if failed:

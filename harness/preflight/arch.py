@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.preflight.checks import Finding
+from slurm.arch import local_arch, partition_arches, venv_arch
+from slurm.query import SlurmError
 
 NodeArches = tuple[str, dict[str, str]]   # (partition, node -> architecture)
 
@@ -25,8 +27,6 @@ AARCH64_SOURCE_BUILDS: dict[str, str | None] = {
 
 def ask_slurm(partition: str | None) -> NodeArches | str:
     """The partition's nodes and their architecture (`scontrol show node`), or why Slurm could not say."""
-    from slurm.arch import partition_arches
-    from slurm.query import SlurmError
 
     try:
         return partition_arches(partition)
@@ -61,7 +61,6 @@ def nodes(cpu_arch: str, found: NodeArches | str, cluster_src: str) -> list[Find
 def driver(profile: Any, python: str | None, cluster_src: str) -> list[Finding]:
     """The interpreter the batch script runs the point runner with (`--python`, else `driver.python`, else this
     one) exists and is built for the compute nodes' architecture."""
-    from slurm.arch import local_arch, venv_arch
 
     arch = profile.cpu_arch
     where = "--python" if python else f"{cluster_src}:driver.python"

@@ -16,6 +16,7 @@ import yaml
 
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
+from slurm.render import deployment_fit_problem
 
 Level = Literal["pass", "warn", "fail", "skip"]   # skip: not checked here, and why
 PLACEHOLDER = re.compile(r"\bSITE\b|SITE[-_/]|[-_/]SITE")
@@ -99,8 +100,6 @@ def gpus(recipe: Recipe, plans: list[PointPlan], profile: Any, recipe_src: str, 
                                f"{recipe.hardware.gpus_per_node} but {cluster_src} has {profile.gpus_per_node}"))
     for plan in plans:
         if plan.deployment is not None:
-            from slurm.render import deployment_fit_problem
-
             problem = deployment_fit_problem(plan, profile, recipe_src)
             if problem is not None:
                 out.append(Finding("fail", "deployment_fit", f"{recipe_src}:deployment",

@@ -14,6 +14,7 @@ from harness.preflight.checks import Finding, Level
 from harness.preflight.paths import Checkpoint, has_tokenizer, host_path, locate_checkpoint
 from harness.recipe.plan import PointPlan
 from harness.traces.pinned import check_staged, default_cache, is_pinned_spec, parse_spec
+from slurm.render import image_file
 
 CHECKPOINT_FLAGS = {"--model-path": ("--revision", "model"),
                     "--speculative-draft-model-path": ("--speculative-draft-model-revision", "draft model")}
@@ -113,7 +114,6 @@ def client_tokenizer(plan: PointPlan, model: Checkpoint | None, recipe_src: str)
 
 def image(profile: Any, image_ref: str, cluster_src: str) -> list[Finding]:
     """The imported image file (squash file or .sif) the job starts the server from is in the image cache."""
-    from slurm.render import image_file
 
     runtime = profile.container.runtime
     if runtime == "none":

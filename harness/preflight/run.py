@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.errors import UserError
+from harness.inputs.yaml_input import load_yaml_file
 from harness.preflight import Report, cluster
+from harness.recipe.points import load_plans
+from slurm.profile import check_time_limit, load_profile
 
 
 def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, points: list[str] | None = None,
@@ -12,10 +16,6 @@ def cluster_preflight(recipe_path: str | Path, cluster_path: str | Path, *, poin
                       ready_timeout_s: float | None = None, unofficial: bool = False,
                       python: str | None = None, probe: bool = False) -> Report:
     """Load, plan and check; unreadable inputs are UserErrors (one line, exit 2) before any check runs."""
-    from harness.errors import UserError
-    from harness.inputs.yaml_input import load_yaml_file
-    from harness.recipe.points import load_plans
-    from slurm.profile import check_time_limit, load_profile
 
     profile = load_profile(cluster_path)
     raw, _ = load_yaml_file(cluster_path, "cluster profile")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.preflight.checks import PLACEHOLDER, Finding, Level
+from slurm.query import SlurmError, run_command, run_scontrol
 
 SINFO = ["sinfo", "-h", "-a", "-o", "%P|%a"]
 ASSOCIATIONS = ["sacctmgr", "-n", "-P", "show", "associations", "format=account,partition,qos", "where"]
@@ -79,7 +80,6 @@ def parse_enforce(config: str) -> frozenset[str] | None:
 def ask(user: str | None = None) -> SlurmNames:
     """Ask Slurm (each command bounded by `slurm.query`'s timeout); a command that is missing or fails leaves
     its reason in place of the answer."""
-    from slurm.query import SlurmError, run_command, run_scontrol
 
     user = user or getpass.getuser()
 

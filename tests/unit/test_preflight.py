@@ -339,11 +339,11 @@ def test_preflight_checks_the_python_submit_will_use(tmp_path: Path, capsys: pyt
 def test_an_unset_driver_on_a_machine_of_another_architecture_fails(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     path = profile(tmp_path, "gb300", {"driver:\n  python: ": "driver:\n  python: null # "})
-    monkeypatch.setattr("slurm.arch.local_arch", lambda: "x86_64")
+    monkeypatch.setattr("harness.preflight.arch.local_arch", lambda: "x86_64")
     fails = codes(cluster_preflight(GB300, path))
     assert "this x86_64 machine's interpreter, but cpu_arch is aarch64: set driver.python (or --python) to a venv " \
            "built on an aarch64 host" in fails["driver"]
-    monkeypatch.setattr("slurm.arch.local_arch", lambda: "aarch64")
+    monkeypatch.setattr("harness.preflight.arch.local_arch", lambda: "aarch64")
     assert "driver" in codes(cluster_preflight(GB300, path), "warn")
 
 

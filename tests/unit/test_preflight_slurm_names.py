@@ -134,8 +134,8 @@ def test_ask_says_why_each_command_did_not_answer(monkeypatch: pytest.MonkeyPatc
             return LOCAL_SINFO
         raise query.SlurmError(f"{argv[0]}: not found (is this a Slurm login node?)")
 
-    monkeypatch.setattr(query, "run_command", run)
-    monkeypatch.setattr(query, "run_scontrol", lambda args: LOCAL_CONFIG)
+    monkeypatch.setattr(slurm_names, "run_command", run)
+    monkeypatch.setattr(slurm_names, "run_scontrol", lambda args: LOCAL_CONFIG)
     asked = slurm_names.ask("bench")
     assert asked.partitions == {"debug": "up"} and asked.enforce == frozenset()
     assert asked.associations == asked.qos == "sacctmgr: not found (is this a Slurm login node?)"
