@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from harness import SCHEMA_VERSION
 from harness.errors import UserError
+from harness.inputs.json_input import read_json_object
 from harness.redact import (
     any_remembered,
     redact_argv,
@@ -193,7 +194,6 @@ def scrub_log(path: Path) -> None:
 def read_json(path: Path, what: str = "JSON") -> dict[str, Any]:
     """The JSON object in `path`, through the one bounded reader (`harness.inputs.json_input.read_json_object`):
     a corrupt, foreign, deep, looping or non-regular file is a one-line `UserError`."""
-    from harness.inputs.json_input import read_json_object
 
     return read_json_object(path, what)
 

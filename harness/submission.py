@@ -24,12 +24,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness import preflight
 from harness.artifacts import write_sealed_json, write_text
+from harness.errors import UserError
+from harness.evals.plan import eval_task
+from harness.inputs.yaml_input import load_yaml_file
 from harness.point.record.validity import with_required_power
+from harness.point.servers.deployment_reuse import check_reusable
+from harness.point.state.variant import variant_name
+from harness.preflight import files
+from harness.preflight.aiperf_scenario import refuse_unless_accepted
+from harness.preflight.files import with_corpus_cache
 from harness.recipe.plan import PointPlan
+from harness.recipe.points import load_plans
 from harness.recipe.schema import Recipe
+from launchers.base import check_engine
 from slurm import jobs, query, render
-from slurm.profile import driver_python, load_profile
+from slurm.profile import check_time_limit, driver_python, load_profile
 from slurm.sweep_plan import SECRETS_ENV
 
 
@@ -59,8 +70,6 @@ class SubmitRequest:
 
     @property
     def variant(self) -> str | None:
-        from harness.point.state.variant import variant_name
-
         return variant_name(self.overrides, self.tag)
 
 
@@ -81,9 +90,6 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
     """Validate everything and write the plan file and the batch script; nothing is submitted yet. `loaded`: the
     recipe and the plans to submit (a search's points at concurrencies of its own), instead of the recipe's
     points that `req` selects."""
-    from harness.errors import UserError
-    from harness.recipe.points import load_plans
-    from slurm.profile import check_time_limit
 
     profile = load_profile(req.cluster)
     recipe, plans = loaded or load_plans(req.recipe, req.points, list(req.overrides), req.unofficial)
@@ -94,9 +100,6 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
         except ValueError as exc:
             raise UserError(f"--time {exc}") from None
     if req.preflight:
-        from harness import preflight
-        from harness.inputs.yaml_input import load_yaml_file
-
         report = preflight.cluster(recipe, plans, profile, load_yaml_file(req.cluster, "cluster profile")[0],
                                    recipe_src=str(req.recipe), cluster_src=str(req.cluster),
                                    time_limit=req.time_limit, ready_timeout_s=req.ready_timeout_s,
@@ -107,8 +110,6 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
         warnings = [f.line() for f in report.warnings()]
     else:
         warnings = []
-        from harness.preflight.aiperf_scenario import refuse_unless_accepted
-        from harness.preflight.files import with_corpus_cache
 
         refuse_unless_accepted(plans, str(req.recipe))   # AIPerf's verdict is never skipped
         plans = with_corpus_cache(plans, Path(profile.corpus_cache) if profile.corpus_cache else None)
@@ -116,7 +117,6 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
         plans, staged = render.stage_plans(plans, profile.model_staging)
     if profile.secret_names:  # the task process redacts the profile's secret names too
         plans = [p.model_copy(update={"secret_names": [*p.secret_names, *profile.secret_names]}) for p in plans]
-    from launchers.base import check_engine
 
     check_engine(profile.launcher, recipe.engine, recipe.image)
     out_dir = (req.out_dir or default_out_dir(recipe.config_key, now_ns)).resolve()
@@ -146,8 +146,6 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
 def check_deployment(plans: list[Any], profile: Any, req: SubmitRequest) -> None:
     """A deployment runs with launcher pyxis (one srun step per node of its allocation); `--reuse-deployment`
     needs every point to plan the same deployment and runs no eval task. One line each, before anything else."""
-    from harness.errors import UserError
-    from harness.point.servers.deployment_reuse import check_reusable
 
     if req.reuse_deployment:
         check_reusable(plans)
@@ -162,12 +160,10 @@ def check_deployment(plans: list[Any], profile: Any, req: SubmitRequest) -> None
 
 def _staged_eval(req: SubmitRequest, profile: Any) -> Any:
     """The sweep's eval task, its plan pointed at the staged checkpoints like the points'."""
-    from harness.evals.plan import eval_task
 
     task = eval_task(req.recipe, req.points, req.eval_task, req.eval_limit, req.eval_min_score, list(req.overrides))
     staged_plans, _ = render.stage_plans([task.plan], profile.model_staging)
     if req.preflight:  # the same checkpoint resolution as the points' (HF cache, full revision hashes)
-        from harness.preflight import files
 
         found, staged_plans = files.resolve_files(staged_plans, f"{req.recipe} (eval)",
                                                   in_container=profile.container.runtime != "none",

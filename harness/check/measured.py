@@ -17,12 +17,12 @@ from harness.check.model import CheckedRecipe, Finding, PlannedPoint
 from harness.check.rule import Rule
 from harness.errors import UserError
 from harness.report.analysis.coverage import CHECK14_RULE, CurveCoverage, check14
+from harness.report.analysis.curves import group_curves
+from harness.report.results.points import load_results
 
 
 def measured_coverage(paths: list[Path]) -> list[CurveCoverage]:
     """Check 14 verdicts of every curve under `paths`, curve by curve, p90 before p75."""
-    from harness.report.analysis.curves import group_curves
-    from harness.report.results.points import load_results
 
     points = load_results(paths)
     if not points:
@@ -60,9 +60,6 @@ class ParetoCoverage(Rule):
         self.results = [Path(r) for r in results]
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        from harness.report.analysis.curves import group_curves
-        from harness.report.results.points import load_results
-
         key = recipe.recipe.config_key
         try:
             curves = [c for c in group_curves(load_results(self.results)) if key in c.config_keys]

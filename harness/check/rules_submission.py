@@ -18,6 +18,8 @@ from harness.check.rule import Rule
 from harness.check.waiver import record_waiver
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
+from harness.point.record.publishable import of
+from harness.preflight import aiperf_scenario
 
 WAIVER_FILE = "publish_waiver.json"
 
@@ -28,8 +30,6 @@ class AiperfScenario(Rule):
                                 "submission (pinned corpus, window >= 900 s, no --unsafe-override)")
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        from harness.preflight import aiperf_scenario
-
         planned = [pp.plan for pp in plans if pp.plan is not None]
         if not planned:
             return [Finding("N/A", "no point plans (see plannable)")]
@@ -48,8 +48,6 @@ class Publishable(Rule):
         self.waiver = waiver
 
     def check(self, recipe: CheckedRecipe, plans: list[PlannedPoint]) -> list[Finding]:
-        from harness.point.record.publishable import of
-
         key = recipe.recipe.config_key
         if recipe.recipe.client.unofficial:
             return [Finding("N/A", "a smoke recipe (client.unofficial): not meant for publishing")]

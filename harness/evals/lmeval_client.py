@@ -17,6 +17,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from harness.point.servers.server_auth import auth_headers
+
 TASK_DIRS = {"gsm8k": Path(__file__).with_name("gsm8k")}
 MAX_RETRIES = 5
 REQUEST_TIMEOUT_S = 1800
@@ -45,7 +47,6 @@ def max_gen_tokens(context_length: int) -> int:
 def served_context_length(base_url: str, timeout: float = 10.0, api_key: str | None = None) -> int | None:
     """`max_model_len` of the served model from `/v1/models` (SGLang and the simulator report it), asked with
     the server's API key where it has one. lm-eval itself takes the key from `OPENAI_API_KEY`."""
-    from harness.point.servers.server_auth import auth_headers
 
     try:
         request = urllib.request.Request(f"{base_url}/v1/models", headers=auth_headers(api_key))

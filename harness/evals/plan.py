@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import UserError
-from harness.evals.thresholds import Threshold
+from harness.evals.thresholds import THRESHOLDS_FILE, Threshold, load_thresholds, resolve_threshold
 from harness.recipe.load import load_recipe
 from harness.recipe.plan import PointPlan
 from harness.recipe.points import load_plans
@@ -51,7 +51,6 @@ def eval_task(recipe_path: str | Path, point_names: list[str] | None, task: str,
               min_score: float | None, overrides: list[str]) -> EvalTask:
     """The eval of a sweep: the highest concurrency among the selected points, its threshold resolved now
     (a missing threshold is bad input before anything starts)."""
-    from harness.evals.thresholds import THRESHOLDS_FILE, load_thresholds, resolve_threshold
 
     recipe = load_recipe(recipe_path)
     all_overrides = eval_overrides(recipe, task, overrides)

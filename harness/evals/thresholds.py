@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.errors import UserError
+from harness.errors import UserError, pydantic_error_line
 
 THRESHOLDS_FILE = Path(__file__).with_name("thresholds.yaml")
 
@@ -32,8 +32,6 @@ class Threshold(BaseModel):
 
 
 def load_thresholds(path: Path = THRESHOLDS_FILE) -> ThresholdsFile:
-    from harness.errors import pydantic_error_line
-
     try:
         raw = yaml.safe_load(Path(path).read_text())
     except FileNotFoundError:

@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from harness.errors import UserError
+from harness.inputs.json_input import read_file_bytes
 
 MAX_BYTES = 8 * 1024 * 1024   # a trace file is a few MB
 MAX_YAML_BYTES = 64 * 1024    # a recipe, profile, golden curve or changelog is a few kB: parsing 64 KiB takes < 1 s
@@ -69,7 +70,6 @@ def read_text(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> str:
 
 def read_bytes(path: str | Path, what: str, max_bytes: int = MAX_BYTES) -> bytes:
     """The bytes of the regular file at `path` (at most `max_bytes`); `what` names it in errors."""
-    from harness.inputs.json_input import read_file_bytes
 
     return read_file_bytes(path, what, max_bytes)
 

@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 from harness.artifacts import write_text
+from harness.errors import UserError
 from harness.power.samples import PowerSample
 
 HEADER = ("timestamp, index, uuid, power.draw [W], temperature.gpu, utilization.gpu [%], "
@@ -63,7 +64,6 @@ def parse_offset(text: str) -> timezone | None:
 def utc_csv(text: str, offset_text: str | None, source: Path) -> str:
     """`gpu_metrics.csv` text written at the UTC offset `offset_text` (the offset file), its timestamps moved
     to UTC; every other cell as it was. A file without its offset is taken as written in UTC already."""
-    from harness.errors import UserError
 
     tz = UTC if offset_text is None else parse_offset(offset_text)
     if tz is None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, Self
 
+from harness.artifacts import write_json
 from harness.power.gpu_info import GpuRef, enumerate_devices, load_nvml, nvml_optional, nvml_text, resolve_visible
 from harness.power.samples import COLUMNS, PowerSample, format_row, status_path
 
@@ -252,7 +253,5 @@ class PowerSampler:
         }
 
     def _write_status(self) -> None:
-        from harness.artifacts import write_json
-
         with contextlib.suppress(OSError):
             write_json(status_path(self.csv_path), self.status())

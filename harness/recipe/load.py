@@ -15,6 +15,8 @@ from pydantic import ValidationError
 from harness.errors import UserError
 from harness.inputs.input_errors import first_error
 from harness.inputs.yaml_input import Where, load_yaml, read_text
+from harness.recipe import flags
+from harness.recipe.deployment_rules import deployment_problems
 from harness.recipe.deployment_schema import DEPLOYMENT_FLAGS, ROLES, Deployment, PointDeployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
@@ -79,7 +81,6 @@ def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None)
 
 def _canonical_flags(recipe: Recipe, where: Where) -> Recipe:
     """Every arg name checked against the pinned flag table and rewritten to its canonical spelling."""
-    from harness.recipe import flags
 
     try:
         table = flags.load_table(recipe.server.sglang_version)
@@ -180,8 +181,6 @@ def _check_rules(recipe: Recipe, where: Where) -> None:
 
 def _check_deployment(recipe: Recipe, where: Where) -> None:
     """The deployment section's rules (`deployment_rules`): the first problem is the error."""
-    from harness.recipe import flags
-    from harness.recipe.deployment_rules import deployment_problems
 
     problems = deployment_problems(recipe, flags.load_table(recipe.server.sglang_version))
     if problems:
@@ -190,7 +189,6 @@ def _check_deployment(recipe: Recipe, where: Where) -> None:
 
 def _check_context_parallel(recipe: Recipe, where: Where) -> None:
     """`parallelism.dcp`/`pcp` > 1 render `--dcp-size`/`--pcp-size`: refused where the pinned SGLang lacks the flag."""
-    from harness.recipe import flags
 
     table = flags.load_table(recipe.server.sglang_version)
     par = recipe.parallelism

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from harness.errors import UserError
 from harness.recipe.plan import PointPlan
+from harness.recipe.points import load_plans
 
 
 def idle_overrides(recipe_path: str | Path, point_names: list[str] | None, overrides: Sequence[str],
                    unofficial: bool, plans: Sequence[PointPlan], checked: Sequence[str] | None = None) -> list[str]:
     """The overrides among `checked` (default: all of `overrides`) without which `plans` (planned with every one
     of `overrides`) come out the same. One whose removal makes the recipe fail to plan counts as changing it."""
-    from harness.recipe.points import load_plans
 
     wanted = list(overrides) if checked is None else list(checked)
     planned = [p.public() for p in plans]

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from harness.errors import UserError, did_you_mean
 from harness.inputs.yaml_input import MAX_INT_DIGITS, load_yaml, short
+from harness.recipe import flags
 from harness.recipe.load import expand_points, load_recipe, parse_recipe, select_points
 from harness.recipe.plan import PointPlan, build_plans
 from harness.recipe.schema import OWNED_FLAGS, KvOffload, Point, Recipe
@@ -61,7 +62,6 @@ def _split_free(key: str) -> tuple[str, str, str]:
 
 def _canonical(recipe: Recipe, flag: str, text: str) -> str:
     """The canonical dashless name of `flag` in the recipe's pinned flag table."""
-    from harness.recipe import flags
 
     try:
         return flags.load_table(recipe.server.sglang_version).resolve(flag).name[2:]

@@ -25,6 +25,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from harness.traces.pinned import is_pinned_spec
+
 if TYPE_CHECKING:
     from harness.recipe.client_plan import ClientPlan
 
@@ -67,7 +69,6 @@ class Violation:
 
 def fast_violations(client: ClientPlan) -> list[Violation]:
     """The scenario invariants this client plan breaks, as far as a recipe can break them."""
-    from harness.traces.pinned import is_pinned_spec
 
     found = []
     if not is_pinned_spec(client.traces):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import UserError
-from harness.recipe import flags
+from harness.recipe import flags, golden
 from harness.recipe.fields import ArgValue
 from harness.recipe.schema import KvOffload, Point, Recipe
 
@@ -85,7 +85,6 @@ def acceptance_env(recipe: Recipe, args: dict[str, Any], where: str) -> dict[str
     spec = recipe.speculative
     if spec is None or spec.golden is None or spec.mode == "eval":
         return {}
-    from harness.recipe import golden
 
     if recipe.model.golden_key is None:
         raise UserError(f"{where}: model.golden_key: needed to look up speculative.golden.curve")

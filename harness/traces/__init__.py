@@ -12,7 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.traces.files import read_local
+from harness.traces.hub import load_hub_corpus
 from harness.traces.schema import Corpus, Trace
+from harness.traces.stats import corpus_stats as _stats
 
 
 def load_corpus(path: str | Path, *, cache_dir: str | Path | None = None) -> Corpus:
@@ -22,17 +25,13 @@ def load_corpus(path: str | Path, *, cache_dir: str | Path | None = None) -> Cor
     """
     text = str(path)
     if text.startswith("hf:"):
-        from harness.traces.hub import load_hub_corpus
-
         return load_hub_corpus(text, cache_dir)
-    from harness.traces.files import read_local
 
     return read_local(Path(path))
 
 
 def corpus_stats(corpus: Corpus) -> dict[str, Any]:
     """Statistics of a corpus (see `harness.traces.stats`)."""
-    from harness.traces.stats import corpus_stats as _stats
 
     return _stats(corpus)
 

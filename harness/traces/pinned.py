@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import write_json
 from harness.errors import UserError
 
 PUBLIC_FLAG, HF_WEKA_FLAG = "public-dataset", "hf-weka-dataset"
@@ -210,8 +211,6 @@ def _build_from_file(corpus: PinnedCorpus, cache: Path, data_file: Path) -> None
 
 
 def _write_marker(cache: Path, corpus: PinnedCorpus, *, verified: bool, source: str) -> None:
-    from harness.artifacts import write_json
-
     write_json(marker_path(cache, corpus), {"schema_version": 1, "spec": corpus.spec, "repo": corpus.repo,
                                             "revision": corpus.revision, "verified": verified, "source": source})
 

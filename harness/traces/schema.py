@@ -22,6 +22,9 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, ValidationError
 
+from harness.errors import UserError
+from harness.inputs.yaml_input import short
+
 StopReason = Literal["", "tool_use", "end_turn", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
 
 
@@ -186,7 +189,6 @@ def error_location(loc: tuple[Any, ...]) -> str:
 
 def trace_error_line(source: str, raw: Any, exc: ValidationError) -> str:
     """One line: `source: trace ID: requests[3].in: message (and N more)`."""
-    from harness.inputs.yaml_input import short
 
     errors = exc.errors()
     first = errors[0]
@@ -201,7 +203,6 @@ def trace_error_line(source: str, raw: Any, exc: ValidationError) -> str:
 
 def parse_trace(raw: Any, source: str) -> Trace:
     """Validate one trace object; a mistake raises UserError with a one-line location."""
-    from harness.errors import UserError
 
     if not isinstance(raw, dict):
         raise UserError(f"{source}: expected a JSON object (one trace), got {type(raw).__name__}")
