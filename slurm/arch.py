@@ -10,6 +10,8 @@ import platform
 import re
 from pathlib import Path
 
+from slurm.query import SlurmError, run_scontrol
+
 ALIASES = {"arm64": "aarch64", "amd64": "x86_64"}
 EXTENSION_ARCH = re.compile(r"\.cpython-\d+[a-z]*-(\w+?)-linux-gnu\.so$")
 
@@ -53,7 +55,6 @@ def node_arches(scontrol_nodes: str, partition: str) -> dict[str, str]:
 def partition_arches(partition: str | None) -> tuple[str, dict[str, str]]:
     """The partition (None: the cluster's default) and the architecture of each of its nodes, asked of Slurm.
     Raises `slurm.query.SlurmError` when Slurm cannot be asked."""
-    from slurm.query import SlurmError, run_scontrol
 
     if partition is None:
         partition = default_partition(run_scontrol(["-o", "show", "partition"]))

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from slurm.state import SACCT_FORMAT, TaskState, mark_completing, parse_sacct, parse_scontrol
+from slurm.state import SACCT_FORMAT, TaskState, mark_completing, merge_states, parse_sacct, parse_scontrol
 
 TIMEOUT_S = 60.0
 
@@ -52,7 +52,6 @@ def task_states(job_id: str, submitted_ns: int | None = None) -> tuple[dict[int,
     when no source knows the job. Accounting lags the controller by a moment, so both are asked while the
     controller still remembers the job, and a task either source shows ended counts as ended. `submitted_ns`
     (when the job was submitted) keeps an older job of the same id out of the accounting records."""
-    from slurm.state import merge_states
 
     acct: dict[int, TaskState] = {}
     live: dict[int, TaskState] = {}

@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import UserError
+from harness.evals.run import eval_dir, row_name
+from harness.point.record.result import RECORD_FILE, point_dir, result_name
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import Recipe
 from harness.recipe.thresholds import Thresholds
+from slurm.images import cache_path
 from slurm.profile import ClusterProfile
 from slurm.sweep_plan import SweepPlanFile
 
@@ -93,7 +96,6 @@ def deployment_nodes(plans: list[PointPlan]) -> int | None:
 
 def image_file(profile: ClusterProfile, image: str) -> str | None:
     """Where the cached image of `image` lives, or None when the runtime takes the reference as is."""
-    from slurm.images import cache_path
 
     cache = profile.container.image_cache_dir
     if cache is None or profile.container.runtime not in ("pyxis", "enroot", "apptainer"):
@@ -172,13 +174,10 @@ def submission_record(job_id: str, *, cluster: str, recipe: str, plan_file: Path
                       reuse_deployment: bool = False) -> dict[str, Any]:
     """The job as later commands see it; an eval task (`--with-eval`) is listed after the points. With a reused
     deployment every point maps to task 0, the one task that runs them all in order."""
-    from harness.point.record.result import RECORD_FILE, point_dir, result_name
 
     points = [{"task_id": 0 if reuse_deployment else i, "name": p.name, "conc": p.conc, "point_dir": str(point_dir(out_dir, p, variant)),
                "result": RECORD_FILE, "row": f"{result_name(p)}.json"} for i, p in enumerate(plans)]
     if evaluation is not None:
-        from harness.evals.run import eval_dir, row_name
-
         points.append({"task_id": len(plans), "name": f"eval-{evaluation.plan.name}", "conc": evaluation.plan.conc,
                        "point_dir": str(eval_dir(out_dir, evaluation.plan)), "result": row_name(evaluation.task),
                        "kind": "eval"})

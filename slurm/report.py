@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.errors import UserError
+from harness.report import build_report
+from harness.report.analysis.table import render_curve
+
 
 def job_report(record: dict[str, Any]) -> tuple[list[str], Path | None]:
     """Build the report of a finished job: the lines to print (curve tables, then where the files are) and
     the HTML report's path.
     A job that left no result at all gets one line saying so (the job's exit status already tells)."""
-    from harness.errors import UserError
-    from harness.report import build_report
-    from harness.report.analysis.table import render_curve
 
     out_dir = Path(record["out_dir"])
     try:

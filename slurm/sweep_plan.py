@@ -14,10 +14,13 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from harness.artifacts import read_json
+from harness.errors import UserError, pydantic_error_line
 from harness.evals.plan import EvalTask
 from harness.point.run import PointOptions
 from harness.recipe.plan import PointPlan
 from harness.recipe.thresholds import Thresholds
+from harness.redact import sealed_numbers, unseal
 
 SECRETS_ENV = "HARNESS_SECRETS"
 
@@ -59,10 +62,6 @@ class SweepPlanFile(BaseModel):
 
 
 def load_sweep_plan(path: Path) -> SweepPlanFile:
-    from harness.artifacts import read_json
-    from harness.errors import UserError, pydantic_error_line
-    from harness.redact import sealed_numbers, unseal
-
     secrets = os.environ.pop(SECRETS_ENV, None)
     try:
         data = read_json(path)
@@ -87,7 +86,5 @@ def _secret_values(text: str | None) -> dict[str, str]:
     except json.JSONDecodeError:
         values = None
     if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-        from harness.errors import UserError
-
         raise UserError(f"${SECRETS_ENV}: not a JSON object of strings")
     return {str(k): v for k, v in values.items()}
