@@ -1,9 +1,10 @@
-"""`harness search` on the simulator, as its docs give it: the quick start's recipe, ttft_p90<=0.5 over c1..c32
-with a 20 s window, within 12 tests (`--max-points`: the whole budget of 20 takes about half an hour here). search.json is checked against the tested points' own records (`point_result.json`): every
+"""`harness search` on the simulator, as its docs give it: the quick start's recipe, ttft_p90<=0.5 over c1..c8
+with 30 s windows, every lane starting the window at once and one warm-up call per lane, within 6 tests
+(`--max-points`; about five minutes here). search.json is checked against the tested points' own records (`point_result.json`): every
 test's outcome, recomputed from its record by the rules of docs/search.md, and the answer: a boundary whose own
 record passes with a failing record just above it (or the upper bound reached), or an answer marked uncertain whose
 interval holds only inconclusive or untested concurrencies. One fresh server per test. A second run resumes: every
-completed test is reused (a failed one, c32 past the client's time limit, runs again), the answer is the same."""
+completed test is reused (a failed one runs again), the answer is the same."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = {"too_few_completed", "window_too_short", "concurrency_below_target"}
 THRESHOLD = 0.5
+VARIANT = "burst_phase_starts=true,warmup_requests_per_lane=1,duration_s=30"
 
 pytestmark = [pytest.mark.slow, pytest.mark.long]   # a dozen points or more, twice: make test-all
 
 
 def _search(out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness", "search", str(ROOT / "recipes" / "quickstart-sim.yaml"),
-                           "--slo", "ttft_p90<=0.5", "--min-conc", "1", "--max-conc", "32", "--duration", "20",
-                           "--max-points", "12", "--out", str(out)], capture_output=True, text=True, timeout=2400,
+                           "--slo", "ttft_p90<=0.5", "--min-conc", "1", "--max-conc", "8", "--duration", "30",
+                           "--set", "client.burst_phase_starts=true", "--set", "client.warmup_requests_per_lane=1",
+                           "--max-points", "6", "--out", str(out)], capture_output=True, text=True, timeout=2400,
                           cwd=ROOT)
 
 
@@ -53,12 +56,12 @@ def _own_outcome(point_dir: Path, conc: int, interval: list[float] | None) -> tu
 def test_search_answer_agrees_with_the_tested_points_own_records(tmp_path: Path) -> None:
     r = _search(tmp_path)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    found = list(tmp_path.glob("quickstart-sim/variants/duration_s=20/searches/*/search.json"))
+    found = list(tmp_path.glob(f"quickstart-sim/variants/{VARIANT}/searches/*/search.json"))
     assert len(found) == 1
     doc = json.loads(found[0].read_text())
     assert doc["slo"] == ["ttft_p90<=0.5"] and doc["complete"] is True
     points = doc["points"]
-    assert points[0]["conc"] == 1 and len(points) <= 12
+    assert points[0]["conc"] == 1 and len(points) <= 6
     latest: dict[int, dict[str, Any]] = {}
     for p in points:
         outcome, ttft = _own_outcome(Path(p["point_dir"]), p["conc"], p["checks"][0]["interval_95"])
@@ -82,9 +85,10 @@ def test_search_answer_agrees_with_the_tested_points_own_records(tmp_path: Path)
         assert boundary is not None and low == high == boundary and outcomes[boundary] == "pass"
         assert latest[boundary]["valid"] is True
         if doc["upper_bound_reached"]:
-            assert boundary == 32
+            assert boundary == 8
         else:
             assert first_fail == boundary + 1   # the boundary's neighbour above is a failure of its own record
+            assert latest[first_fail]["valid"] is True   # a valid point that breaches the SLO
         assert f"answer: c{boundary} meets the SLO" in r.stdout
         assert doc["agents_per_gpu"] == boundary / 1 and doc["agents_per_node"] == boundary / 1
         assert doc["agents_per_kw"] is None and doc["agents_per_kw_reason"].startswith("power not measured")
