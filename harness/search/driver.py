@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.search.order import Bracket, Outcome, bracket
+from harness.search.rounds import next_round
 from harness.search.verdict import PointVerdict
 
 ATTEMPTS = 3   # the first test, a longer window, a repeat of it
@@ -100,8 +101,6 @@ def run_rounds(min_conc: int, max_conc: int, width: int, test_round: Callable[[i
     """Test rounds of up to `width` concurrencies (`rounds.next_round`) until the bracket is closed.
     `test_round(n, concs)` tests round n (from 1); a stopped round ends the run incomplete, with the verdicts it
     did give. A round re-tests nothing; one is cut to what is left of `budget.max_points`."""
-    from harness.search.rounds import next_round
-
     budget = budget or Budget()
     tested: list[PointVerdict] = []
     for number in itertools.count(1):

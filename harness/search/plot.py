@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.search.slo import parse_slo
+
 # kind -> (label, colour, marker, filled)
 KINDS = {
     "pass": ("pass", "tab:green", "o", True),
@@ -31,13 +33,11 @@ def kind(point: dict[str, Any]) -> str:
 
 def plot_search(doc: dict[str, Any], path: Path) -> Path:
     """Draw the search of `doc` (a `search.json` body) to `path`."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib, only when a search is drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter
-
-    from harness.search.slo import parse_slo
 
     slos = [parse_slo(text) for text in doc["slo"]]
     fig, axes = plt.subplots(len(slos), 1, figsize=(7, 3.2 * len(slos)), squeeze=False)

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, RESAMPLES, SEED, resampled_percentiles
+from harness.report.results.samples import load_request_samples, record_file
 from harness.search.slo import Slo
 
 SAMPLED = ("ttft", "e2el")   # the metrics the per-request samples hold
@@ -36,8 +37,6 @@ def interval_of(samples: list[float], q: float) -> Interval:
 
 def percentile_interval(point_dir: Path, slo: Slo) -> Interval:
     """The interval of `slo`'s statistic on the point in `point_dir`, from its per-request records."""
-    from harness.report.results.samples import load_request_samples, record_file
-
     if slo.metric not in SAMPLED:
         return Interval(None, f"the per-request records hold no {slo.metric} samples")
     if not slo.stat.startswith("p"):

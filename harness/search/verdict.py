@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.inputs.json_input import MAX_BYTES, finite_number, read_json_value
+from harness.point.state.status import read_status
 from harness.report.results.load import RECORD_FILE, PointResult, parse_result
+from harness.report.results.unfinished import status_point
 from harness.search.order import Outcome
 from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval
@@ -168,11 +170,23 @@ def read_verdict(point_dir: Path, conc: int, slos: list[Slo],
                         min_achieved_ratio)
 
 
+def achieved_ratio(given: float | None) -> float:
+    """The least achieved / target concurrency a point needs to count (`--min-achieved-ratio`, else the default)."""
+    return MIN_ACHIEVED_RATIO if given is None else float(given)
+
+
+def verdict_line(verdict: PointVerdict) -> str:
+    """`[search] c8: meets the SLO (ttft_p90=0.31 meets ttft_p90<=0.5; achieved 7.9, 120 requests)`: one tested
+    point, as the console shows it, with why it counted so."""
+    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO", "inconclusive": "inconclusive"}[verdict.outcome]
+    achieved = "-" if verdict.achieved is None else f"{verdict.achieved:.3g}"
+    requests = "-" if verdict.requests is None else str(verdict.requests)
+    return (f"[search] c{verdict.conc}: {mark} ({'; '.join(verdict.why)}; achieved {achieved}, "
+            f"{requests} requests)")
+
+
 def _unrecorded(point_dir: Path) -> PointResult | None:
     """A point without a record, read from its status (failed, cancelled)."""
-    from harness.point.state.status import read_status
-    from harness.report.results.unfinished import status_point
-
     status = read_status(point_dir)
     return status_point(status, point_dir) if isinstance(status, Mapping) else None
 

@@ -59,7 +59,6 @@ UPWARD: frozenset[tuple[str, str]] = frozenset({
 })
 # Module circles today (each a sorted tuple of its modules). May only shrink.
 CIRCLES: frozenset[tuple[str, ...]] = frozenset({
-    ("harness.commands.running.search", "harness.commands.running.search_cluster"),
 })
 
 
@@ -231,7 +230,7 @@ def test_no_module_is_over_the_line_limit() -> None:
 
 # The command modules and the CLI import their subcommands lazily on purpose (the CLI starts fast). harness/search/
 # is not yet under the rule: another change reworks it.
-LAZY_BY_DESIGN = ("harness/commands/", "harness/cli.py", "harness/search/")
+LAZY_BY_DESIGN = ("harness/commands/", "harness/cli.py")
 
 
 def unexplained_function_imports(path: Path, source: str) -> list[str]:

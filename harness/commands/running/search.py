@@ -221,7 +221,7 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
     from harness.point.sequence import run_sequence
     from harness.point.state.ownership import check_free
     from harness.recipe.points import check_placeable
-    from harness.search.verdict import read_verdict
+    from harness.search.verdict import achieved_ratio, read_verdict, verdict_line
 
     check_placeable([plan], options.launcher, args.recipe)
     pdir = point_dir(args.out, plan, options.variant)
@@ -231,26 +231,9 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
     if done.stopped:
         stop.append(done.exit_status)
         return None
-    verdict = read_verdict(pdir, plan.conc, slos, min_achieved_ratio(args))
+    verdict = read_verdict(pdir, plan.conc, slos, achieved_ratio(getattr(args, "min_achieved_ratio", None)))
     print(verdict_line(verdict), flush=True)
     return verdict
-
-
-def min_achieved_ratio(args: argparse.Namespace) -> float:
-    from harness.search.verdict import MIN_ACHIEVED_RATIO
-
-    ratio = getattr(args, "min_achieved_ratio", None)
-    return MIN_ACHIEVED_RATIO if ratio is None else float(ratio)
-
-
-def verdict_line(verdict: PointVerdict) -> str:
-    """`[search] c8: meets the SLO (ttft_p90=0.31 meets ttft_p90<=0.5; achieved 7.9, 120 requests)`: one tested
-    point, as the console shows it, with why it counted so."""
-    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO", "inconclusive": "inconclusive"}[verdict.outcome]
-    achieved = "-" if verdict.achieved is None else f"{verdict.achieved:.3g}"
-    requests = "-" if verdict.requests is None else str(verdict.requests)
-    return (f"[search] c{verdict.conc}: {mark} ({'; '.join(verdict.why)}; achieved {achieved}, "
-            f"{requests} requests)")
 
 
 def _write(path: Path, spec: SearchSpec, run: SearchRun, extra: dict[str, Any]) -> dict[str, Any]:

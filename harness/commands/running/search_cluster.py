@@ -85,15 +85,14 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
                  stop: list[int]) -> Callable[[int, list[int]], RoundResult]:
     """`test_round(number, concs)` for `harness.search.driver.run_rounds`: appends each round to `rounds` (as
     `search.json` lists them) and the exit status of a stopped search to `stop`."""
-    from harness.commands.running.search import min_achieved_ratio, verdict_line
     from harness.point.record.result import point_dir
     from harness.point.sequence import completed_before
     from harness.search.candidate import plan_at
     from harness.search.driver import RoundResult
-    from harness.search.verdict import read_verdict
+    from harness.search.verdict import achieved_ratio, read_verdict, verdict_line
 
     out = Path(args.out).resolve()
-    ratio = min_achieved_ratio(args)
+    ratio = achieved_ratio(getattr(args, "min_achieved_ratio", None))
 
     def test_round(number: int, concs: list[int]) -> RoundResult:
         plans = [plan_at(recipe, points, c, args.point_template, args.recipe) for c in concs]
