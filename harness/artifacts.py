@@ -74,6 +74,13 @@ def keep_out(data: Any) -> None:
     remember(secret_values(data))
 
 
+def data_view(data: Any) -> Any:
+    """Data (a JSON-like value) as it may be shown or compared: every secret value redacted. For what is not written
+    by a writer here: a plan's identity (its settings hashed into its fingerprint, so a rotated secret leaves it as
+    it was) and the simulator's `/server_info` reply."""
+    return redact_data(data)
+
+
 def command_view(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
     """A command as it may be shown: its argv (`--api-key VALUE`) and environment with the secrets redacted."""
     return redact_argv(argv), env_view(env)

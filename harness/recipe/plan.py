@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import Field
 
+from harness.artifacts import data_view
 from harness.errors import UserError
 from harness.inputs.yaml_input import short
 from harness.recipe import flags, postinit, scenario
@@ -38,7 +39,6 @@ from harness.recipe.server_args import (
     effective_args,
     render_sim_flags,
 )
-from harness.redact import redact_data
 from harness.traces.pinned import is_pinned_spec, parse_spec
 
 DEFAULT_PORT = 30000
@@ -152,7 +152,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     acc_env = acceptance_env(recipe, args, where)
     # Not an output (its writers redact what they write): the settings are the point's identity, hashed into its
     # fingerprint, and a rotated secret must leave that identity (resume, comparison) unchanged.
-    settings = redact_data(point_settings(recipe, point, args, acc_env))
+    settings = data_view(point_settings(recipe, point, args, acc_env))
     fp = _fingerprint(settings, where)
     env = {**point.env, **acc_env}
     argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, args),
@@ -181,7 +181,7 @@ def _with_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where
     dep = plan_deployment(recipe, point, table, where)
     settings = point_settings(recipe, point, args, {})
     settings["deployment"] = deployment_settings(dep, recipe)
-    settings = redact_data(settings)   # as above: the fingerprint's identity, not an output
+    settings = data_view(settings)   # as above: the fingerprint's identity, not an output
     r = dep.router
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,

@@ -2,8 +2,8 @@
 `--json`, the console) apply `harness.redact` themselves, so no other module of `harness/`, `launchers/` or
 `slurm/` calls a redaction function; it passes the real values to a writer.
 
-`EXCEPTIONS` lists the calls that stay, each with why it is not a writer's job (none is an output path). The list
-may only shrink: a listed call that no longer exists fails the test too, so the entry is removed with the call.
+`EXCEPTIONS` would list a call that stays elsewhere, with why it is not a writer's job; it is empty, and may only
+stay so or shrink: a listed call that no longer exists fails the test too.
 """
 
 from __future__ import annotations
@@ -25,14 +25,7 @@ REDACTION = frozenset({"redact_text", "redact_argv", "redact_env", "redact_data"
                        "seal", "secret_values", "remember", "scrub_remembered"})
 
 # (module, function): why it is not the writers' job.
-EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("harness/recipe/plan.py", "redact_data"):
-        "the plan's settings are its identity, hashed into its fingerprint: a rotated secret must leave it "
-        "(resume, comparison) unchanged",
-    ("harness/sim/frontend/app.py", "redact_data"):
-        "the simulator's own HTTP reply (/get_server_info), which unlike SGLang never echoes api_key: "
-        "not the harness writing",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _modules() -> list[Path]:

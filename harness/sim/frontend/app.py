@@ -24,8 +24,9 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from harness.artifacts import data_view
 from harness.recipe.postinit import attention_dp_size, post_init_errors
-from harness.redact import is_secret_name, redact_data
+from harness.redact import is_secret_name
 from harness.sim.batching.dprank import DpRanks
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.engine_config import EngineConfig
@@ -198,7 +199,7 @@ def server_info(res: Resolved, argv: list[str], env: dict[str, str]) -> dict[str
         }
     info["internal_states"] = [state]
     # Not the harness writing: the simulator's own HTTP reply, which unlike SGLang never echoes `api_key`.
-    redacted: dict[str, Any] = redact_data(info)
+    redacted: dict[str, Any] = data_view(info)
     return redacted
 
 
