@@ -30,7 +30,7 @@ class PointPrediction(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
-    concurrency: int
+    conc: int
     gpus: int
     samples: int                  # windows pooled (each its own trajectory starts and noise)
     warmup_s: float               # the warm-up before a window (the mean over samples)
@@ -67,7 +67,7 @@ def percentile(values: list[float], q: float) -> float | None:
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Window,
+def summarize(name: str, conc: int, gpus: int, kv_pool_tokens: int, w: Window,
               samples: int = 1) -> PointPrediction:
     """The point's predicted figures from what its window saw."""
     dur = w.duration if w.duration > 0 else 1.0
@@ -78,7 +78,7 @@ def summarize(name: str, concurrency: int, gpus: int, kv_pool_tokens: int, w: Wi
     out_tok = sum(f.output_tokens for f in w.finished)
     in_tok = sum(f.prompt_tokens for f in w.finished)
     return PointPrediction(
-        name=name, concurrency=concurrency, gpus=gpus, samples=samples, warmup_s=w.start, window_s=w.duration,
+        name=name, conc=conc, gpus=gpus, samples=samples, warmup_s=w.start, window_s=w.duration,
         requests=len(w.finished), cancelled=w.cancelled, kv_pool_tokens=kv_pool_tokens, kv_peak_use=w.kv_peak,
         kv_peak_request_use=w.kv_requests_peak, kv_mean_use=w.kv_time_weighted / dur, queue_peak=w.queue_peak,
         queue_mean=w.queue_time_weighted / dur,

@@ -1,7 +1,7 @@
 """What the predicted client sends: the recipe's trace corpus replayed as AgentX lanes, turn by turn.
 
-Each of the point's `concurrency` lanes replays one session at a time, as the AgentX scenario does: the lane takes
-the next trace of the corpus (lane i starts at trace i, then every `concurrency`-th), starts its first trajectory at
+Each of the point's `conc` lanes replays one session at a time, as the AgentX scenario does: the lane takes
+the next trace of the corpus (lane i starts at trace i, then every `conc`-th), starts its first trajectory at
 a seeded point between 25 % and 75 % of the trace's calls (later traces start at their first call), and sends the
 calls one after the other: a call goes out when the previous one finished plus the call's recorded `think_time`.
 
@@ -68,15 +68,15 @@ def trace_turns(trace: Trace, scope: str, start: int = 0) -> list[Turn]:
     return turns
 
 
-def lane_turns(corpus: Corpus, lane: int, concurrency: int, seed: int) -> Iterator[Turn]:
-    """The endless sequence of turns lane `lane` of `concurrency` sends (seeded: the same seed, the same turns)."""
+def lane_turns(corpus: Corpus, lane: int, conc: int, seed: int) -> Iterator[Turn]:
+    """The endless sequence of turns lane `lane` of `conc` sends (seeded: the same seed, the same turns)."""
     if not corpus.traces:
         return
     rng = random.Random(f"lane:{seed}:{lane}")
     n = len(corpus.traces)
     k = 0
     while True:
-        index = (lane + k * concurrency) % n
+        index = (lane + k * conc) % n
         trace = corpus.traces[index]
         calls = sum(1 for _ in walk_calls(trace))
         start = int(calls * rng.uniform(START_LO, START_HI)) if k == 0 else 0
@@ -94,9 +94,9 @@ class LaneScript:
     turns: Iterator[Turn]
 
 
-def lane_script(corpus: Corpus, lane: int, concurrency: int, seed: int, warmup_count: int) -> LaneScript:
+def lane_script(corpus: Corpus, lane: int, conc: int, seed: int, warmup_count: int) -> LaneScript:
     """Lane `lane`'s `warmup_count` warm-up calls and its measured calls (see the module docstring)."""
-    turns = lane_turns(corpus, lane, concurrency, seed)
+    turns = lane_turns(corpus, lane, conc, seed)
     warm = [next(turns) for _ in range(warmup_count)]
     first = next(turns)
     resume = max(0.0, first.t - warm[0].t) if warm and first.t >= warm[0].t else first.think_s

@@ -29,7 +29,7 @@ class ClientPlan(Frozen):
     served_model_name: str
     scenario: str                       # the AIPerf scenario: `agentx` or `inferencex-agentx-mvp`
     traces: str
-    concurrency: int
+    conc: int
     duration_s: float
     grace_s: float
     warmup_s: float

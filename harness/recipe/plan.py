@@ -218,7 +218,7 @@ def client_plan(recipe: Recipe, point: Point, source: str, recipe_dir: Path | No
         tokenizer = str((recipe_dir / tokenizer).resolve())
     client = ClientPlan(served_model_name=recipe.model.served_name, scenario=recipe.client.scenario,
                         traces=str(traces),
-                        concurrency=point.conc, duration_s=recipe.client.duration_s,
+                        conc=point.conc, duration_s=recipe.client.duration_s,
                         grace_s=recipe.client.grace_s, warmup_s=recipe.client.warmup_s,
                         warmup_requests_per_lane=recipe.client.warmup_requests_per_lane,
                         burst_phase_starts=recipe.client.burst_phase_starts,

@@ -7,7 +7,7 @@ from harness.recipe.client_plan import ClientPlan
 
 
 def client(**over):
-    base = dict(served_model_name="muse", scenario="agentx", traces="/traces", concurrency=8, duration_s=1800,
+    base = dict(served_model_name="muse", scenario="agentx", traces="/traces", conc=8, duration_s=1800,
                 grace_s=120, warmup_s=0, seed=42, tokenizer=None, max_sessions=None)
     base.update(over)
     return ClientPlan(**base)

@@ -55,7 +55,7 @@ def test_predict_quickstart_monotone_and_shaped(capsys: pytest.CaptureFixture[st
     assert doc["config_key"] == "quickstart-sim"
     points = doc["points"]
     assert [p["name"] for p in points] == ["c2", "c4", "c8"]
-    keys = {"concurrency", "gpus", "samples", "window_s", "requests", "kv_peak_use", "kv_mean_use", "queue_peak", "queue_mean",
+    keys = {"conc", "gpus", "samples", "window_s", "requests", "kv_peak_use", "kv_mean_use", "queue_peak", "queue_mean",
             "output_tok_s", "output_tok_s_per_gpu", "ttft_p50_s", "ttft_p90_s", "e2el_p50_s", "e2el_p90_s",
             "interactivity_p50_tok_s", "interactivity_p90_tok_s", "predicted"}
     for p in points:

@@ -30,7 +30,7 @@ def test_a_point_between_the_recipe_s_points_has_its_template_s_settings_at_its_
     points = expand_points(recipe)
     c16 = plan_at(recipe, points, 16, None, QUICKSTART)
     _, (c8,) = load_plans(QUICKSTART, ["c8"])
-    assert (c16.conc, c16.name, c16.client.concurrency, c16.extends_chain) == (16, "c16", 16, ["c8"])
+    assert (c16.conc, c16.name, c16.client.conc, c16.extends_chain) == (16, "c16", 16, ["c8"])
     assert c16.fingerprint == c8.fingerprint          # the settings, not the concurrency
     assert "48" in c16.server.argv[c16.server.argv.index("--max-running-requests") + 1]
     assert point_dir(Path("runs"), c16) == Path("runs/quickstart-sim/conc16")

@@ -76,7 +76,7 @@ def render_point(plan: Any) -> str:
               else f"{c.warmup_requests_per_lane} warmup calls per lane" if c.warmup_requests_per_lane is not None
               else "the scenario's warmup")
     starts = ", every lane starting at once" if c.burst_phase_starts else ""
-    lines.append(f"client: {c.concurrency} sessions of {c.traces}, {warmup}, "
+    lines.append(f"client: {c.conc} sessions of {c.traces}, {warmup}, "
                  f"{c.duration_s:g} s window{starts}, {c.grace_s:g} s grace, seed {c.seed}, model {c.served_model_name}"
                  + ("; UNOFFICIAL (AIPerf --unsafe-override: submission_valid false)" if c.unofficial else ""))
     return "\n".join(lines)

@@ -68,7 +68,7 @@ def render(config_key: str, rows: list[tuple[Any, Any]]) -> str:
             "TTFT p50/p90 s", "E2EL p50/p90 s", "intvty p50/p90")
     body = []
     for p, _ in rows:
-        body.append((p.name, str(p.concurrency), f"{p.warmup_s:.0f}", str(p.requests),
+        body.append((p.name, str(p.conc), f"{p.warmup_s:.0f}", str(p.requests),
                      f"{p.kv_peak_use:.1%}/{p.kv_peak_request_use:.1%}",
                      f"{p.queue_peak}/{p.queue_mean:.2f}", f"{p.total_tok_s_per_gpu:.1f}", f"{p.output_tok_s_per_gpu:.1f}",
                      f"{_f(p.ttft_p50_s, '.3f')}/{_f(p.ttft_p90_s, '.3f')}",

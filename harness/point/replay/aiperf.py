@@ -75,7 +75,7 @@ def build_argv(client: ClientPlan, url: str, artifact_dir: Path, tokenizer_name:
         "--endpoint", CHAT_ENDPOINT,
         "--model", client.served_model_name,
         "--tokenizer", tokenizer_name,
-        "--concurrency", str(client.concurrency),
+        "--concurrency", str(client.conc),
         *dataset,
         "--benchmark-duration", _num(client.duration_s),
         "--benchmark-grace-period", _num(client.grace_s),

@@ -73,7 +73,7 @@ class ClientLiveProgress(Ticker):
         tail = f"; {quiet}" if quiet else ""
         if started is None:
             waited = time.monotonic() - self.start
-            lanes = f"all {c.concurrency} lanes" if c.concurrency > 1 else "its 1 lane"
+            lanes = f"all {c.conc} lanes" if c.conc > 1 else "its 1 lane"
             return (f"{head} AIPerf warming up {lanes} ({waited:.0f} s so far; then the {total:.0f} s window){tail}",
                     None, total)
         past = (now - started) / 1e9 - total
