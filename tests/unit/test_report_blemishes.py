@@ -47,7 +47,7 @@ def test_the_latency_plot_says_what_its_boxes_are() -> None:
 
     def legend(distributions: dict[tuple[int, int], tuple[Quantiles | None, Quantiles | None]]) -> list[str]:
         fig = latency_figure(curves, distributions)
-        names = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+        names = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
         _pyplot().close(fig)
         return names
 
@@ -109,5 +109,5 @@ def test_a_partial_eval_reads_as_check_judges_it(tmp_path: Path) -> None:
                 "score_name": "em_strict", "min_score": 0.9, "threshold_source": "recipe", "passed": True,
                 "limit": 10, "partial": True})
     e = newest_evals([tmp_path / "run"])["quickstart-sim"]
-    assert (e.verdict, e.accepted) == ("PARTIAL", False)
+    assert (e.gate, e.accepted) == ("PARTIAL", False)
     assert eval_line(e).startswith("accuracy eval: PARTIAL at c4 gsm8k em_strict 1.0000")

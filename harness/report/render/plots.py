@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Y_LABEL, Axis, Curve, y_value
 from harness.report.analysis.table import SIMULATED
+from harness.report.analysis.thin import MARK, is_thin, marked
 from harness.report.analysis.verdicts import few_requests
 from harness.report.results.attributes import UNNAMED, offloaded
 from harness.report.results.configs import config_name
@@ -64,9 +66,11 @@ def title(curves: Sequence[Curve], text: str) -> str:
 
 
 def point_label(pid: str, p: PointResult) -> str:
-    """The point's identity (`c8`, `c24 (kv dram)`), with `(13 req)` where its p90 rests on too few requests
+    """The point's identity (`c8`, `c24 (kv dram)`) with the tables' mark where its place on the curve rests on
+    little (`c2 ◊`, `harness.report.analysis.thin`), and `(13 req)` where its p90 rests on too few requests
     (`harness.report.analysis.verdicts`)."""
-    return f"{pid} ({p.num_requests_successful} req)" if few_requests(p, 90) else pid
+    text = marked(pid, p)
+    return f"{text} ({p.num_requests_successful} req)" if few_requests(p, 90) else text
 
 
 def marker(p: PointResult) -> str:
@@ -74,12 +78,27 @@ def marker(p: PointResult) -> str:
     return "s" if offloaded(p) else "o"
 
 
-def _footer(fig: Any) -> None:
-    """How a curve is formed, in small print under the plot."""
-    import textwrap
+LEGEND_FONT_PT = 7
+LEGEND_WRAP = 150        # characters of a legend entry per line (a 12-inch figure holds about 220 at 7 pt)
+FOOTER_IN = 0.3          # the curve definition's two lines of small print
+Y_LABEL_WRAP = 48        # the throughput axis label in lines that fit the axis's height
 
+
+def _finish(fig: Any, handles: Sequence[Any] = (), names: Sequence[str] = ()) -> None:
+    """The legend under the axes (its long entries wrapped) and the curve definition in small print under it;
+    the figure grows by the legend's height, so no text leaves it and no legend covers a point."""
+    wrapped = [textwrap.fill(n, LEGEND_WRAP, subsequent_indent="    ") for n in names]
+    lines = sum(w.count("\n") + 1 for w in wrapped)
+    legend_in = (lines * LEGEND_FONT_PT * 1.45 / 72 + 0.15) if wrapped else 0.0
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + legend_in)
+    total = height + legend_in
+    bottom = (legend_in + FOOTER_IN) / total
     fig.text(0.005, 0.005, textwrap.fill(CURVE_DEFINITION, 170), fontsize=6, color="0.4", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    if wrapped:
+        fig.legend(list(handles), wrapped, loc="upper left", bbox_to_anchor=(0.01, bottom), fontsize=LEGEND_FONT_PT,
+                   frameon=False, borderaxespad=0.0)
 
 
 @dataclass(frozen=True)
@@ -127,6 +146,16 @@ def _wide(values: Sequence[float]) -> bool:
 
 
 def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0]) -> Path:
+    """Throughput per GPU against one x metric (`pareto_figure`), saved to `path`."""
+    plt = _pyplot()
+    fig = pareto_figure(curves, axis)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def pareto_figure(curves: Sequence[Curve], axis: Axis = FRONTIER_AXES[0]) -> Any:
     """Throughput per GPU against one x metric; each curve's frontier drawn through the points of all its
     configs, points labelled by their identity (and their request count where it is too small for a p90;
     `place_labels` keeps labels from overprinting), KV-offload points as squares on the same line, invalid
@@ -167,18 +196,13 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
         ax.scatter([], [], marker="s", color="0.3", label="square: KV offload point")
         ax.scatter([], [], marker="o", color="0.3", label="circle: GPU-resident KV point")
     ax.set_xlabel(axis.label + ("  (lower is better)" if axis.direction == "min" else "  (higher is better)"))
-    ax.set_ylabel(Y_LABEL)
+    ax.set_ylabel(textwrap.fill(Y_LABEL, Y_LABEL_WRAP))
     better = "up and to the left" if axis.direction == "min" else "up and to the right"
     ax.set_title(title(curves, f"Throughput per GPU vs {axis.label}: {better} is better"))
     ax.grid(True, alpha=0.3)
     _log_if_wide(ax)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7, loc="best")
-    _footer(fig)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    _finish(fig, *ax.get_legend_handles_labels())
+    return fig
 
 
 def _log_if_wide(ax: Any) -> None:
@@ -229,6 +253,7 @@ def latency_figure(
     distributions = distributions or {}
     concs = sorted({p.conc for c in curves for p in c.points})
     pos = {conc: i for i, conc in enumerate(concs)}
+    thin = {p.conc for c in curves for p in c.points if is_thin(p)}   # marked as the tables mark them
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), dpi=110)
     drawn = lanes(curves)
     width = 0.8 / max(1, len(drawn))
@@ -261,7 +286,7 @@ def latency_figure(
                        manage_ticks=False)
         for p in (p for c in curves for p in c.points if not p.valid):
             ax.axvline(pos[p.conc], color="0.8", lw=0.8, ls=":", zorder=0)
-        ax.set_xticks(range(len(concs)), [str(c) for c in concs])
+        ax.set_xticks(range(len(concs)), [f"{c} {MARK}" if c in thin else str(c) for c in concs])
         ax.set_xlabel("concurrency (sessions)")
         ax.set_ylabel(f"{name} (s; lower is better)")
         ax.set_title(title(curves, f"{name} by concurrency"))
@@ -272,9 +297,7 @@ def latency_figure(
 
         handles.append(Patch(facecolor="0.5", alpha=0.25, edgecolor="0.3"))
         names.append(BOX_CAPTION)
-    if handles:
-        axes[1].legend(handles, names, fontsize=7, loc="upper left")
-    _footer(fig)
+    _finish(fig, handles, names)
     return fig
 
 
