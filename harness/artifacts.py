@@ -7,6 +7,7 @@ Every writer here is the boundary where data leaves the process, and the only on
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
@@ -124,6 +125,13 @@ def write_bytes(path: Path, data: bytes) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_figure(path: Path, fig: Any, dpi: float | None = None) -> Path:
+    """A matplotlib figure as a PNG, written atomically (`write_bytes`): the harness's own drawing."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    return write_bytes(path, buffer.getvalue())
 
 
 def _write(path: Path, body: dict[str, Any]) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import write_figure
 from harness.search.slo import parse_slo
 
 # kind -> (label, colour, marker, filled)
@@ -66,7 +67,6 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
         ax.legend(fontsize="small")
     fig.suptitle(f"{doc['config_key']}: {' and '.join(doc['slo'])}")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    write_figure(path, fig, dpi=100)
     plt.close(fig)
     return path

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from harness.artifacts import write_bytes
+
 HERE = Path(__file__).parent
 FILES_DIR = HERE / "demo"
 # Merges across whitespace (no pre-tokenizer regex) with this many tokens give about 4.2 bytes per token on
@@ -68,9 +70,10 @@ def build(out_dir: Path = FILES_DIR) -> Path:
     tok.save(str(out_dir / "tokenizer.json"))
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 1048576,
               "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
-    (out_dir / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n")
-    (out_dir / "special_tokens_map.json").write_text(json.dumps(
-        {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}, indent=2) + "\n")
+    write_bytes(out_dir / "tokenizer_config.json", (json.dumps(config, indent=2) + "\n").encode())
+    write_bytes(out_dir / "special_tokens_map.json", (json.dumps(
+        {"bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}, indent=2)
+        + "\n").encode())
     return out_dir
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from harness import SCHEMA_VERSION
+from harness.artifacts import write_bytes
 from harness.errors import UserError
 from harness.inputs.yaml_input import decode, read_text
 from harness.traces.schema import Corpus, Trace, parse_trace
@@ -122,14 +121,8 @@ def trace_text(trace: Trace) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """A trace file as converted, byte for byte: a prompt is replayed as recorded, never redacted."""
+    write_bytes(path, text.encode("utf-8"))
 
 
 # The list of files the harness wrote into a corpus directory. Not `*.json`: AIPerf's loader and `read_dir`

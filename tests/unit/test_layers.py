@@ -45,9 +45,10 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("power",),
     ("traces",),
     ("changelog",),
+    ("tokenizer",),          # the offline tokenizer, written through the artifact writers
     ("artifacts",),
     ("inputs",),
-    ("tokenizer", "provenance", "user_cache"),
+    ("provenance", "user_cache"),
     ("redact",),
     ("redact_forms",),
     ("errors", "harness"),   # `harness`: the package's face (its version and schema version)

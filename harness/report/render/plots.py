@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.artifacts import write_figure
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Y_LABEL, Axis, Curve, y_value
 from harness.report.analysis.table import SIMULATED
 from harness.report.analysis.thin import MARK, is_thin, marked
@@ -149,8 +150,7 @@ def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[
     """Throughput per GPU against one x metric (`pareto_figure`), saved to `path`."""
     plt = _pyplot()
     fig = pareto_figure(curves, axis)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    write_figure(path, fig)
     plt.close(fig)
     return path
 
@@ -238,8 +238,7 @@ def plot_latency_by_conc(
     """
     plt = _pyplot()
     fig = latency_figure(curves, distributions)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    write_figure(path, fig)
     plt.close(fig)
     return path
 
