@@ -28,7 +28,7 @@ def main() -> None:
         r = percentile_diff_interval(a, b, q)
         took = time.perf_counter() - start
         print(f"p{round(q * 100)}: {took * 1000:.1f} ms for n={args.requests:,} per side; "
-              f"B - A in {r.diff}, {r.verdict}; {'OK' if took < 1.0 else 'OVER TARGET'}")
+              f"B - A in {r.diff}, {r.reading}; {'OK' if took < 1.0 else 'OVER TARGET'}")
 
 
 if __name__ == "__main__":

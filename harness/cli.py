@@ -26,7 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("harness.commands.running.sweep", "run every point of a recipe, one fresh server each, then report"),
     "run": ("harness.commands.running.run", "run one point of a recipe on one fresh server"),
     "search": ("harness.commands.running.search", "the highest concurrency that meets an SLO (agents per GPU, per kW)"),
-    "eval": ("harness.commands.running.eval", "accuracy eval (lm-eval GSM8K) of a point's serving config, with its verdict"),
+    "eval": ("harness.commands.running.eval", "accuracy eval (lm-eval GSM8K) of a point's serving config, with its gate"),
     "plan": ("harness.commands.recipes.plan", "the exact server command, env, client and resources of every point"),
     "predict": ("harness.commands.recipes.predict", "each point's pool use, queueing, throughput and latency as the "
                 "simulator predicts them, in seconds, without a run"),

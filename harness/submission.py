@@ -111,7 +111,7 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
     else:
         warnings = []
 
-        refuse_unless_accepted(plans, str(req.recipe))   # AIPerf's verdict is never skipped
+        refuse_unless_accepted(plans, str(req.recipe))   # AIPerf's check is never skipped
         plans = with_corpus_cache(plans, Path(profile.corpus_cache) if profile.corpus_cache else None)
         render.check_fit(recipe, plans, profile, req.recipe)
         plans, staged = render.stage_plans(plans, profile.model_staging)

@@ -2,7 +2,7 @@
 
 The paths are read as `harness report` reads them (run directories, directories of InferenceX rows
 `bmk_agentic_*.json`, or result files) and the points are grouped into curves as the report groups them (one
-InferenceX series per curve). Each curve gets one verdict per reviewed percentile
+InferenceX series per curve). Each curve gets one result per reviewed percentile
 (`harness.report.analysis.coverage`): PASS at 5 or more measured frontier points, else WARN with the count.
 With a recipe, `harness check RECIPE --results PATH` runs the same count as the rule `pareto-coverage` on the
 recipe's curves.
@@ -22,28 +22,28 @@ from harness.report.results.points import load_results
 
 
 def measured_coverage(paths: list[Path]) -> list[CurveCoverage]:
-    """Check 14 verdicts of every curve under `paths`, curve by curve, p90 before p75."""
+    """Check 14 results of every curve under `paths`, curve by curve, p90 before p75."""
 
     points = load_results(paths)
     if not points:
         raise UserError(f"--results {', '.join(map(str, paths))}: no result files found (expected run "
                         "directories, bmk_agentic_*.json rows or InferenceX agentic aggregates)")
-    return [verdict for curve in group_curves(points) for verdict in check14(curve)]
+    return [coverage for curve in group_curves(points) for coverage in check14(curve)]
 
 
-def passed(verdicts: list[CurveCoverage]) -> bool:
-    return all(v.status == "PASS" for v in verdicts)
+def passed(coverages: list[CurveCoverage]) -> bool:
+    return all(v.status == "PASS" for v in coverages)
 
 
-def render_text(verdicts: list[CurveCoverage]) -> list[str]:
+def render_text(coverages: list[CurveCoverage]) -> list[str]:
     """A header naming the rule and the overall status, then one line per curve and percentile."""
-    return [f"Check 14, Pareto coverage on measured points: {'PASS' if passed(verdicts) else 'WARN'}",
-            f"  ({CHECK14_RULE})", *(f"  {v.line}" for v in verdicts)]
+    return [f"Check 14, Pareto coverage on measured points: {'PASS' if passed(coverages) else 'WARN'}",
+            f"  ({CHECK14_RULE})", *(f"  {v.line}" for v in coverages)]
 
 
-def render_json(verdicts: list[CurveCoverage]) -> dict[str, Any]:
+def render_json(coverages: list[CurveCoverage]) -> dict[str, Any]:
     return {"check": "pareto-coverage", "inferencex_check": 14, "rule": CHECK14_RULE,
-            "status": "PASS" if passed(verdicts) else "WARN", "curves": [v.to_json() for v in verdicts]}
+            "status": "PASS" if passed(coverages) else "WARN", "curves": [v.to_json() for v in coverages]}
 
 
 class ParetoCoverage(Rule):

@@ -36,9 +36,9 @@ class AccuracyEval(Rule):
         newest = newest_evals(self.results).get(key)
         line = eval_line(newest).removeprefix("accuracy eval: ")
         where = ", ".join(map(str, self.results))
-        if newest is not None and newest.accepted:   # the report's verdict, PASS
+        if newest is not None and newest.accepted:   # the report's gate, PASS
             return [Finding("PASS", f"{line} ({newest.path})")]
-        if newest is not None and newest.verdict == "PARTIAL":
+        if newest is not None and newest.gate == "PARTIAL":
             line = f"not accepted: a partial eval ({line}); run it on the whole test split"
         if not self.waiver:
             return [Finding("FAIL", f"{line}" + (f" ({newest.path})" if newest else f" under {where}"))]

@@ -112,7 +112,7 @@ class Plannable(Rule):
 class MinPoints(Rule):
     id = "min-points"
     rationale = (f"a pre-run estimate: a curve needs at least {MIN_POINTS} measured frontier points; "
-                 f"fewer than {MIN_POINTS} planned points cannot reach them (the verdict on measured points is "
+                 f"fewer than {MIN_POINTS} planned points cannot reach them (Check 14 on measured points is "
                  "`harness check --results PATH`)")
     inferencex_check = "14 (estimate)"
 

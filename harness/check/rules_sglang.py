@@ -37,7 +37,7 @@ SGLANG_ARGV_ENGINES = ("sglang", "sim")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SGLangReply:
     """SGLang's word on one point: its rejection and the hook that raised it (None: accepted), and the first
     hook that stopped on the model's config."""
 
@@ -51,7 +51,7 @@ class JudgeFailed(Exception):
     """The judging process did not answer (timeout, crash, unreadable output); the message says why."""
 
 
-Judge = Callable[[str, Path, list[tuple[str, list[str]]]], list[Verdict]]
+Judge = Callable[[str, Path, list[tuple[str, list[str]]]], list[SGLangReply]]
 
 
 def wheels_dir() -> Path:
@@ -90,8 +90,8 @@ def judged_commands(name: str, plan: PointPlan) -> list[tuple[str, list[str]]]:
             for role in plan.deployment.roles]
 
 
-def run_judge(version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[Verdict]:
-    """SGLang `version`'s verdict on each (label, argv), from `tools/sglang_judge.py --argv-json -`."""
+def run_judge(version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[SGLangReply]:
+    """SGLang `version`'s reply on each (label, argv), from `tools/sglang_judge.py --argv-json -`."""
     payload = json.dumps([{"label": label, "argv": argv} for label, argv in items])
     try:
         proc = subprocess.run([sys.executable, str(TOOL), version, "--wheel-dir", str(wheel), "--argv-json", "-"],
@@ -104,23 +104,23 @@ def run_judge(version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> 
         raise JudgeFailed(f"{TOOL.name} failed (exit {proc.returncode}): {last}")
     try:
         rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-        verdicts = [Verdict(str(r["label"]), r["sglang"], r["sglang_rule"], r["needs_model"]) for r in rows]
+        replies = [SGLangReply(str(r["label"]), r["sglang"], r["sglang_rule"], r["needs_model"]) for r in rows]
     except (ValueError, KeyError, TypeError) as exc:
         raise JudgeFailed(f"{TOOL.name} gave unreadable output ({exc}): {last}") from None
-    if [v.label for v in verdicts] != [label for label, _ in items]:
-        raise JudgeFailed(f"{TOOL.name} judged {len(verdicts)} of {len(items)} points: {last}")
-    return verdicts
+    if [v.label for v in replies] != [label for label, _ in items]:
+        raise JudgeFailed(f"{TOOL.name} judged {len(replies)} of {len(items)} points: {last}")
+    return replies
 
 
-def findings(version: str, verdicts: list[Verdict]) -> list[Finding]:
+def findings(version: str, replies: list[SGLangReply]) -> list[Finding]:
     """FAIL per point SGLang refuses (`c24: SGLang 0.5.23 refuses: MESSAGE (HOOK)`), else one PASS line."""
     refused = [Finding("FAIL", f"{v.label}: SGLang {version} refuses: {v.sglang} ({v.sglang_rule})", v.label)
-               for v in verdicts if v.sglang is not None]
+               for v in replies if v.sglang is not None]
     if refused:
         return refused
-    stopped = sum(v.needs_model is not None for v in verdicts)
-    what = "server commands (each deployment role's)" if any("." in v.label for v in verdicts) else "points"
-    text = f"SGLang {version} accepts all {len(verdicts)} {what}"
+    stopped = sum(v.needs_model is not None for v in replies)
+    what = "server commands (each deployment role's)" if any("." in v.label for v in replies) else "points"
+    text = f"SGLang {version} accepts all {len(replies)} {what}"
     if stopped:
         text += (f" ({stopped} stopped at a hook that reads the model's config; "
                  "the server judges the rest at start-up)")
@@ -150,7 +150,7 @@ class SglangHooks(Rule):
             return [Finding("N/A", f"not judged by SGLang: {missing}; `{SETUP}` installs 0.5.20 and 0.5.23 "
                                    "(HARNESS_SGLANG_WHEELS=DIR points at DIR/<version>)")]
         try:
-            verdicts = self.judge(version, wheel, planned)
+            replies = self.judge(version, wheel, planned)
         except JudgeFailed as exc:
             return [Finding("WARN", f"not judged by SGLang: {exc}")]
-        return findings(version, verdicts)
+        return findings(version, replies)

@@ -1,4 +1,4 @@
-"""Submission rules: AIPerf's own verdict on a recipe's client commands, and on the results meant for publishing.
+"""Submission rules: AIPerf's own check of a recipe's client commands, and of the results meant for publishing.
 
 - `aiperf-scenario`: every point's exact `aiperf profile` command goes through AIPerf's configuration and
   scenario resolution (`harness.preflight.aiperf_scenario`). FAIL when AIPerf would refuse it; WARN for a recipe
@@ -62,9 +62,9 @@ class Publishable(Rule):
             except UserError as exc:
                 blocked.append(f"unreadable record ({exc})")
                 continue
-            verdict = of(record)
-            if not verdict["publishable"]:
-                blocked.append(f"c{record.get('conc', '?')} {verdict['label']} ({path.parent})")
+            status = of(record)
+            if not status["publishable"]:
+                blocked.append(f"c{record.get('conc', '?')} {status['label']} ({path.parent})")
         if not blocked:
             return [Finding("PASS", f"all {len(records)} points publishable")]
         text = f"{len(blocked)} of {len(records)} points not publishable: " + "; ".join(blocked)

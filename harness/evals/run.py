@@ -1,7 +1,7 @@
 """The eval runner: an accuracy eval of one point's serving config on a fresh server.
 
 launching → loading → ready (fingerprint) → evaluating (lm-eval) → server stopped → collecting →
-`eval_row_<task>.json` (InferenceX's EvalRow), `eval_result.json` (score, threshold, verdict) + `status.json`,
+`eval_row_<task>.json` (InferenceX's EvalRow), `eval_result.json` (score, threshold, gate) + `status.json`,
 all in `<out>/<config_key>/eval-conc<N>/`.
 
 The server lifecycle is the point runner's (`harness.point.servers.serve`): the same launch, finite readiness,
@@ -137,7 +137,7 @@ def meta_env(plan: PointPlan, task: str, limit: int | None) -> dict[str, Any]:
     }
 
 
-def verdict(row: dict[str, Any] | None, threshold: Threshold) -> dict[str, Any]:
+def gate(row: dict[str, Any] | None, threshold: Threshold) -> dict[str, Any]:
     """Pass/fail of a row against its threshold; None when there is no row or no score to judge."""
     row = row or {"score": None, "score_name": None, "score_se": None, "n_eff": None, "infrastructure_success": False}
     score = row["score"] if row["infrastructure_success"] else None
@@ -173,7 +173,7 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
 def _disk_full_outcome(plan: PointPlan, options: EvalOptions, edir: Path, reason: str) -> EvalOutcome:
     result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
               "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
-              "state": "failed", "state_reason": reason, **verdict(None, options.threshold), "row": None}
+              "state": "failed", "state_reason": reason, **gate(None, options.threshold), "row": None}
     return EvalOutcome("failed", reason, EXIT_FAILED, edir, result)
 
 
@@ -242,7 +242,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
         row, files = _collect(edir, output_dir, options.task, meta, state, reason)
         if state == "completed" and not row["infrastructure_success"]:
             state, reason = "failed", f"no_scored_samples: {row['integration_error']['message']}"
-        judged = verdict(row, options.threshold)
+        judged = gate(row, options.threshold)
         result = {"config_key": plan.config_key, "conc": plan.conc, "task": options.task, "limit": options.limit,
                   "partial": partial(options), "engine": plan.server.engine, "simulated": plan.server.engine == "sim",
                   "recipe_fingerprint": plan.fingerprint, "image": plan.image, "state": state,

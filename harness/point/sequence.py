@@ -76,9 +76,9 @@ def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDep
     for i, plan in enumerate(plans, 1):
         earlier = _skip(plan, options, force)
         if earlier is not None:
-            verdict = "" if earlier == EXIT_VALID else f", exit status {earlier}"
+            exit_note = "" if earlier == EXIT_VALID else f", exit status {earlier}"
             print(f"[{i}/{len(plans)}] c{plan.conc}: already completed in "
-                  f"{point_dir(options.out_dir, plan, options.variant)}{verdict} (use --force to re-run)", flush=True)
+                  f"{point_dir(options.out_dir, plan, options.variant)}{exit_note} (use --force to re-run)", flush=True)
             worst = _worse(worst, earlier)
             continue
         print(f"[{i}/{len(plans)}] c{plan.conc}: starting ({plan.client.duration_s:.0f} s window; sweep at "

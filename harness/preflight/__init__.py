@@ -91,7 +91,7 @@ def cluster(recipe: Recipe, plans: list[PointPlan], profile: Any, raw_profile: d
 
 def local(recipe: Recipe, plans: list[PointPlan], recipe_src: str, corpus_cache: Path | None = None) -> Report:
     """The checks that apply to a point run on this machine: its trace corpus (a pinned one staged in
-    `corpus_cache`), AIPerf's own verdict on every point's client command, and the client's tokenizer.
+    `corpus_cache`), AIPerf's own check of every point's client command, and the client's tokenizer.
 
     With `engine: sglang` the tokenizer is `client.tokenizer`, else the served model's checkpoint when
     `model.path` is a directory here, else its snapshot in this machine's HF cache (`HF_HUB_CACHE`,

@@ -1,4 +1,4 @@
-"""AIPerf's own verdict on every point's client command, before any server starts.
+"""AIPerf's own check of every point's client command, before any server starts.
 
 Each point's exact `aiperf profile` argv (with a placeholder URL, tokenizer and artifact directory) goes
 through AIPerf's configuration and scenario resolution (`harness.recipe.scenario.resolve`): whatever AIPerf

@@ -92,7 +92,7 @@ class Resolution:
     """What AIPerf's own configuration resolution said of one `aiperf profile` argv."""
 
     accepted: bool                        # AIPerf would start this run
-    submission_valid: bool | None         # its scenario verdict when accepted (None: no scenario)
+    submission_valid: bool | None         # its scenario check when accepted (None: no scenario)
     violations: list[Violation] = field(default_factory=list)
     error: str | None = None              # AIPerf's refusal, in its words (first line)
 

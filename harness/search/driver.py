@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from harness.search.order import Bracket, Outcome, bracket
 from harness.search.rounds import next_round
-from harness.search.verdict import PointVerdict
+from harness.search.tested import TestedPoint
 
 ATTEMPTS = 3   # the first test, a longer window, a repeat of it
 
@@ -45,18 +45,18 @@ class SearchRun:
     """The tested points in the order tested, the bracket they give, whether the search reached its end, and
     why it ended before its bracket was closed (its budget), if it did."""
 
-    tested: tuple[PointVerdict, ...]
+    tested: tuple[TestedPoint, ...]
     state: Bracket
     complete: bool
     budget_reason: str | None = None
 
 
-def latest_outcomes(tested: Sequence[PointVerdict]) -> dict[int, Outcome]:
+def latest_outcomes(tested: Sequence[TestedPoint]) -> dict[int, Outcome]:
     """Each tested concurrency's outcome, as its latest test says."""
     return {v.conc: v.outcome for v in tested}
 
 
-def state_of(tested: Sequence[PointVerdict], min_conc: int, max_conc: int, attempts: int = ATTEMPTS) -> Bracket:
+def state_of(tested: Sequence[TestedPoint], min_conc: int, max_conc: int, attempts: int = ATTEMPTS) -> Bracket:
     """The bracket of the tests so far, an inconclusive concurrency re-testable while it has tests left."""
     outcomes = latest_outcomes(tested)
     counts = Counter(v.conc for v in tested)
@@ -64,12 +64,12 @@ def state_of(tested: Sequence[PointVerdict], min_conc: int, max_conc: int, attem
     return bracket(outcomes, min_conc, max_conc, again)
 
 
-def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], PointVerdict | None],
+def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], TestedPoint | None],
                on_point: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
     """Test concurrencies in the search's order; `test(conc, attempt)` returns None when the search must stop
     (a signal, a full disk): then the run is incomplete."""
     budget = budget or Budget()
-    tested: list[PointVerdict] = []
+    tested: list[TestedPoint] = []
     while True:
         state = state_of(tested, min_conc, max_conc, budget.attempts)
         if state.next_conc is None:
@@ -78,31 +78,31 @@ def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], PointVer
         if spent is not None:
             return SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, 0), True, spent)
         attempt = 1 + sum(1 for v in tested if v.conc == state.next_conc)
-        verdict = test(state.next_conc, attempt)
-        if verdict is None:
+        point = test(state.next_conc, attempt)
+        if point is None:
             return SearchRun(tuple(tested), state, False)
-        if verdict.conc != state.next_conc:
-            raise ValueError(f"tested c{verdict.conc} for c{state.next_conc}")
-        tested.append(verdict)
+        if point.conc != state.next_conc:
+            raise ValueError(f"tested c{point.conc} for c{state.next_conc}")
+        tested.append(point)
         if on_point is not None:
             on_point(SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, budget.attempts), False))
 
 
 @dataclass(frozen=True)
 class RoundResult:
-    """A tested round: the verdicts it gave (in increasing concurrency) and whether the search must stop."""
+    """A tested round: the points it tested (in increasing concurrency) and whether the search must stop."""
 
-    verdicts: tuple[PointVerdict, ...]
+    tested: tuple[TestedPoint, ...]
     stopped: bool = False
 
 
 def run_rounds(min_conc: int, max_conc: int, width: int, test_round: Callable[[int, list[int]], RoundResult],
                on_round: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
     """Test rounds of up to `width` concurrencies (`rounds.next_round`) until the bracket is closed.
-    `test_round(n, concs)` tests round n (from 1); a stopped round ends the run incomplete, with the verdicts it
-    did give. A round re-tests nothing; one is cut to what is left of `budget.max_points`."""
+    `test_round(n, concs)` tests round n (from 1); a stopped round ends the run incomplete, with the points it
+    did test. A round re-tests nothing; one is cut to what is left of `budget.max_points`."""
     budget = budget or Budget()
-    tested: list[PointVerdict] = []
+    tested: list[TestedPoint] = []
     for number in itertools.count(1):
         outcomes = latest_outcomes(tested)
         concs = next_round(outcomes, min_conc, max_conc, width)
@@ -114,10 +114,10 @@ def run_rounds(min_conc: int, max_conc: int, width: int, test_round: Callable[[i
         if budget.max_points is not None:
             concs = concs[:budget.max_points - len(tested)]
         result = test_round(number, concs)
-        given = {v.conc for v in result.verdicts}
+        given = {v.conc for v in result.tested}
         if given - set(concs) or (not result.stopped and given != set(concs)):
-            raise ValueError(f"round {number} of {concs} gave verdicts for {sorted(given)}")
-        tested.extend(sorted(result.verdicts, key=lambda v: v.conc))
+            raise ValueError(f"round {number} of {concs} gave outcomes for {sorted(given)}")
+        tested.extend(sorted(result.tested, key=lambda v: v.conc))
         run = SearchRun(tuple(tested), bracket(latest_outcomes(tested), min_conc, max_conc), False)
         if result.stopped:
             return run

@@ -1,7 +1,7 @@
 """The order of a search over concurrency, as a pure function of the outcomes so far.
 
 Each tested concurrency is `pass` (meets the SLO on a point whose sample can tell), `fail`, or `inconclusive`
-(its sample cannot tell: `harness.search.verdict`). An inconclusive concurrency is never counted as a pass or a
+(its sample cannot tell: `harness.search.tested`). An inconclusive concurrency is never counted as a pass or a
 fail: it is re-tested while it may be (`retestable`: the caller counts its tests), else it stays unknown.
 
 Gallop: test `min_conc`, then double the highest tested concurrency (capped at `max_conc`) until a point fails

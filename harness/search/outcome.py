@@ -1,4 +1,4 @@
-"""`search.json` and the console summary of a search, built from the tested points' verdicts (pure).
+"""`search.json` and the console summary of a search, built from the tested points' outcomes (pure).
 
 `boundary_conc` is the highest tested concurrency that meets the SLO below every failing one (null when none
 does). `boundary_interval` is where the boundary lies: `[boundary, first failure - 1]` (`max_conc` without a failure);
@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.search.order import Bracket, above_boundary_passes
 from harness.search.slo import Slo
-from harness.search.verdict import PointVerdict
+from harness.search.tested import TestedPoint
 
 SEARCH_FILE = "search.json"
 
@@ -36,7 +36,7 @@ class SearchSpec:
     nodes: int
 
 
-def search_json(spec: SearchSpec, tested: Sequence[PointVerdict], state: Bracket, complete: bool,
+def search_json(spec: SearchSpec, tested: Sequence[TestedPoint], state: Bracket, complete: bool,
                 budget_reason: str | None = None) -> dict[str, Any]:
     """The body of `search.json`: the SLO, every tested point in the order tested, the boundary and capacity;
     `budget_reason`: why the search ended before its bracket was closed."""
@@ -62,7 +62,7 @@ def search_json(spec: SearchSpec, tested: Sequence[PointVerdict], state: Bracket
     }
 
 
-def _points_json(tested: Sequence[PointVerdict]) -> list[dict[str, Any]]:
+def _points_json(tested: Sequence[TestedPoint]) -> list[dict[str, Any]]:
     """Each test in order, with its attempt at its concurrency and whether its concurrency counts by it."""
     last = {v.conc: i for i, v in enumerate(tested)}
     seen: dict[int, int] = {}
@@ -73,7 +73,7 @@ def _points_json(tested: Sequence[PointVerdict]) -> list[dict[str, Any]]:
     return out
 
 
-def _point_json(v: PointVerdict, order: int, attempt: int, counted: bool) -> dict[str, Any]:
+def _point_json(v: TestedPoint, order: int, attempt: int, counted: bool) -> dict[str, Any]:
     return {
         "order": order,
         "conc": v.conc,
@@ -95,7 +95,7 @@ def _point_json(v: PointVerdict, order: int, attempt: int, counted: bool) -> dic
     }
 
 
-def _uncertain(tested: Sequence[PointVerdict], state: Bracket, budget_reason: str | None) -> dict[str, Any]:
+def _uncertain(tested: Sequence[TestedPoint], state: Bracket, budget_reason: str | None) -> dict[str, Any]:
     """Whether the answer is uncertain: the interval in which the boundary lies is wider than one concurrency
     (`reason`: the inconclusive points inside it and why each is, and the budget that ended the search)."""
     latest = {v.conc: v for v in tested}
@@ -114,7 +114,7 @@ def _uncertain(tested: Sequence[PointVerdict], state: Bracket, budget_reason: st
             "deciding_points": [c for c in (state.boundary, state.first_fail) if c is not None and latest[c].uncertain]}
 
 
-def _capacity(spec: SearchSpec, boundary: PointVerdict | None) -> dict[str, Any]:
+def _capacity(spec: SearchSpec, boundary: TestedPoint | None) -> dict[str, Any]:
     if boundary is None:
         reason = "no tested concurrency meets the SLO"
         return {"agents_per_gpu": None, "agents_per_node": None, "agents_per_kw": None,

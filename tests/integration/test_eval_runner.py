@@ -121,7 +121,7 @@ def test_bad_input_exits_2(tmp_path):
 
 
 @pytest.mark.slow
-def test_sweep_with_eval_runs_the_eval_after_the_points_and_reports_its_verdict(tmp_path):
+def test_sweep_with_eval_runs_the_eval_after_the_points_and_reports_its_gate(tmp_path):
     # from another working directory with a relative --out (lm-eval itself runs in the task's directory)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     short = ["--duration", "5", "--set", "client.warmup_requests_per_lane=1"]   # the eval is checked, not the point
@@ -134,7 +134,7 @@ def test_sweep_with_eval_runs_the_eval_after_the_points_and_reports_its_verdict(
     curve = tmp_path / "rel-sweep" / "quickstart-sim"
     assert (curve / "eval-conc4" / "eval_row_gsm8k.json").exists()
     report = json.loads((curve / "report" / "report.json").read_text())
-    assert report["evals"]["quickstart-sim"]["verdict"] == "PARTIAL"   # --limit 6: what check judges too
+    assert report["evals"]["quickstart-sim"]["gate"] == "PARTIAL"   # --limit 6: what check judges too
     assert "## Accuracy evals" in (curve / "report" / "report.md").read_text()
     assert "Accuracy evals" in (curve / "report" / "report.html").read_text()
     again = subprocess.run([sys.executable, "-m", "harness", "sweep", str(QUICKSTART), "--points", "c4", *short,

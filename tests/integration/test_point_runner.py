@@ -97,7 +97,7 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert acc["cancelled_at_cutoff"] == disconnected > 0
     assert result["num_requests_total"] == acc["records_profiled"] + disconnected
     assert result["engine"] == "sim" and result["simulated"] is True
-    # AIPerf's own verdict, read from its metadata: a smoke recipe runs under --unsafe-override, never publishable
+    # AIPerf's own check, read from its metadata: a smoke recipe runs under --unsafe-override, never publishable
     assert "--unsafe-override" in (pdir / "client_command.txt").read_text()
     assert result["aiperf_submission"]["scenario"] == "agentx"
     assert (result["aiperf_submission"]["submission_valid"],

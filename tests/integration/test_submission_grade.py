@@ -61,11 +61,11 @@ def test_gpu_recipe_at_its_own_window_reaches_profiling_on_the_staged_pinned_cor
     assert (status["state"], status["reason"]) == ("cancelled", "interrupted: SIGINT")
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
     record = json.loads((pdir / "point_result.json").read_text())
-    verdict = record["aiperf_submission"]   # AIPerf's own, from profile_export_aiperf.json's metadata
-    assert verdict["scenario"] == "agentx" and verdict["submission_valid"] is False
-    assert verdict["submission_invalid_reasons"] == ["run_cancelled"]
-    assert verdict["dataset"]["loader"] == "semianalysis_cc_traces_weka_062126"
-    assert verdict["dataset"]["hf_dataset_name"] == "semianalysisai/cc-traces-weka-062126"
+    submission = record["aiperf_submission"]   # AIPerf's own, from profile_export_aiperf.json's metadata
+    assert submission["scenario"] == "agentx" and submission["submission_valid"] is False
+    assert submission["submission_invalid_reasons"] == ["run_cancelled"]
+    assert submission["dataset"]["loader"] == "semianalysis_cc_traces_weka_062126"
+    assert submission["dataset"]["hf_dataset_name"] == "semianalysisai/cc-traces-weka-062126"
     corpus = record["client"]["corpus"]
     assert corpus["spec"] == PINNED and corpus["staged_cache"] == str(corpora) and corpus["verified"] is False
     codes = {r["code"] for r in record["publishable"]["reasons"]}
@@ -103,8 +103,8 @@ def test_a_deployment_at_agentx_length_reaches_profiling_on_the_staged_pinned_co
     assert all(group_gone(pid) for pid in status["server_pids"].values())
     assert port_listeners((30000, 30100, 30200)) == [] and live_routers() == []
     record = json.loads((pdir / "point_result.json").read_text())
-    verdict = record["aiperf_submission"]
-    assert verdict["scenario"] == "agentx" and verdict["submission_invalid_reasons"] == ["run_cancelled"]
+    submission = record["aiperf_submission"]
+    assert submission["scenario"] == "agentx" and submission["submission_invalid_reasons"] == ["run_cancelled"]
     assert record["client"]["corpus"]["spec"] == PINNED
 
 

@@ -1,6 +1,6 @@
 """`harness search --cluster` on the simulator via the local Slurm: rounds of concurrencies as job arrays (c4..c8,
 rounds of the profile's max_parallel 2: at most three rounds), each point its own array task and server; the
-verdicts in search.json are the points' own records judged against the SLO; a second run reuses every point."""
+outcomes in search.json are the points' own records judged against the SLO; a second run reuses every point."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.slurm.conftest import LOCAL_CI, QUICKSTART, harness
 
 SLO = "ttft_p90<=0.5"
 SAMPLE = {"too_few_completed", "window_too_short", "concurrency_below_target"}
-# one warmup call per lane: what is tested is the rounds and the verdicts, not the window (the preset's ten take ~90 s
+# one warmup call per lane: what is tested is the rounds and the outcomes, not the window (the preset's ten take ~90 s
 # at c8 on the demo profile)
 ARGS = ("search", str(QUICKSTART), "--cluster", str(LOCAL_CI), "--slo", SLO, "--min-conc", "4", "--max-conc", "8",
         "--set", "client.warmup_requests_per_lane=1", "--duration", "20", "--interval", "1")
@@ -34,11 +34,11 @@ def search(slurm: None, harness_env: dict[str, str], tmp_path_factory: pytest.Te
 
 def _local_points(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The points of a local search.json built from the same points' records."""
-    from harness.search.verdict import read_verdict
+    from harness.search.tested import read_tested
 
-    verdicts = [read_verdict(Path(p["point_dir"]), p["conc"], [parse_slo(SLO)]) for p in doc["points"]]
-    outcomes = {v.conc: v.outcome for v in verdicts}
-    return search_json(SearchSpec("r", "k", None, (parse_slo(SLO),), 4, 8, 1, 1), verdicts,
+    tested = [read_tested(Path(p["point_dir"]), p["conc"], [parse_slo(SLO)]) for p in doc["points"]]
+    outcomes = {v.conc: v.outcome for v in tested}
+    return search_json(SearchSpec("r", "k", None, (parse_slo(SLO),), 4, 8, 1, 1), tested,
                        bracket(outcomes, 4, 8), True)["points"]
 
 
@@ -58,7 +58,7 @@ def test_search_completes_with_the_shape_of_the_local_search(search: dict[str, A
     assert "answer: " in search["proc"].stdout
 
 
-def test_every_verdict_is_its_points_own_record(search: dict[str, Any]) -> None:
+def test_every_outcome_is_its_points_own_record(search: dict[str, Any]) -> None:
     doc = search["doc"]
     assert doc["points"] and len({p["conc"] for p in doc["points"]}) == len(doc["points"])
     for p in doc["points"]:

@@ -112,7 +112,7 @@ def test_check_results_refuses_a_path_without_results(tmp_path: Path, capsys: py
     assert cli_main(["check", "--results", str(tmp_path / "missing")]) == 2
 
 
-def test_the_report_prints_the_same_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_report_prints_the_same_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = build_report([GB300], tmp_path / "report", with_records=False)
     md = out.markdown_path.read_text()
     assert "- Check 14 (InferenceX's upper_right count): PASS, 9/11 on the E2EL p90 frontier" in md

@@ -1,4 +1,4 @@
-"""The `accuracy-eval` rule of `harness check --results` and the report's eval verdicts."""
+"""The `accuracy-eval` rule of `harness check --results` and the report's eval gates."""
 
 import json
 from pathlib import Path
@@ -81,16 +81,16 @@ def test_cli(tmp_path, capsys):
     assert "accuracy-eval" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("passed,verdict", [(True, "PASS"), (False, "FAIL"), (None, "FAILED")])
-def test_verdict_words(tmp_path, passed, verdict):
+@pytest.mark.parametrize("passed,gate", [(True, "PASS"), (False, "FAIL"), (None, "FAILED")])
+def test_gate_words(tmp_path, passed, gate):
     write_eval(tmp_path, 8, 1, score=None if passed is None else 0.5, passed=passed,
                state="completed" if passed is not None else "failed")
-    assert newest_evals([tmp_path])["quickstart-sim"].verdict == verdict
+    assert newest_evals([tmp_path])["quickstart-sim"].gate == gate
 
 
 def test_a_partial_eval_is_shown_as_such_and_does_not_accept_a_curve(tmp_path):
     write_eval(tmp_path, 8, 1, score=1.0, passed=True, limit=10)
-    assert newest_evals([tmp_path])["quickstart-sim"].verdict == "PARTIAL"  # the report judges as check does
+    assert newest_evals([tmp_path])["quickstart-sim"].gate == "PARTIAL"  # the report judges as check does
     line = eval_line(newest_evals([tmp_path])["quickstart-sim"])
     assert "[partial: --limit 10]" in line
     r = accuracy(tmp_path)

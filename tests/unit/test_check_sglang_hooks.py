@@ -10,7 +10,7 @@ import pytest
 
 from harness.check import PlannedPoint, check_recipe, prepare
 from harness.check import rules_sglang as rs
-from harness.check.rules_sglang import JudgeFailed, SglangHooks, Verdict
+from harness.check.rules_sglang import JudgeFailed, SglangHooks, SGLangReply
 from harness.recipe.load import load_recipe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,9 +36,9 @@ class FakeJudge:
         self.refuse = refuse
         self.calls: list[tuple[str, Path, list[tuple[str, list[str]]]]] = []
 
-    def __call__(self, version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[Verdict]:
+    def __call__(self, version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[SGLangReply]:
         self.calls.append((version, wheel, items))
-        return [Verdict(label, REFUSAL if label in self.refuse else None, HOOK if label in self.refuse else None,
+        return [SGLangReply(label, REFUSAL if label in self.refuse else None, HOOK if label in self.refuse else None,
                         None if label in self.refuse else "parallel_hook.handle_context_parallelism")
                 for label, _ in items]
 
@@ -122,7 +122,7 @@ def test_a_simulator_recipe_is_judged_on_its_sglang_flags_only(tmp_path: Path,
 def test_a_judge_that_does_not_answer_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_wheel(tmp_path, monkeypatch)
 
-    def broken(version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[Verdict]:
+    def broken(version: str, wheel: Path, items: list[tuple[str, list[str]]]) -> list[SGLangReply]:
         raise JudgeFailed("sglang_judge.py failed (exit 1): ImportError: no module named sglang.srt.foo")
 
     status, found = hooks_result(GOOD, SglangHooks(broken))
@@ -146,7 +146,7 @@ for item in json.load(sys.stdin):
                       "sglang_rule": "argparse" if "--bad" in item["argv"] else None, "needs_model": None}))
 """)
     got = rs.run_judge("0.5.23", Path("W"), [("c1", ["--tp-size", "4"]), ("c2", ["--bad"])])
-    assert got == [Verdict("c1", None, None, None), Verdict("c2", "no", "argparse", None)]
+    assert got == [SGLangReply("c1", None, None, None), SGLangReply("c2", "no", "argparse", None)]
 
 
 @pytest.mark.parametrize(("body", "words"), [

@@ -17,11 +17,11 @@ def test_the_judge_waits_for_the_bound_and_any_progress_restarts_it():
     busy = GroupSample(ticks=10, processes=3, stopped=0)
     judge.saw(0, 100, busy, now=0)
     judge.saw(0, 100, busy, now=59)
-    assert judge.verdict(59) is None
+    assert judge.stalled_reason(59) is None
     judge.saw(0, 100, GroupSample(11, 3, 0), now=59)     # one more CPU tick
-    assert judge.verdict(118) is None
+    assert judge.stalled_reason(118) is None
     judge.saw(0, 100, GroupSample(11, 3, 3), now=119.5)
-    reason = judge.verdict(119.5)
+    reason = judge.stalled_reason(119.5)
     assert reason == ("client_stalled: no new AIPerf record, no client log output and no CPU time in the client's "
                       "3 processes for 60 s (bound 60 s; 3 of 3 stopped (SIGSTOP); 0 AIPerf records)")
 
@@ -29,9 +29,9 @@ def test_the_judge_waits_for_the_bound_and_any_progress_restarts_it():
 def test_without_proc_or_once_the_group_is_gone_the_judge_never_fails_the_client():
     judge = ClientStallJudge(5, now=0)
     judge.saw(3, 10, None, now=0)
-    assert judge.verdict(100) is None
+    assert judge.stalled_reason(100) is None
     judge.saw(3, 10, GroupSample(0, 0, 0), now=100)
-    assert judge.verdict(200) is None
+    assert judge.stalled_reason(200) is None
 
 
 def test_a_stopped_process_group_is_seen_in_proc_and_judged_stalled():

@@ -68,7 +68,7 @@ def test_repeats_are_pooled_and_their_spread_weighed() -> None:
     # runs of A that moved 10 % between themselves: a 2 % change is inside that spread
     moving = point_noise(_runs(0.95, 1.0, 1.05), _runs(1.02, 1.02, 1.02))["e2el_p50"]
     assert moving.repeat_spread_pct is not None and moving.repeat_spread_pct > 5
-    assert moving.within_noise is True and moving.verdict in ("within noise", "within the repeats' spread")
+    assert moving.within_noise is True and moving.reading in ("within noise", "within the repeats' spread")
 
 
 def _repeated_point(run: Path, runs: int) -> None:

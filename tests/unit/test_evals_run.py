@@ -1,4 +1,4 @@
-"""The eval runner's pure parts: meta_env.json, the verdict and the exit status."""
+"""The eval runner's pure parts: meta_env.json, the gate and the exit status."""
 
 import json
 import signal
@@ -8,7 +8,7 @@ import pytest
 
 from harness.evals.plan import eval_overrides, eval_task
 from harness.evals.row import build_eval_row, extract_metrics
-from harness.evals.run import EXIT_BELOW, EXIT_FAILED, EXIT_PASSED, _exit_status, meta_env, verdict
+from harness.evals.run import EXIT_BELOW, EXIT_FAILED, EXIT_PASSED, _exit_status, gate, meta_env
 from harness.evals.thresholds import Threshold
 from harness.recipe.load import load_recipe
 from harness.recipe.points import load_plans
@@ -29,8 +29,8 @@ def _row(score: float | None):
 
 
 @pytest.mark.parametrize("score,passed", [(0.9, True), (0.8999, False), (1.0, True), (0.0, False), (None, None)])
-def test_verdict(score, passed):
-    v = verdict(_row(score), T90)
+def test_gate(score, passed):
+    v = gate(_row(score), T90)
     assert v["passed"] is passed and v["min_score"] == 0.9 and v["threshold_source"] == "default"
     assert v["score"] == score
 

@@ -49,7 +49,7 @@ def _point(root: Path) -> Path:
 def test_layout_and_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _point(tmp_path / "run")
     assert main(["export", "--inferencex", str(tmp_path / "run"), str(tmp_path / "out")]) == 0
-    assert "left out 1 point(s) that are not publishable" in capsys.readouterr().out   # simulated, no AIPerf verdict
+    assert "left out 1 point(s) that are not publishable" in capsys.readouterr().out   # simulated, no AIPerf check
     assert not (tmp_path / "out" / "bmk_agentic_k_conc4").exists()
     assert main(["export", "--inferencex", "--include-unofficial", str(tmp_path / "run"), str(tmp_path / "out")]) == 0
     out = tmp_path / "out"

@@ -1,4 +1,4 @@
-"""Preflight's container checks: mount roots, the squash file's path form, and the probe steps' verdicts (the
+"""Preflight's container checks: mount roots, the squash file's path form, and the probe steps' findings (the
 probe's srun answered by a stand-in that prints what a node and a container would)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Preflight's partition, account and QOS checks (`harness.preflight.slurm_names`): the parsers on the outputs of
 the Slurm 22.05 client commands (the local Slurm's own, and a site's with several partitions, accounts and QOS in
-the same formats), the verdicts, and what is said when Slurm cannot be asked."""
+the same formats), the findings, and what is said when Slurm cannot be asked."""
 
 from __future__ import annotations
 

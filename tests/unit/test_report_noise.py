@@ -41,14 +41,14 @@ def test_interval_contains_the_true_difference_of_known_distributions(q: float) 
 def test_identical_samples_are_within_noise() -> None:
     a = np.random.default_rng(3).normal(2.0, 0.3, 500)
     r = percentile_diff_interval(a, a.copy(), 0.9)
-    assert r.within_noise is True and r.verdict == "within noise"
+    assert r.within_noise is True and r.reading == "within noise"
     assert r.diff is not None and r.diff[0] < 0 < r.diff[1]
 
 
 def test_a_shifted_sample_is_outside_noise() -> None:
     a = np.random.default_rng(4).normal(2.0, 0.1, 400)
     r = percentile_diff_interval(a, a + 0.3, 0.5)
-    assert r.within_noise is False and r.verdict == "outside noise"
+    assert r.within_noise is False and r.reading == "outside noise"
     assert r.diff is not None and r.diff[0] == pytest.approx(0.3, abs=0.05) and r.diff[1] > 0.25
     assert r.pct is not None and 10 < r.pct[0] <= r.pct[1] < 20
 
@@ -64,14 +64,14 @@ def test_small_samples_give_no_interval_but_their_sizes() -> None:
     r = percentile_diff_interval(few, [1.2] * 50, 0.5)
     assert r.diff is None and r.within_noise is None
     assert (r.n_a, r.n_b) == (MIN_REQUESTS - 1, 50)
-    assert r.verdict == f"fewer than {MIN_REQUESTS} requests: no interval"
+    assert r.reading == f"fewer than {MIN_REQUESTS} requests: no interval"
     enough = percentile_diff_interval([1.0] * MIN_REQUESTS, [1.2] * MIN_REQUESTS, 0.5)
-    assert enough.diff == pytest.approx((0.2, 0.2)) and enough.verdict == "outside noise"
+    assert enough.diff == pytest.approx((0.2, 0.2)) and enough.reading == "outside noise"
 
 
 def test_an_empty_side_gives_no_interval() -> None:
     r = percentile_diff_interval([], [1.0, 2.0] * 10, 0.9)
-    assert r.diff is None and r.verdict == NO_RECORDS
+    assert r.diff is None and r.reading == NO_RECORDS
     assert (r.n_a, r.n_b) == (None, 20)
     assert r.as_json() == {"n_a": None, "n_b": 20, "diff": None, "pct": None, "within_noise": None,
                            "reason": NO_RECORDS, "runs_a": 1, "runs_b": 1, "repeat_spread_pct": None}

@@ -1,5 +1,5 @@
 """One round of `harness search --cluster`, with Slurm faked: points completed before are read back and not
-submitted, the rest go as one job array, each verdict comes from the point's own record, and a point that left
+submitted, the rest go as one job array, each outcome comes from the point's own record, and a point that left
 none stops the search."""
 
 from __future__ import annotations
@@ -71,31 +71,31 @@ def test_completed_points_are_read_back_and_the_rest_submitted_as_one_array(setu
     setup["after_job"][8] = (2.0, "completed")
     result = setup["test"](1, [4, 8])
     assert setup["submitted"] == [[8]]
-    assert [(v.conc, v.outcome) for v in result.verdicts] == [(4, "pass"), (8, "fail")] and not result.stopped
+    assert [(v.conc, v.outcome) for v in result.tested] == [(4, "pass"), (8, "fail")] and not result.stopped
     assert setup["rounds"] == [{"round": 1, "concs": [4, 8], "reused": [4], "job_id": "7",
                                 "tasks": [{"conc": 8, "task_id": 0}]}]
     assert setup["stop"] == []
 
 
-def test_a_point_without_a_verdict_stops_the_search(setup: dict[str, Any]) -> None:
+def test_a_point_without_an_answer_stops_the_search(setup: dict[str, Any]) -> None:
     setup["after_job"][8] = (None, "cancelled")
     result = setup["test"](1, [4, 8])
-    assert [v.conc for v in result.verdicts] == [4] and result.stopped and setup["stop"] == [1]
+    assert [v.conc for v in result.tested] == [4] and result.stopped and setup["stop"] == [1]
 
 
-def test_a_point_whose_task_died_gives_no_verdict(setup: dict[str, Any]) -> None:
+def test_a_point_whose_task_died_gives_no_answer(setup: dict[str, Any]) -> None:
     setup["after_job"][8] = (None, "failed")
     test = setup["test"]
     result = test(1, [4, 8])
-    assert [(v.conc, v.outcome) for v in result.verdicts] == [(4, "pass"), (8, "fail")]   # failed: an answer
-    status = Path(result.verdicts[1].point_dir) / "status.json"
+    assert [(v.conc, v.outcome) for v in result.tested] == [(4, "pass"), (8, "fail")]   # failed: an answer
+    status = Path(result.tested[1].point_dir) / "status.json"
     status.write_text(json.dumps({**json.loads(status.read_text()), "reason": "harness_killed: the harness ..."}))
     setup["after_job"].clear()   # the next job leaves the point as the lost task left it
     again = test(2, [8])
-    assert again.verdicts == () and again.stopped and setup["stop"] == [1]
+    assert again.tested == () and again.stopped and setup["stop"] == [1]
 
 
 def test_a_round_of_completed_points_submits_nothing(setup: dict[str, Any]) -> None:
     result = setup["test"](1, [4])
-    assert setup["submitted"] == [] and [v.outcome for v in result.verdicts] == ["pass"]
+    assert setup["submitted"] == [] and [v.outcome for v in result.tested] == ["pass"]
     assert setup["rounds"][0]["job_id"] is None and setup["rounds"][0]["reused"] == [4]

@@ -11,13 +11,13 @@ from harness.search.driver import run_search
 from harness.search.order import Bracket, bracket
 from harness.search.slo import parse_slo
 from harness.search.spread import Interval
-from harness.search.verdict import Check, PointVerdict
+from harness.search.tested import Check, TestedPoint
 
 SLO = parse_slo("ttft_p90<=1")
 
 
-def fake_point(conc: int, ttft: float, invalid: tuple[str, ...] = ()) -> PointVerdict:
-    return PointVerdict(conc, Path(f"/runs/conc{conc}"), "completed", not invalid, invalid,
+def fake_point(conc: int, ttft: float, invalid: tuple[str, ...] = ()) -> TestedPoint:
+    return TestedPoint(conc, Path(f"/runs/conc{conc}"), "completed", not invalid, invalid,
                         (Check(SLO, ttft, Interval(None, "fake")),), None, "fake")
 
 
@@ -25,7 +25,7 @@ def search_with(capacity: int, min_conc: int = 1, max_conc: int = 32) -> tuple[l
     """A fake curve: ttft 0.5 s up to `capacity`, 2 s above it."""
     order: list[int] = []
 
-    def test(conc: int, attempt: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> TestedPoint:
         order.append(conc)
         return fake_point(conc, 0.5 if conc <= capacity else 2.0)
 
@@ -66,7 +66,7 @@ def test_the_search_starts_at_min_conc() -> None:
 def test_an_invalid_point_fails_the_slo_whatever_its_metrics() -> None:
     order: list[int] = []
 
-    def test(conc: int, attempt: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> TestedPoint:
         order.append(conc)
         return fake_point(conc, 0.1, () if conc < 4 else ("error_ratio",))
 
@@ -81,7 +81,7 @@ def test_too_little_evidence_at_low_concurrency_is_inconclusive_and_the_gallop_g
     boundary they never matter, so they are not tested again."""
     order: list[int] = []
 
-    def test(conc: int, attempt: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> TestedPoint:
         order.append(conc)
         return fake_point(conc, 0.5 if conc <= 11 else 2.0, ("too_few_completed",) if conc < 4 else ())
 
@@ -108,7 +108,7 @@ def test_a_pass_above_the_first_failure_does_not_move_the_boundary() -> None:
 
 
 def test_a_stopped_search_is_incomplete_and_keeps_what_it_found() -> None:
-    def test(conc: int, attempt: int) -> PointVerdict | None:
+    def test(conc: int, attempt: int) -> TestedPoint | None:
         return fake_point(conc, 0.5) if conc < 4 else None
 
     run = run_search(1, 32, test)

@@ -1,4 +1,4 @@
-"""A tested point's verdict read from its own record, and search.json built from the verdicts."""
+"""A tested point's outcome read from its own record, and search.json built from the tested points."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from harness.search.order import bracket
 from harness.search.outcome import SearchSpec, answer_line, render_summary, search_json
 from harness.search.slo import parse_slos
-from harness.search.verdict import read_verdict
+from harness.search.tested import read_tested
 
 SLOS = parse_slos(["ttft_p90<=0.5", "intvty_p90>=20"])
 
@@ -38,31 +38,31 @@ def write_point(root: Path, conc: int, ttft_p90: float, *, invalid: tuple[str, .
 
 
 def test_a_valid_point_whose_expressions_hold_meets_the_slo(tmp_path: Path) -> None:
-    v = read_verdict(write_point(tmp_path, 4, 0.3), 4, SLOS)
+    v = read_tested(write_point(tmp_path, 4, 0.3), 4, SLOS)
     assert (v.meets_slo, v.outcome, v.metric("ttft_p90"), v.metric("intvty_p90")) == (True, "pass", 0.3, 30.0)
     assert (v.power_w, v.power_reason) == (None, "power not measured (nvml_unavailable)")
 
 
 def test_an_expression_that_does_not_hold_or_an_invalid_point_fails(tmp_path: Path) -> None:
-    assert read_verdict(write_point(tmp_path / "a", 8, 0.7), 8, SLOS).outcome == "fail"
-    invalid = read_verdict(write_point(tmp_path / "b", 8, 0.3, invalid=("error_ratio",)), 8, SLOS)
+    assert read_tested(write_point(tmp_path / "a", 8, 0.7), 8, SLOS).outcome == "fail"
+    invalid = read_tested(write_point(tmp_path / "b", 8, 0.3, invalid=("error_ratio",)), 8, SLOS)
     assert (invalid.meets_slo, invalid.outcome, invalid.invalid_reasons) == (False, "fail", ("error_ratio",))
-    short = read_verdict(write_point(tmp_path / "c", 1, 0.3, invalid=("too_few_completed",)), 1, SLOS)
+    short = read_tested(write_point(tmp_path / "c", 1, 0.3, invalid=("too_few_completed",)), 1, SLOS)
     assert (short.meets_slo, short.outcome) == (False, "inconclusive")
 
 
 def test_a_point_without_a_record_or_status_fails(tmp_path: Path) -> None:
     (tmp_path / "conc2").mkdir()
-    v = read_verdict(tmp_path / "conc2", 2, SLOS)
+    v = read_tested(tmp_path / "conc2", 2, SLOS)
     assert (v.state, v.outcome, v.metric("ttft_p90")) == ("missing", "fail", None)
 
 
 def test_a_threshold_inside_the_spread_of_the_percentile_makes_the_point_uncertain(tmp_path: Path) -> None:
     spread = [0.3 + 0.01 * i for i in range(40)]          # 0.30 .. 0.69 s: p90 about 0.65, the threshold 0.5 out
     near = [0.1 + 0.0115 * i for i in range(40)]          # 0.10 .. 0.55 s: p90 about 0.504
-    far = read_verdict(write_point(tmp_path / "a", 4, 0.3, ttfts=[0.1 + 0.001 * i for i in range(40)]), 4, SLOS)
-    close = read_verdict(write_point(tmp_path / "b", 4, 0.49, ttfts=near), 4, SLOS)
-    wide = read_verdict(write_point(tmp_path / "c", 4, 0.65, ttfts=spread), 4, SLOS)
+    far = read_tested(write_point(tmp_path / "a", 4, 0.3, ttfts=[0.1 + 0.001 * i for i in range(40)]), 4, SLOS)
+    close = read_tested(write_point(tmp_path / "b", 4, 0.49, ttfts=near), 4, SLOS)
+    wide = read_tested(write_point(tmp_path / "c", 4, 0.65, ttfts=spread), 4, SLOS)
     assert far.checks[0].interval.bounds is not None and not far.uncertain
     bounds = close.checks[0].interval.bounds
     assert bounds is not None and bounds[0] <= 0.5 <= bounds[1] and close.uncertain
@@ -76,7 +76,7 @@ def spec() -> SearchSpec:
 
 
 def test_search_json_carries_the_boundary_and_the_capacity_there(tmp_path: Path) -> None:
-    tested = [read_verdict(write_point(tmp_path, c, t, power_w=p), c, SLOS)
+    tested = [read_tested(write_point(tmp_path, c, t, power_w=p), c, SLOS)
               for c, t, p in [(1, 0.1, 500.0), (2, 0.2, 800.0), (4, 0.9, 900.0), (3, 0.4, 850.0)]]
     state = bracket({v.conc: v.outcome for v in tested}, 1, 32)
     doc = search_json(spec(), tested, state, True)
@@ -92,14 +92,14 @@ def test_search_json_carries_the_boundary_and_the_capacity_there(tmp_path: Path)
 
 
 def test_without_a_passing_point_the_capacity_is_absent_with_a_reason(tmp_path: Path) -> None:
-    tested = [read_verdict(write_point(tmp_path, 1, 0.9), 1, SLOS)]
+    tested = [read_tested(write_point(tmp_path, 1, 0.9), 1, SLOS)]
     doc = search_json(spec(), tested, bracket({1: "fail"}, 1, 32), True)
     assert (doc["boundary_conc"], doc["agents_per_gpu"], doc["agents_per_kw"]) == (None, None, None)
     assert doc["capacity_reason"] == "no tested concurrency meets the SLO"
 
 
 def test_power_not_measured_at_the_boundary_leaves_agents_per_kw_absent_with_the_reason(tmp_path: Path) -> None:
-    tested = [read_verdict(write_point(tmp_path, 32, 0.1), 32, SLOS)]
+    tested = [read_tested(write_point(tmp_path, 32, 0.1), 32, SLOS)]
     doc = search_json(spec(), tested, bracket({32: "pass"}, 32, 32), True)
     assert (doc["boundary_conc"], doc["upper_bound_reached"], doc["agents_per_gpu"]) == (32, True, 8.0)
     assert (doc["agents_per_kw"], doc["agents_per_kw_reason"]) == (None, "power not measured (nvml_unavailable)")
@@ -108,7 +108,7 @@ def test_power_not_measured_at_the_boundary_leaves_agents_per_kw_absent_with_the
 def test_the_plot_is_drawn_beside_search_json(tmp_path: Path) -> None:
     from harness.search.plot import plot_search
 
-    tested = [read_verdict(write_point(tmp_path, c, t), c, SLOS) for c, t in [(1, 0.1), (2, 0.9)]]
+    tested = [read_tested(write_point(tmp_path, c, t), c, SLOS) for c, t in [(1, 0.1), (2, 0.9)]]
     doc = search_json(spec(), tested, bracket({v.conc: v.outcome for v in tested}, 1, 32), True)
     png = plot_search(doc, tmp_path / "search" / "search.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -68,7 +68,7 @@ def test_rounds_find_the_same_boundary_as_one_point_at_a_time(capacity: int, wid
         assert len(rounds) < len(local.tested)   # wider rounds take fewer of them
 
 
-def test_a_stopped_round_ends_the_run_incomplete_with_its_verdicts() -> None:
+def test_a_stopped_round_ends_the_run_incomplete_with_its_tested_points() -> None:
     def test_round(number: int, concs: list[int]) -> RoundResult:
         if number == 2:
             return RoundResult((fake_point(concs[0], 0.5),), stopped=True)

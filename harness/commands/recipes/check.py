@@ -91,9 +91,9 @@ def _measured(paths: list[Path], as_json: bool) -> int:
     """Check 14 on the measured points under `paths`: 0 when every curve passes, 1 otherwise."""
     from harness.check import measured
 
-    verdicts = measured.measured_coverage(paths)
+    coverages = measured.measured_coverage(paths)
     if as_json:
-        print_json(measured.render_json(verdicts))
+        print_json(measured.render_json(coverages))
     else:
-        print("\n".join(measured.render_text(verdicts)))
-    return 0 if measured.passed(verdicts) else 1
+        print("\n".join(measured.render_text(coverages)))
+    return 0 if measured.passed(coverages) else 1

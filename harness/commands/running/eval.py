@@ -1,5 +1,5 @@
 """`harness eval RECIPE [--point cN]`: an accuracy eval (lm-eval GSM8K) of a point's serving config on a
-fresh server, its InferenceX eval row, and the verdict against the threshold.
+fresh server, its InferenceX eval row, and the gate against the threshold.
 
 Exit status: 0 at or above the threshold, 3 below it, 1 failed (server died, lm-eval crashed, nothing
 scored), 2 bad input, 128+N cancelled by signal N.
@@ -78,11 +78,11 @@ def describe_eval(o: EvalOutcome) -> str:
     sim = (f" [partial: --limit {r['limit']}]" if r.get("partial") else "") + (" (simulated)" if r["simulated"] else "")
     lines = [f"{o.eval_dir}: {o.state}" + (f" ({o.reason})" if o.reason else "")]
     if r["score"] is not None:
-        verdict = ("FAIL (below threshold)" if not r["passed"] else
-                   "PARTIAL (at or above threshold on part of the test split: not an acceptance)"
-                   if r.get("partial") else "PASS")   # as the report and `harness check` judge it
+        gate = ("FAIL (below threshold)" if not r["passed"] else
+                "PARTIAL (at or above threshold on part of the test split: not an acceptance)"
+                if r.get("partial") else "PASS")   # as the report and `harness check` judge it
         lines.append(f"  {r['task']} {r['score_name']} = {r['score']:.4f} ± {_se(r['score_se'])} "
-                     f"(n={r['n_eff']}){sim}; threshold {r['min_score']:.2f} ({r['threshold_source']}): {verdict}")
+                     f"(n={r['n_eff']}){sim}; threshold {r['min_score']:.2f} ({r['threshold_source']}): {gate}")
     else:
         lines.append(f"  {r['task']}: no score; threshold {r['min_score']:.2f} ({r['threshold_source']})")
     if r["row"]:

@@ -102,7 +102,7 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
 def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan],
                     corpus_cache: Path | None = None, rehearse: str | None = None,
                     launcher: str = "local") -> list[PointPlan]:
-    """Preflight for points run on this machine: the corpus, the client's tokenizer and AIPerf's own verdict on
+    """Preflight for points run on this machine: the corpus, the client's tokenizer and AIPerf's own check of
     every point's client command (see harness.preflight). A refusal where the engine could not start here anyway
     (`launcher`'s program or SGLang missing) suggests the simulator rehearsal `rehearse`."""
     from harness import preflight

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from harness.search.driver import Budget, SearchRun
     from harness.search.outcome import SearchSpec
     from harness.search.slo import Slo
-    from harness.search.verdict import PointVerdict
+    from harness.search.tested import TestedPoint
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,7 +121,7 @@ def main(args: argparse.Namespace) -> int:
     extra: dict[str, Any] = {"cluster": profile.name, "rounds": rounds} if args.cluster else {}
     budget = _budget(args)
 
-    def test(conc: int, attempt: int) -> PointVerdict | None:
+    def test(conc: int, attempt: int) -> TestedPoint | None:
         at_recipe, at_points, at_options = (recipe, points, options) if attempt == 1 else \
             _retest_setting(args, base, recipe.client.duration_s, attempt)
         plan = plan_at(at_recipe, at_points, conc, args.point_template, args.recipe)
@@ -213,15 +213,15 @@ def _spec(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, slos: list[
 
 
 def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, options: PointOptions,
-                slos: list[Slo], stop: list[int]) -> PointVerdict | None:
-    """One point on a fresh server (or the completed one of the same settings), read back as its verdict; None
+                slos: list[Slo], stop: list[int]) -> TestedPoint | None:
+    """One point on a fresh server (or the completed one of the same settings), read back as its outcome; None
     when the search must stop (its exit status is put in `stop`)."""
     from harness.commands.running.run import local_preflight
     from harness.point.record.result import point_dir
     from harness.point.sequence import run_sequence
     from harness.point.state.ownership import check_free
     from harness.recipe.points import check_placeable
-    from harness.search.verdict import achieved_ratio, read_verdict, verdict_line
+    from harness.search.tested import achieved_ratio, read_tested, tested_line
 
     check_placeable([plan], options.launcher, args.recipe)
     pdir = point_dir(args.out, plan, options.variant)
@@ -231,9 +231,9 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
     if done.stopped:
         stop.append(done.exit_status)
         return None
-    verdict = read_verdict(pdir, plan.conc, slos, achieved_ratio(getattr(args, "min_achieved_ratio", None)))
-    print(verdict_line(verdict), flush=True)
-    return verdict
+    tested = read_tested(pdir, plan.conc, slos, achieved_ratio(getattr(args, "min_achieved_ratio", None)))
+    print(tested_line(tested), flush=True)
+    return tested
 
 
 def _write(path: Path, spec: SearchSpec, run: SearchRun, extra: dict[str, Any]) -> dict[str, Any]:

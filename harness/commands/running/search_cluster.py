@@ -4,7 +4,7 @@ Each round (`harness.search.rounds.next_round`) is up to `--round-size` concurre
 `max_parallel`, else `DEFAULT_ROUND_SIZE`). Its points completed before with the same settings are read back as
 they are; the others are submitted as ONE job array (`harness.submission`, the same plan file, batch script and job
 record as `harness submit`), followed quietly until the array ends, then every point is read from its own record
-as the local search reads it. A point that left no verdict (cancelled, never started, its task lost) stops the
+as the local search reads it. A point that left no answer (cancelled, never started, its task lost) stops the
 search: running it again resumes from the points completed so far.
 """
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from slurm.profile import ClusterProfile
 
 DEFAULT_ROUND_SIZE = 4
-VERDICT_STATES = ("completed", "failed")   # a point in any other state gave no answer: the search stops
+ANSWERED_STATES = ("completed", "failed")   # a point in any other state gave no answer: the search stops
 NO_ANSWER = "harness_killed"   # a failed point whose task died under it (a node lost): no answer either
 LOCAL_ONLY: dict[str, tuple[str, object]] = {   # attribute -> (flag, its default)
     "launcher": ("--launcher", "local"), "mount": ("--mount", []), "image_path": ("--image-path", None),
@@ -89,7 +89,7 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
     from harness.point.sequence import completed_before
     from harness.search.candidate import plan_at
     from harness.search.driver import RoundResult
-    from harness.search.verdict import achieved_ratio, read_verdict, verdict_line
+    from harness.search.tested import achieved_ratio, read_tested, tested_line
 
     out = Path(args.out).resolve()
     ratio = achieved_ratio(getattr(args, "min_achieved_ratio", None))
@@ -106,13 +106,13 @@ def round_tester(args: argparse.Namespace, recipe: Recipe, points: list[Point], 
             status = _run_job(args, recipe, fresh, variant, entry)
             if status is not None:
                 stop.append(status)
-        verdicts = [read_verdict(point_dir(out, p, variant), p.conc, slos, ratio) for p in plans]
-        answered = [v.state in VERDICT_STATES and not _task_died(v.point_dir) for v in verdicts]
-        for v, ok in zip(verdicts, answered, strict=True):
-            print(verdict_line(v) if ok else f"[search] c{v.conc}: no verdict ({v.state}: "
+        tested_points = [read_tested(point_dir(out, p, variant), p.conc, slos, ratio) for p in plans]
+        answered = [v.state in ANSWERED_STATES and not _task_died(v.point_dir) for v in tested_points]
+        for v, ok in zip(tested_points, answered, strict=True):
+            print(tested_line(v) if ok else f"[search] c{v.conc}: no answer ({v.state}: "
                   f"{', '.join(v.invalid_reasons) or 'no record'}); the search stops", flush=True)
-        given = tuple(v for v, ok in zip(verdicts, answered, strict=True) if ok)
-        if len(given) < len(verdicts) and not stop:
+        given = tuple(v for v, ok in zip(tested_points, answered, strict=True) if ok)
+        if len(given) < len(tested_points) and not stop:
             stop.append(1)
         return RoundResult(given, stopped=bool(stop))
 

@@ -5,7 +5,7 @@ verify steps: the first token of a request comes from its prefill, every further
 A request stops at `max_tokens` (with `ignore_eos`, every request does): SGLang caps its completion tokens
 there but still counts the last verify step, which commits only the tokens left. So even a server hitting the
 golden accept length exactly measures less than it on short outputs (−3.5% at 50 output tokens for AL 4.05 and
-block size 8). The verdict therefore compares the measured value with its expectation for the run's own output
+block size 8). The check therefore compares the measured value with its expectation for the run's own output
 lengths: for a request with n = output − 1 tokens after the first, the expected verify steps E[N(n)] follow
 from the per-step accept-length distribution (the renewal recursion E[N(n)] = 1 + Σ_a p(a)·E[N(n − a)],
 E[N(≤ 0)] = 0), and the expected measured value is Σ n / Σ E[N(n)].

@@ -1,6 +1,6 @@
-"""Whether a point's result may be published: AIPerf's submission verdict and ours, together.
+"""Whether a point's result may be published: AIPerf's submission check and our validity verdict, together.
 
-"valid" is our measurement verdict (`harness.point.record.validity`). "publishable" adds what makes a valid
+"valid" is our measurement's validity verdict (`harness.point.record.validity`). "publishable" adds what makes a valid
 measurement a submission: AIPerf's own `metadata.submission_valid` (false for a run under `--unsafe-override`,
 with its reasons, e.g. `unsafe_override`, `run_cancelled`, `context_overflow_rate_exceeded`), a real engine (a
 simulated number is never published), the verified pinned corpus, and the scenario's own warm-up (InferenceX runs
@@ -13,7 +13,7 @@ from typing import Any
 
 
 def aiperf_submission(summary: dict[str, Any] | None) -> dict[str, Any] | None:
-    """AIPerf's scenario verdict from `profile_export_aiperf.json`'s `metadata`, as AIPerf wrote it (None: absent)."""
+    """AIPerf's scenario check from `profile_export_aiperf.json`'s `metadata`, as AIPerf wrote it (None: absent)."""
     meta = (summary or {}).get("metadata")
     if not isinstance(meta, dict):
         return None
@@ -22,14 +22,14 @@ def aiperf_submission(summary: dict[str, Any] | None) -> dict[str, Any] | None:
     return found if "submission_valid" in found else None
 
 
-def verdict(result: dict[str, Any]) -> dict[str, Any]:
+def assess(result: dict[str, Any]) -> dict[str, Any]:
     """`{"publishable": bool, "reasons": [{code, message}], "label": str}` for a result record."""
     reasons: list[dict[str, str]] = []
     submission = result.get("aiperf_submission")
     listed = _mapping(submission).get("submission_invalid_reasons")
     aiperf_reasons = [str(r) for r in listed] if isinstance(listed, list) else []
     if not isinstance(submission, dict):
-        reasons.append({"code": "no_aiperf_verdict", "message": "AIPerf wrote no submission verdict"})
+        reasons.append({"code": "no_aiperf_verdict", "message": "AIPerf's metadata holds no submission check"})
     elif submission.get("submission_valid") is not True:
         reasons.append({"code": "aiperf_unofficial",
                         "message": f"AIPerf: submission_valid false ({', '.join(aiperf_reasons) or 'no reason'})"})
@@ -69,6 +69,6 @@ def label(publishable: bool, reasons: list[dict[str, str]], aiperf_reasons: list
 
 
 def of(result: dict[str, Any]) -> dict[str, Any]:
-    """The record's verdict, or one computed from it for records written before the verdict existed."""
+    """The record's `publishable` block, or one assessed from it for records written before that block existed."""
     found = result.get("publishable")
-    return found if isinstance(found, dict) and isinstance(found.get("publishable"), bool) else verdict(result)
+    return found if isinstance(found, dict) and isinstance(found.get("publishable"), bool) else assess(result)

@@ -196,7 +196,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     # the published row only for a completed point: InferenceX's collectors take every `bmk_agentic_*.json` under a
     # run as a result, so a failed or cancelled point leaves none (its record keeps what was measured)
     result["row"] = f"{result_name(plan)}.json" if result["state"] == "completed" else None
-    result["publishable"] = publishable.verdict(result)
+    result["publishable"] = publishable.assess(result)
     row = _published_row(plan, result, raw_records, summary, pool_logs(plan, pdir, deployment_run),
                          metrics_after, server_metrics_export, router)
     if result["row"] is not None:

@@ -61,7 +61,7 @@ CLIENT_RUNTIME_REASONS = {
 
 
 def client_runtime_reasons(submission: Any) -> list[dict[str, str]]:
-    """Our reasons for the AgentX client's runtime invalidity tags in its submission verdict."""
+    """Our reasons for the AgentX client's runtime invalidity tags in its submission check."""
     listed = submission.get("submission_invalid_reasons") if isinstance(submission, dict) else None
     tags = [str(t) for t in listed] if isinstance(listed, list) else []
     return [_reason(*CLIENT_RUNTIME_REASONS[t]) for t in tags if t in CLIENT_RUNTIME_REASONS]

@@ -79,7 +79,7 @@ class ClientStallJudge:
     def silent_s(self, now: float) -> float:
         return now - self.last_progress
 
-    def verdict(self, now: float) -> str | None:
+    def stalled_reason(self, now: float) -> str | None:
         silent = self.silent_s(now)
         if self.sample is None or self.sample.processes == 0 or silent < self.bound_s:
             return None
@@ -121,7 +121,7 @@ class ClientStallWatch:
         if self.reason is None and now >= self._next:
             self._next = now + self.poll_s
             self.judge.saw(self.count(), self._log_bytes(), self.sample(self.pgid), now)
-            self.reason = self.judge.verdict(now)
+            self.reason = self.judge.stalled_reason(now)
         return self.reason
 
     def waiting(self) -> str | None:

@@ -97,7 +97,7 @@ class StallJudge:
         elif sample.health is not None:
             self.health_503 = 0
 
-    def verdict(self, now: float) -> str | None:
+    def stalled_reason(self, now: float) -> str | None:
         silent, mute = now - self.last_progress, now - self.last_answer
         if self.unanswered and mute >= self.bound_s:
             return (f"server_stalled: the server answered neither /metrics nor /health for {mute:.0f} s "
@@ -175,7 +175,7 @@ class StallWatch:
             with self._lock:
                 now = time.monotonic()
                 self.judge.saw_records(count, now)
-                self.reason = self.judge.verdict(now)
+                self.reason = self.judge.stalled_reason(now)
         return self.reason
 
 

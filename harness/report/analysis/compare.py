@@ -378,15 +378,15 @@ def _noise_lines(changed: list[PointDelta], resolve_pct: float = DEFAULT_RESOLVE
                 n_a, n_b = f"{n_a} ({iv.runs_a} runs)", f"{n_b} ({iv.runs_b} runs)"
             diff = "" if iv.diff is None else _span(*iv.diff, " s", 3)
             pct = "" if iv.pct is None else _span(*iv.pct, "%", 1)
-            verdict = iv.verdict
+            reading = iv.reading
             if iv.repeat_spread_pct is not None:
-                verdict += f" (runs spread {iv.repeat_spread_pct:.1f}%)"
+                reading += f" (runs spread {iv.repeat_spread_pct:.1f}%)"
             name = next((n for n, t, _ in METRICS if t == title), None)
             found = None if name is None else resolution(d, name, resolve_pct)
             if found is not None:
-                verdict += f"; {found.text()}"
+                reading += f"; {found.text()}"
                 resolvable = True
-            rows.append((str(d.conc), title, n_a, n_b, diff, pct, verdict))
+            rows.append((str(d.conc), title, n_a, n_b, diff, pct, reading))
     if not rows:
         return []
     header = ("conc", "metric", "n_A", "n_B", "B - A (95%)", "B - A % (95%)", "")

@@ -4,7 +4,7 @@ For each curve (one InferenceX series, `harness.report.analysis.curves`) and eac
 and p75 separately), the curve's measured points go through InferenceX's upper_right count
 (`harness.report.analysis.upper_right`): y = total throughput per GPU, x = the E2EL percentile. A point that did
 not measure (failed, cancelled, invalid by its validity verdict) is not a measurement and is not counted; it is
-named beside the count. `harness check --results` and `harness report` both print these verdicts.
+named beside the count. `harness check --results` and `harness report` both print these results.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class CurveCoverage:
 
 
 def check14(curve: Curve) -> list[CurveCoverage]:
-    """The curve's Check 14 verdict per reviewed percentile."""
+    """The curve's Check 14 result per reviewed percentile."""
     axes = {a.name: a for a in FRONTIER_AXES}
     measured = [(pid, p) for pid, p in curve.labelled() if p.recorded and p.valid]
     skipped = tuple(pid for pid, p in curve.labelled() if not (p.recorded and p.valid))

@@ -74,7 +74,9 @@ class NoiseInterval:
         return self.repeat_spread_pct is not None and change is not None and abs(change) <= self.repeat_spread_pct
 
     @property
-    def verdict(self) -> str:
+    def reading(self) -> str:
+        """How the noise table reads the change: within noise, within the repeats' spread, outside noise, or
+        why there is no interval."""
         if self.diff is None:
             return self.reason or NO_RECORDS
         if self.diff[0] <= 0.0 <= self.diff[1]:

@@ -1,4 +1,4 @@
-"""`report --json`: every curve with its points, frontiers and Check 14 verdicts, as one JSON document."""
+"""`report --json`: every curve with its points, frontiers and Check 14 results, as one JSON document."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
 
 def curve_json(c: Curve) -> dict[str, Any]:
     """One entry of `report --json`'s `curves` list: each point with its identity (`id`) and attributes, the
-    frontiers as lists of identities, and the curve's Check 14 verdicts (`harness.report.analysis.coverage`)."""
+    frontiers as lists of identities, and the curve's Check 14 results (`harness.report.analysis.coverage`)."""
     first = next((p for p in c.points if p.recorded), c.points[0])
     return {
         "key": c.key,

@@ -1,4 +1,4 @@
-"""InferenceX's measured frontier, "upper_right", and its coverage verdict (code-owner Check 14).
+"""InferenceX's measured frontier, "upper_right", and its coverage result (code-owner Check 14).
 
 InferenceX's review counts the frontier points of a curve of throughput per GPU (y, higher is better) against
 E2EL (x, lower is better) with the rule its app draws the frontier by (`.github/scripts/pareto-coverage.cjs`,

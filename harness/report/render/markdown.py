@@ -29,7 +29,7 @@ def _ids(ids: Sequence[str]) -> str:
 
 def coverage_lines(c: Curve) -> list[str]:
     """One bullet per axis: coverage, frontier points, dominated points, excluded points; then the curve's
-    Check 14 verdict per reviewed percentile (`harness.report.analysis.coverage`), as `harness check --results`
+    Check 14 result per reviewed percentile (`harness.report.analysis.coverage`), as `harness check --results`
     prints it."""
     lines = []
     for axis in FRONTIER_AXES:

@@ -1,6 +1,6 @@
 """Terminal text from lines written for Markdown: the report's console output is plain text.
 
-Lines shared with `report.md` (coverage, eval verdicts, notes) carry inline Markdown; `plain` takes it out:
+Lines shared with `report.md` (coverage, eval gates, notes) carry inline Markdown; `plain` takes it out:
 code spans (`x`) lose their backticks, strong and emphasis markers (`**x**`, `__x__`) go, and a link
 `[text](url)` reads `text (url)`.
 """

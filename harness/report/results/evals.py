@@ -1,9 +1,9 @@
 """The accuracy eval of each curve in a report: the newest `eval_result.json` per config key.
 
-A curve's eval verdict is PASS (completed, score at or above its threshold on the whole test split), PARTIAL
+A curve's eval gate is PASS (completed, score at or above its threshold on the whole test split), PARTIAL
 (the same on the part a `--limit N` left in: a smoke run, `[partial: --limit N]`), FAIL (completed below it),
 FAILED (the eval itself failed or was cancelled: no score) or MISSING (no eval found under the report's
-directories). `harness check --results` gates on the same verdict (`EvalSummary.verdict`): only PASS passes.
+directories). `harness check --results` gates on the same word (`EvalSummary.gate`): only PASS passes.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class EvalSummary:
     partial: bool = False       # the limit left part of the test split out: a smoke run, not an acceptance
 
     @property
-    def verdict(self) -> str:
+    def gate(self) -> str:
         """The one judgement the report prints and `harness check` gates on: PASS only for an eval that
         completed at or above its threshold on the whole test split; PARTIAL for one that did so on part of it
         only (`--limit N`: a smoke run, not an acceptance); FAIL below the threshold; FAILED without a score."""
@@ -55,7 +55,7 @@ class EvalSummary:
 
     @property
     def accepted(self) -> bool:
-        return self.verdict == "PASS"
+        return self.gate == "PASS"
 
 
 def find_eval_results(paths: Iterable[Path]) -> list[Path]:
@@ -114,7 +114,7 @@ def newest_evals(paths: Iterable[Path]) -> dict[str, EvalSummary]:
 
 
 def eval_line(s: EvalSummary | None, simulated: bool = False) -> str:
-    """One line: score, threshold and verdict (or why there is none). Without an eval a real curve is MISSING
+    """One line: score, threshold and gate (or why there is none). Without an eval a real curve is MISSING
     one (`harness check --results` fails it); a simulated curve (a demo, a dry run) simply has none. Plain text
     (no Markdown): the same words go into the terminal, `report.md` and the HTML table's cell."""
     if s is None and simulated:
@@ -128,7 +128,7 @@ def eval_line(s: EvalSummary | None, simulated: bool = False) -> str:
     se = f" ± {s.score_se:.4f}" if isinstance(s.score_se, int | float) else ""
     n = f", n={int(s.n_eff)}" if isinstance(s.n_eff, int | float) else ""
     partial = f" [partial: --limit {s.limit}]" if s.partial else ""
-    return (f"accuracy eval: {s.verdict} at c{s.conc} {s.task} {s.score_name} {s.score:.4f}{se}{n}; threshold "
+    return (f"accuracy eval: {s.gate} at c{s.conc} {s.task} {s.score_name} {s.score:.4f}{se}{n}; threshold "
             f"{s.min_score:.2f} ({s.threshold_source}){partial}{sim}")
 
 
@@ -142,7 +142,7 @@ def eval_lines(config_keys: Sequence[str], evals: Mapping[str, EvalSummary], sim
 def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:
     if s is None:
         return None
-    return {"verdict": s.verdict, "conc": s.conc, "task": s.task, "state": s.state, "reason": s.reason,
+    return {"gate": s.gate, "conc": s.conc, "task": s.task, "state": s.state, "reason": s.reason,
             "score": s.score, "score_name": s.score_name, "score_se": s.score_se, "n_eff": s.n_eff,
             "min_score": s.min_score, "threshold_source": s.threshold_source, "limit": s.limit, "partial": s.partial,
             "simulated": s.simulated, "path": str(s.path)}
@@ -150,7 +150,7 @@ def eval_json(s: EvalSummary | None) -> dict[str, Any] | None:
 
 def eval_markdown(config_keys: Mapping[str, bool], evals: dict[str, EvalSummary]) -> str:
     """One row per config key; `config_keys` maps each to whether all its curves are simulated."""
-    lines = ["## Accuracy evals", "", "| curve | verdict |", "|---|---|"]
+    lines = ["## Accuracy evals", "", "| curve | gate |", "|---|---|"]
     lines += [f"| {k} | {eval_line(evals.get(k), sim).removeprefix('accuracy eval: ')} |"
               for k, sim in config_keys.items()]
     return "\n".join(lines) + "\n"
@@ -160,4 +160,4 @@ def eval_html(config_keys: Mapping[str, bool], evals: dict[str, EvalSummary]) ->
     rows = "".join(f"<tr><td>{html.escape(k)}</td>"
                    f"<td>{html.escape(eval_line(evals.get(k), sim).removeprefix('accuracy eval: '))}</td></tr>"
                    for k, sim in config_keys.items())
-    return f"<h2>Accuracy evals</h2><table><tr><th>curve</th><th>verdict</th></tr>{rows}</table>"
+    return f"<h2>Accuracy evals</h2><table><tr><th>curve</th><th>gate</th></tr>{rows}</table>"

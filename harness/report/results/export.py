@@ -24,7 +24,7 @@ Only regular files inside RUN_DIR are read: a record naming a row elsewhere (`"r
 symlink leading out of the tree, a corrupt or foreign row, or two points that would export under one name
 are refused with one line before anything is written. Earlier attempts (`attempts/`) are not exported.
 
-Only publishable points are exported (`harness.point.record.publishable`: AIPerf's submission verdict and ours);
+Only publishable points are exported (`harness.point.record.publishable`: AIPerf's check and our validity verdict);
 `include_unofficial` exports the others too (smoke runs, simulated points). Every record is checked either way.
 A point that did not complete (its record's or its `status.json`'s state is failed or cancelled) is never
 exported as a row, with or without `include_unofficial`: it is listed as failed with its reason, and a run

@@ -93,7 +93,7 @@ class PointResult:
     note: str | None = None
     harness_commit: str | None = None
     arm: Arm = field(default_factory=Arm)
-    publishable: bool | None = None     # AIPerf's submission verdict and ours (None: a record without one)
+    publishable: bool | None = None     # AIPerf's submission check and our validity (None: a record without one)
     publish_label: str | None = None    # `publishable`, `unofficial (AIPerf: unsafe_override)`, ...
     state: str = "completed"            # our record's state: completed | failed | cancelled (| running: no record yet)
     achieved_sessions: float | None = None   # our record's achieved concurrency (live session trees), if any
@@ -297,7 +297,7 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
 
 
 def _publish(d: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """Our record's publishability verdict (`harness.point.record.publishable`), when it has one."""
+    """Our record's publishability (`harness.point.record.publishable`), when it has one."""
     found = d.get("publishable")
     return found if isinstance(found, Mapping) and isinstance(found.get("publishable"), bool) else None
 
@@ -314,16 +314,16 @@ def _commit(value: Any) -> str | None:
 
 
 def _validity(d: Mapping[str, Any], ok: int | None) -> tuple[bool, tuple[Reason, ...]]:
-    verdict = d.get("validity")
+    validity = d.get("validity")
     reasons: list[Reason] = []
-    if isinstance(verdict, Mapping):
-        listed = verdict.get("reasons")
+    if isinstance(validity, Mapping):
+        listed = validity.get("reasons")
         for r in listed if isinstance(listed, list) else ():
             if isinstance(r, Mapping):
                 reasons.append(Reason(str(r.get("code", "unknown")), str(r.get("message", ""))))
             else:
                 reasons.append(Reason(str(r), ""))
-        valid = bool(verdict.get("valid", not reasons))
+        valid = bool(validity.get("valid", not reasons))
     else:
         valid = True
     if ok == 0 and valid:

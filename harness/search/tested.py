@@ -1,4 +1,4 @@
-"""A tested point's verdict against the SLO, read from the point's own record (`point_result.json`), or from
+"""A tested point's outcome against the SLO, read from the point's own record (`point_result.json`), or from
 its `status.json` when it left none (a server that never became ready: the point fails the SLO).
 
 Each expression's value is the record's row metric. Where the point's per-request records hold the metric's
@@ -100,9 +100,11 @@ def judge(state: str, valid: bool, invalid_reasons: Sequence[str], checks: Seque
 
 
 @dataclass(frozen=True)
-class PointVerdict:
+class TestedPoint:
     """One tested point: its state and validity from its record, each expression's check, power, and the
     sample it rests on (achieved concurrency, completed requests, the requested window)."""
+
+    __test__ = False   # not a pytest test class, whatever its name says (the tests import it)
 
     conc: int
     point_dir: Path
@@ -143,9 +145,9 @@ class PointVerdict:
         return next((c.value for c in self.checks if c.slo.name == name), None)
 
 
-def read_verdict(point_dir: Path, conc: int, slos: list[Slo],
-                 min_achieved_ratio: float = MIN_ACHIEVED_RATIO) -> PointVerdict:
-    """The verdict of the point in `point_dir` (run at `conc`) against `slos`."""
+def read_tested(point_dir: Path, conc: int, slos: list[Slo],
+                 min_achieved_ratio: float = MIN_ACHIEVED_RATIO) -> TestedPoint:
+    """The tested point in `point_dir` (run at `conc`) against `slos`."""
     record_path = point_dir / RECORD_FILE
     raw: Mapping[str, Any] = {}
     if record_path.is_file():
@@ -155,7 +157,7 @@ def read_verdict(point_dir: Path, conc: int, slos: list[Slo],
     else:
         point = _unrecorded(point_dir)
     if point is None:
-        return PointVerdict(conc, point_dir, "missing", False, ("no_record",),
+        return TestedPoint(conc, point_dir, "missing", False, ("no_record",),
                             tuple(Check(s, None, Interval(None, "no record")) for s in slos), None, "no record",
                             min_achieved_ratio=min_achieved_ratio)
     checks = tuple(Check(s, point.stat(s.metric, s.stat), percentile_interval(point_dir, s)) for s in slos)
@@ -165,7 +167,7 @@ def read_verdict(point_dir: Path, conc: int, slos: list[Slo],
     power_w, power_reason = _power(raw)
     clock = raw.get("window_clock")
     window = finite_number(clock.get("requested_s")) if isinstance(clock, Mapping) else None
-    return PointVerdict(conc, point_dir, point.state, point.valid, reasons, checks, power_w, power_reason,
+    return TestedPoint(conc, point_dir, point.state, point.valid, reasons, checks, power_w, power_reason,
                         point.achieved_sessions, point.num_requests_successful if point.recorded else None, window,
                         min_achieved_ratio)
 
@@ -175,13 +177,13 @@ def achieved_ratio(given: float | None) -> float:
     return MIN_ACHIEVED_RATIO if given is None else float(given)
 
 
-def verdict_line(verdict: PointVerdict) -> str:
+def tested_line(point: TestedPoint) -> str:
     """`[search] c8: meets the SLO (ttft_p90=0.31 meets ttft_p90<=0.5; achieved 7.9, 120 requests)`: one tested
     point, as the console shows it, with why it counted so."""
-    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO", "inconclusive": "inconclusive"}[verdict.outcome]
-    achieved = "-" if verdict.achieved is None else f"{verdict.achieved:.3g}"
-    requests = "-" if verdict.requests is None else str(verdict.requests)
-    return (f"[search] c{verdict.conc}: {mark} ({'; '.join(verdict.why)}; achieved {achieved}, "
+    mark = {"pass": "meets the SLO", "fail": "does not meet the SLO", "inconclusive": "inconclusive"}[point.outcome]
+    achieved = "-" if point.achieved is None else f"{point.achieved:.3g}"
+    requests = "-" if point.requests is None else str(point.requests)
+    return (f"[search] c{point.conc}: {mark} ({'; '.join(point.why)}; achieved {achieved}, "
             f"{requests} requests)")
 
 

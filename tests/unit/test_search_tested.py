@@ -11,7 +11,7 @@ from harness.search.order import bracket
 from harness.search.outcome import SearchSpec, answer_line, render_summary, search_json
 from harness.search.slo import parse_slo
 from harness.search.spread import Interval
-from harness.search.verdict import Check, PointVerdict, judge
+from harness.search.tested import Check, TestedPoint, judge
 
 SLO = parse_slo("ttft_p90<=0.5")
 
@@ -21,8 +21,8 @@ def check(value: float | None, bounds: tuple[float, float] | None = None) -> Che
 
 
 def point(conc: int, ttft: float, invalid: tuple[str, ...] = (), achieved: float | None = None,
-          bounds: tuple[float, float] | None = None, state: str = "completed") -> PointVerdict:
-    return PointVerdict(conc, Path(f"/runs/conc{conc}"), state, not invalid, invalid, (check(ttft, bounds),),
+          bounds: tuple[float, float] | None = None, state: str = "completed") -> TestedPoint:
+    return TestedPoint(conc, Path(f"/runs/conc{conc}"), state, not invalid, invalid, (check(ttft, bounds),),
                         None, "fake", achieved if achieved is not None else float(conc), 40, 20.0)
 
 
@@ -64,7 +64,7 @@ def test_a_failed_point_or_an_invalidity_other_than_the_sample_fails() -> None:
     assert judge("completed", True, (), [check(None)], 8, 8.0).why == ("not measured: ttft_p90",)
 
 
-Tester = Callable[[int, int], PointVerdict]
+Tester = Callable[[int, int], TestedPoint]
 
 
 def curve(capacity: int, unsure: dict[int, list[bool]]) -> tuple[list[tuple[int, int]], Tester]:
@@ -72,7 +72,7 @@ def curve(capacity: int, unsure: dict[int, list[bool]]) -> tuple[list[tuple[int,
     inconclusive (achieved concurrency far below target)."""
     calls: list[tuple[int, int]] = []
 
-    def test(conc: int, attempt: int) -> PointVerdict:
+    def test(conc: int, attempt: int) -> TestedPoint:
         calls.append((conc, attempt))
         low = unsure.get(conc, [False] * 3)[attempt - 1]
         return point(conc, 0.2 if conc <= capacity else 0.9, achieved=conc * (0.3 if low else 1.0))
