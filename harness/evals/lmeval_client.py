@@ -61,7 +61,7 @@ def served_context_length(base_url: str, timeout: float = 10.0, api_key: str | N
     return None
 
 
-def build_argv(*, task: str, model: str, base_url: str, concurrency: int, context_length: int,
+def build_argv(*, task: str, model: str, base_url: str, conc: int, context_length: int,
                output_dir: Path, limit: int | None) -> list[str]:
     """The exact lm-eval command (run with the task's directory as the working directory)."""
     model_args = ",".join([
@@ -69,7 +69,7 @@ def build_argv(*, task: str, model: str, base_url: str, concurrency: int, contex
         f"base_url={base_url}/v1/chat/completions",
         "api_key=EMPTY",
         f"max_retries={MAX_RETRIES}",
-        f"num_concurrent={concurrency}",
+        f"num_concurrent={conc}",
         f"timeout={REQUEST_TIMEOUT_S}",
         "tokenized_requests=False",
         f"max_length={context_length}",

@@ -18,14 +18,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import signal
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import keep_out, scrub_log, write_json, write_text
+from harness.artifacts import keep_out, scrub_log, write_bytes, write_json, write_text
 from harness.evals import lmeval_client
 from harness.evals.plan import EvalTask
 from harness.evals.row import build_eval_row, extract_metrics
@@ -191,7 +190,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
     meta = meta_env(plan, options.task, options.limit)
     _write_contract_json(edir / "meta_env.json", meta)
     write_json(edir / "plan.json", plan.model_dump())
-    shutil.copyfile(lmeval_client.task_file(options.task), edir / f"task_{options.task}.yaml")
+    write_bytes(edir / f"task_{options.task}.yaml", lmeval_client.task_file(options.task).read_bytes())
     server = FreshServer(prepare_server(plan, edir, options.launcher, mounts=options.mounts, gpus=options.gpus,
                                         image_path=options.image_path))
     output_dir = edir / OUTPUT_DIR
@@ -207,7 +206,7 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
             if context is None:
                 raise PointStopped("failed", "probe_failed: /v1/models reports no max_model_len")
             argv = lmeval_client.build_argv(task=options.task, model=plan.client.served_model_name,
-                                            base_url=base_url, concurrency=plan.conc, context_length=context,
+                                            base_url=base_url, conc=plan.conc, context_length=context,
                                             output_dir=output_dir, limit=options.limit)
             env = lmeval_client.build_env(cache_dir)
             write_text(edir / "client_command.txt", f"cd {shlex.quote(str(lmeval_client.TASK_DIRS[options.task]))}\n"

@@ -49,7 +49,7 @@ def test_lm_eval_loads_the_task_offline(monkeypatch, tmp_path):
 
 
 def test_lm_eval_command():
-    argv = lmeval_client.build_argv(task="gsm8k", model="m", base_url="http://h:1", concurrency=48,
+    argv = lmeval_client.build_argv(task="gsm8k", model="m", base_url="http://h:1", conc=48,
                                     context_length=131072, output_dir=lmeval_client.TASK_DIRS["gsm8k"], limit=None)
     assert argv[1:5] == ["-m", "lm_eval", "--model", "local-chat-completions"]
     assert "--apply_chat_template" in argv and "--log_samples" in argv and "--limit" not in argv

@@ -6,6 +6,10 @@ results, compare's noise reading and a stall judge's `stalled_reason`.
 
 No identifier of `harness/`, `launchers/` or `slurm/` (a name, an attribute, a function, class or argument, an
 imported module or name) contains "verdict" outside `VALIDITY_MODULES`, where it names the validity verdict.
+
+Likewise a point's target concurrency is `conc` (as InferenceX's rows and the recipe's `c28` name it), its
+measured load `achieved_concurrency`: no identifier is the bare word `concurrency` (AIPerf's `--concurrency` flag
+is a string, not a name).
 """
 
 from __future__ import annotations
@@ -67,3 +71,19 @@ def test_the_check_finds_another_verdict() -> None:
         "harness/search/tested.py:1: harness.evals.verdicts", "harness/search/tested.py:1: eval_verdict",
         "harness/search/tested.py:3: PointVerdict"]
     assert misnamed("harness/report/analysis/verdicts.py", source) == []
+
+
+def bare_concurrency(path: str, source: str) -> list[str]:
+    """`path:line` of each identifier of `source` that is the bare word `concurrency` (the target is `conc`)."""
+    return [f"{path}:{line}" for line, name in identifiers(ast.parse(source)) if name == "concurrency"]
+
+
+def test_the_target_concurrency_is_conc() -> None:
+    found = [hit for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))
+             for hit in bare_concurrency(p.relative_to(ROOT).as_posix(), p.read_text())]
+    assert found == [], "\n".join(found)
+
+
+def test_the_check_finds_a_bare_concurrency() -> None:
+    source = "def f(concurrency: int, achieved_concurrency: float) -> list[str]:\n    return ['--concurrency']\n"
+    assert bare_concurrency("m.py", source) == ["m.py:1"]
