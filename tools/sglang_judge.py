@@ -1,6 +1,6 @@
 """SGLang's own code judges every plan: each point of every shipped recipe, and of a variant grid, is parsed by
 SGLang's real parser, built into SGLang's real `ServerArgs`, and run through SGLang's resolution hooks that need
-no GPU and no model config; the verdict is compared with the harness's fast copy (`harness.recipe.postinit`).
+no GPU and no model config; the reply is compared with the harness's fast copy (`harness.recipe.postinit`).
 
     python tools/sglang_judge.py 0.5.23 --wheel-dir DIR [--json]
 
@@ -15,7 +15,7 @@ Hooks, in the order of SGLang's resolution pipeline (`arg_groups/pipeline.py`), 
 `handle_data_parallelism`, `handle_context_parallelism`, `_handle_dflash` / `_handle_eagle_family`. The device is
 `cuda` (what the GPU recipes run on). A hook that reads the model's config (`use_mla_backend`, `model_config_of`) or
 a value that a model-bound hook resolves first stops there and the next hook runs; a point that SGLang then accepts
-while the harness refuses it is left unjudged (counted), not a disagreement. Exit status 1 when any point's verdict differs:
+while the harness refuses it is left unjudged (counted), not a disagreement. Exit status 1 when any point's reply differs:
 SGLang rejects and the harness plans it, or the harness rejects what SGLang accepts.
 
     python tools/sglang_judge.py 0.5.23 --wheel-dir DIR --argv-json FILE
@@ -23,7 +23,7 @@ SGLang rejects and the harness plans it, or the harness rejects what SGLang acce
 judges the given server argvs instead (FILE, or `-` for stdin: a JSON list of {"label", "argv"}, argv without
 `python3 -m sglang.launch_server`) and prints one JSON object per argv, in order: {"label", "sglang" (SGLang's
 rejection or null), "sglang_rule" (the hook that raised, or `argparse` when SGLang's parser refuses the argv),
-"needs_model" (the first hook that stopped on the model's config)}. Exit status 0 whatever the verdicts; `harness
+"needs_model" (the first hook that stopped on the model's config)}. Exit status 0 whatever the replies; `harness
 check` runs this (rule `sglang-hooks`) in a process of its own, so SGLang's stand-ins never enter the harness.
 """
 
@@ -76,7 +76,7 @@ class NeedsModel(Exception):
 
 
 @dataclass
-class Verdict:
+class SGLangReply:
     label: str
     sglang: str | None          # SGLang's first rejection, or None
     sglang_rule: str | None     # the hook that raised
@@ -181,7 +181,7 @@ def load_sglang(package_root: Path) -> argparse.ArgumentParser:
 
 
 def judge_given(package_root: Path, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """SGLang's verdict on each {"label", "argv"}: {"label", "sglang", "sglang_rule", "needs_model"}."""
+    """SGLang's reply to each {"label", "argv"}: {"label", "sglang", "sglang_rule", "needs_model"}."""
     parser = load_sglang(package_root)
     out = []
     for item in items:
@@ -190,17 +190,17 @@ def judge_given(package_root: Path, items: list[dict[str, Any]]) -> list[dict[st
     return out
 
 
-def judge(version: str, package_root: Path) -> list[Verdict]:
+def judge(version: str, package_root: Path) -> list[SGLangReply]:
     from harness.recipe.postinit import post_init_errors
 
     parser = load_sglang(package_root)
-    verdicts = []
+    replies = []
     for label, argv in plans_of(version):
         theirs, rule, needs = judge_argv(parser, argv)
         with contextlib.redirect_stderr(io.StringIO()):
             values = vars(parser.parse_args(argv))
-        verdicts.append(Verdict(label, theirs, rule, needs, post_init_errors(values, version)))
-    return verdicts
+        replies.append(SGLangReply(label, theirs, rule, needs, post_init_errors(values, version)))
+    return replies
 
 
 def main() -> int:
@@ -219,9 +219,9 @@ def main() -> int:
             print(json.dumps(row))
         return 0
     with tempfile.TemporaryDirectory(prefix="sglang-judge-") as tmp:
-        verdicts = judge(args.version, unpack_wheel(args.version, args.wheel_dir, Path(tmp)))
-    bad = [v for v in verdicts if not v.agrees]
-    for v in verdicts:
+        replies = judge(args.version, unpack_wheel(args.version, args.wheel_dir, Path(tmp)))
+    bad = [v for v in replies if not v.agrees]
+    for v in replies:
         if args.json:
             print(json.dumps({"label": v.label, "sglang": v.sglang, "sglang_rule": v.sglang_rule,
                               "needs_model": v.needs_model, "harness": v.harness, "agrees": v.agrees}))
@@ -229,9 +229,9 @@ def main() -> int:
             print(f"{v.label}: SGLang {args.version} says {v.sglang or 'accepts'}"
                   f"{f' ({v.sglang_rule})' if v.sglang_rule else ''}; harness says "
                   f"{v.harness[0] if v.harness else 'accepts'}  MISMATCH")
-    rejected = sum(v.sglang is not None for v in verdicts)
-    needs = sum(v.needs_model is not None for v in verdicts)
-    print(f"sglang {args.version}: {len(verdicts)} points judged, {rejected} rejected by SGLang, {needs} stopped at "
+    rejected = sum(v.sglang is not None for v in replies)
+    needs = sum(v.needs_model is not None for v in replies)
+    print(f"sglang {args.version}: {len(replies)} points judged, {rejected} rejected by SGLang, {needs} stopped at "
           f"a hook that needs the model's config, {len(bad)} disagreements", file=sys.stderr)
     return 1 if bad else 0
 
