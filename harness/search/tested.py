@@ -8,7 +8,9 @@ The outcome (`judge`, a pure function) is one of three, each with the reasons it
 
 - `fail`: the point failed (a server that never became ready, a crash), is invalid for a reason that is not
   its sample (errors, context overflows, an environment not applied, ...), or is a valid point on which an
-  expression is breached (its interval clear of the threshold);
+  expression is breached (its interval clear of the threshold); also a point whose load fell short of its target
+  (achieved concurrency low, and no other sample reason) that breaches an expression clear of its interval: more
+  sessions do not bring latency down (the search's own premise), so the target's load breaches it too;
 - `inconclusive`: the point's sample cannot tell: invalid only for sample reasons (`SAMPLE_REASONS`: too few
   completed requests, too short a window, achieved concurrency below the record's bound), an achieved concurrency
   below `min_achieved_ratio` of its target (default `MIN_ACHIEVED_RATIO`), or a threshold inside the interval of
@@ -32,6 +34,7 @@ from harness.search.slo import Slo
 from harness.search.spread import Interval, percentile_interval
 
 SAMPLE_REASONS = frozenset({"too_few_completed", "window_too_short", "concurrency_below_target"})
+LOAD_REASONS = frozenset({"concurrency_below_target"})   # the sample reasons that say the load fell short
 MIN_ACHIEVED_RATIO = 0.7              # achieved / target concurrency below which a point's load is not its target's
 
 
@@ -80,9 +83,16 @@ def judge(state: str, valid: bool, invalid_reasons: Sequence[str], checks: Seque
     unsure: list[str] = []
     if invalid_reasons:
         unsure.append(f"invalid for its sample: {', '.join(invalid_reasons)}")
-    if achieved is not None and achieved < min_achieved_ratio * conc and "concurrency_below_target" not in \
-            invalid_reasons:
+    low_load = achieved is not None and achieved < min_achieved_ratio * conc
+    if low_load and "concurrency_below_target" not in invalid_reasons:
         unsure.append(f"achieved concurrency {achieved:.3g} of {conc} (below {min_achieved_ratio:.0%})")
+    clear = [c for c in checks if c.value is not None and not c.holds and c.interval.bounds is not None and not c.near]
+    if clear and set(invalid_reasons) <= LOAD_REASONS and (low_load or invalid_reasons):
+        # less load than the target's already breaches it: the target's load (more sessions) breaches it too
+        return Judgement("fail", (*(f"{c.slo.name}={c.value:.4g} breaches {c.slo.text} (its 95 % interval clear of "
+                                    "the threshold)" for c in clear),
+                                  f"at a load below its target ({_load_text(achieved, conc)}): the full load "
+                                  "breaches it too"))
     for c in checks:
         if c.near and c.interval.bounds is not None:
             lo, hi = c.interval.bounds
@@ -97,6 +107,10 @@ def judge(state: str, valid: bool, invalid_reasons: Sequence[str], checks: Seque
     if breached:
         return Judgement("fail", tuple(breached))
     return Judgement("pass", tuple(f"{c.slo.name}={c.value:.4g} meets {c.slo.text}" for c in checks))
+
+
+def _load_text(achieved: float | None, conc: int) -> str:
+    return f"achieved concurrency {achieved:.3g} of {conc}" if achieved is not None else f"below c{conc}'s load"
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,20 @@ def test_achieved_concurrency_well_below_its_target_is_inconclusive() -> None:
     assert record.why == ("invalid for its sample: too_few_completed, concurrency_below_target",)
 
 
+def test_a_clear_breach_at_a_load_below_the_target_fails() -> None:
+    low = judge("completed", True, (), [check(0.9, (0.8, 1.0))], 8, 2.9)
+    assert low.outcome == "fail" and low.why == (
+        "ttft_p90=0.9 breaches ttft_p90<=0.5 (its 95 % interval clear of the threshold)",
+        "at a load below its target (achieved concurrency 2.9 of 8): the full load breaches it too")
+    record = judge("completed", False, ("concurrency_below_target",), [check(0.9, (0.8, 1.0))], 8, 2.9)
+    assert record.outcome == "fail"
+    # no interval (too few samples), a threshold inside it, or another sample reason: still cannot tell
+    assert judge("completed", True, (), [check(0.9)], 8, 2.9).outcome == "inconclusive"
+    assert judge("completed", True, (), [check(0.52, (0.45, 0.6))], 8, 2.9).outcome == "inconclusive"
+    both = ("too_few_completed", "concurrency_below_target")
+    assert judge("completed", False, both, [check(0.9, (0.8, 1.0))], 8, 2.9).outcome == "inconclusive"
+
+
 def test_a_threshold_inside_the_interval_of_the_percentile_is_inconclusive() -> None:
     j = judge("completed", True, (), [check(0.48, (0.41, 0.57))], 8, 8.0)
     assert j.outcome == "inconclusive" and "its 95 % interval [0.41, 0.57] holds the threshold" in j.why[0]
