@@ -8,9 +8,11 @@ The server lifecycle is the point runner's (`harness.point.servers.serve`): the 
 fingerprint, signals and teardown of the whole process group. The plan is the point's with
 `speculative.mode: eval` (speculative decoding on, no synthetic acceptance: real outputs). While lm-eval
 runs, a server that stalls (`harness.point.replay.stall`: no new answer and no token progress while requests are in
-flight, or `/health` 503 twice) or a disk that fills up ends the eval as the point runner does. Exit
+flight, or `/health` 503 twice), an lm-eval that stops working (`harness.point.replay.client_stall`: no new answer,
+no log or output growth and no CPU time in its process group, while it has no request in flight, for the stall
+bound: `client_stalled`) or a disk that fills up ends the eval as the point runner does. Exit
 statuses: 0 completed and at or above the threshold, 3 completed below it, 1 failed (server died or stalled,
-lm-eval crashed or wrote no results, no scored sample, disk full), 128+signal when cancelled.
+lm-eval stalled, crashed or wrote no results, no scored sample, disk full), 128+signal when cancelled.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from harness.evals.row import build_eval_row, extract_metrics
 from harness.evals.thresholds import Threshold
 from harness.point.record.inferencex_row import SIM_HW
 from harness.point.record.result import spec_decoding_label
+from harness.point.replay.client_stall import ClientStallWatch
 from harness.point.replay.stall import StallWatch, armed_line, default_stall_timeout_s
 from harness.point.servers.readiness import NotReady
 from harness.point.servers.serve import (
@@ -257,7 +260,8 @@ def _run_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointSt
 def _wait_for_lm_eval(plan: PointPlan, options: EvalOptions, edir: Path, status: PointStatus,
                       server: FreshServer, sigs: StopSignals, client: ProcessGroup) -> int | None:
     """Wait for lm-eval to exit; its exit code. Raises PointStopped on a signal, a server that died or
-    stalled, or the eval's time budget spent (lm-eval stopped first), and ENOSPC on a disk nearly full."""
+    stalled, an lm-eval that stalled (`client_stalled`), or the eval's time budget spent (lm-eval stopped
+    first), and ENOSPC on a disk nearly full."""
     stall_s = stall_timeout_s(options)
     status.note(armed_line(stall_s))
     start = time.monotonic()
@@ -265,15 +269,20 @@ def _wait_for_lm_eval(plan: PointPlan, options: EvalOptions, edir: Path, status:
     disk_left = FreeSpaceCheck(edir)
     stop = None
     with StallWatch(server.endpoint.base_url, stall_s, lambda: _answered(edir), record="lm-eval answer") as stall:
+        # lm-eval may spend no CPU time while it waits for long answers: requests in flight are not its stall
+        client_watch = ClientStallWatch(client.pgid, stall_s, lambda: _answered(edir),
+                                        (edir / LOG_FILE, edir / OUTPUT_DIR), what="lm-eval answer",
+                                        server_busy=lambda: (stall.judge.in_flight or 0) > 0)
         while client.exit_code() is None:
             disk_left()
-            stop = (server.stop_reason(sigs) or stall.check()
+            # a frozen client stops the server's work too: it is judged first, as a point judges AIPerf
+            stop = (server.stop_reason(sigs) or client_watch.check() or stall.check()
                     or ("timeout" if time.monotonic() > deadline else None))
             if stop:
                 break
             if options.progress_every_s > 0 and time.monotonic() >= next_note:
                 next_note += options.progress_every_s
-                _note_progress(plan, options.task, edir, status, time.monotonic() - start)
+                _note_progress(plan, options.task, edir, status, time.monotonic() - start, client_watch.waiting())
             time.sleep(0.25)
     code = client.stop(grace_s=10.0, first_signal=signal.SIGTERM)
     status.data["client_exit_code"] = code
@@ -310,11 +319,15 @@ def _collect(edir: Path, output_dir: Path, task: str, meta: dict[str, Any], stat
     return row, files
 
 
-def _note_progress(plan: PointPlan, task: str, edir: Path, status: PointStatus, elapsed_s: float) -> None:
-    """A progress line (stdout and harness.log) from lm-eval's own progress bar."""
+def _note_progress(plan: PointPlan, task: str, edir: Path, status: PointStatus, elapsed_s: float,
+                   waiting: str | None = None) -> None:
+    """A progress line (stdout and harness.log) from lm-eval's own progress bar, and what the client watch
+    sees while lm-eval is quiet."""
     done = lmeval_client.progress(edir / LOG_FILE)
     answered = "building requests" if done is None else f"{done[0]}/{done[1]} requests answered"
     line = f"c{plan.conc} eval {task}: lm-eval running {elapsed_s:.0f} s; {answered}"
+    if waiting:
+        line += f"; {waiting}"
     print(line, flush=True)
     status.note(f"[progress] {line}")
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -155,3 +157,40 @@ def test_lm_eval_crash_exits_1_with_its_error(tmp_path):
     assert "longer than the model's context length" in (edir / "lm_eval.log").read_text()
     row = _read(edir / "eval_row_gsm8k.json")
     assert row["infrastructure_success"] is False and row["integration_error"]["type"] == "client_failed"
+
+
+def test_a_frozen_lm_eval_ends_the_eval_client_stalled_and_its_group_torn_down(tmp_path):
+    """SIGSTOP of lm-eval's whole process group soon after it starts: no new answer, no log or output growth
+    and no CPU time for the stall bound (8 s) ends the eval `client_stalled`, long before --eval-timeout."""
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "eval", str(QUICKSTART), "--limit", "400",
+                             "--stall-timeout", "8", "--out", str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    status_path = tmp_path / "quickstart-sim" / "eval-conc8" / "status.json"
+    wait_until_evaluating(proc, status_path, within_s=120)
+    client_pid = None
+    for _ in range(200):                 # bounded by the eval's own start of lm-eval, not by the clock
+        client_pid = _read(status_path).get("client_pid")
+        if client_pid:
+            break
+        time.sleep(0.1)
+    assert client_pid, "lm-eval never started"
+    time.sleep(1)
+    os.killpg(client_pid, signal.SIGSTOP)
+    try:
+        code = proc.wait(timeout=300)    # the eval's own budget (--eval-timeout) is 6 h
+    finally:
+        for pgid in ((proc.pid, client_pid) if proc.poll() is None else ()):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pgid, signal.SIGKILL)
+    out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
+    assert code == 1, out
+    status = _read(status_path)
+    assert status["state"] == "failed" and status["client_pid"] == client_pid, status
+    assert re.match(r"client_stalled: no new lm-eval answer, no client log output and no CPU time in the client's "
+                    r"\d+ processes for \d+ s \(bound 8 s; (\d+) of \1 stopped \(SIGSTOP\); \d+ lm-eval answers\)$",
+                    status["reason"]), status["reason"]
+    assert group_gone(status["server_pid"]) and group_gone(client_pid)
+    result = _read(status_path.parent / "eval_result.json")
+    assert result["state"] == "failed" and result["state_reason"] == status["reason"] and result["passed"] is None
+    row = _read(status_path.parent / "eval_row_gsm8k.json")
+    assert row["infrastructure_success"] is False and row["integration_error"]["type"] == "client_stalled"

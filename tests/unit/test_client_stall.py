@@ -53,3 +53,24 @@ def test_a_stopped_process_group_is_seen_in_proc_and_judged_stalled():
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def test_an_lm_eval_waiting_on_the_server_is_not_stalled_and_its_reason_names_its_answers():
+    judge = ClientStallJudge(10, now=0, what="lm-eval answer")
+    idle = GroupSample(ticks=5, processes=2, stopped=0)
+    judge.saw(4, 100, idle, now=0)
+    judge.saw(4, 100, idle, now=9, server_busy=True)     # requests in flight: the clock restarts
+    assert judge.stalled_reason(18) is None
+    judge.saw(4, 100, idle, now=19)
+    assert judge.stalled_reason(19) == ("client_stalled: no new lm-eval answer, no client log output and no CPU "
+                                        "time in the client's 2 processes for 10 s (bound 10 s; 4 lm-eval answers)")
+
+
+def test_a_directory_among_the_logs_counts_every_file_under_it(tmp_path):
+    out = tmp_path / "lm_eval"
+    watch = ClientStallWatch(1, 10, lambda: 0, (tmp_path / "lm_eval.log", out), sample=lambda _pgid: None)
+    assert watch._log_bytes() == 0
+    (out / "model").mkdir(parents=True)
+    (out / "model" / "results.json").write_text("12345")
+    (tmp_path / "lm_eval.log").write_text("ab")
+    assert watch._log_bytes() == 7

@@ -41,7 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds lm-eval may run (default 21600)")
     parser.add_argument("--stall-timeout", type=positive_seconds, metavar="S",
                         help="fail the eval as server_stalled after S seconds without progress while requests are "
-                             "in flight (default: a tenth of --eval-timeout, 60 to 300 s)")
+                             "in flight, or as client_stalled after S seconds without an answer, a log line, "
+                             "output or CPU time of lm-eval while none is in flight "
+                             "(default: a tenth of --eval-timeout, 60 to 300 s)")
     parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
     parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
 

@@ -13,6 +13,11 @@ The client is judged before the server: when the client is frozen, the server's 
 point is the client's failure. When the server is the one that stopped, the client still spends CPU time and
 the server's watch says `server_stalled`. CPU time is read from `/proc`; where there is none, only records and
 logs count, and the watch stays off (a long generation writes neither).
+
+The accuracy eval watches lm-eval the same way (`harness.evals.run`): its answers, its console log and
+output directory, its group's CPU time. lm-eval may spend no CPU time at all while it waits for long answers,
+so there a client with requests in flight on the server (`sglang:num_running_reqs` + `num_queue_reqs` > 0) is
+waiting on the server, not stalled: whether the server makes progress is the server watch's question.
 """
 
 from __future__ import annotations
@@ -62,16 +67,18 @@ def group_sample(pgid: int, proc: Path = PROC) -> GroupSample | None:
 class ClientStallJudge:
     """The pure decision, fed with what was seen and when (monotonic seconds)."""
 
-    def __init__(self, bound_s: float, now: float):
+    def __init__(self, bound_s: float, now: float, what: str = "AIPerf record"):
         self.bound_s = bound_s
+        self.what = what
         self.last_progress = now
         self.seen: tuple[int, ...] | None = None
         self.sample: GroupSample | None = None
         self.records = 0
 
-    def saw(self, records: int, log_bytes: int, sample: GroupSample | None, now: float) -> None:
+    def saw(self, records: int, log_bytes: int, sample: GroupSample | None, now: float,
+            server_busy: bool = False) -> None:
         seen = (records, log_bytes, -1 if sample is None else sample.ticks)
-        if seen != self.seen:
+        if seen != self.seen or server_busy:   # waiting on the server's answers is not a stall of the client
             self.seen = seen
             self.last_progress = now
         self.records, self.sample = records, sample
@@ -83,9 +90,9 @@ class ClientStallJudge:
         silent = self.silent_s(now)
         if self.sample is None or self.sample.processes == 0 or silent < self.bound_s:
             return None
-        return (f"client_stalled: no new AIPerf record, no client log output and no CPU time in the client's "
+        return (f"client_stalled: no new {self.what}, no client log output and no CPU time in the client's "
                 f"{self.sample.processes} processes for {silent:.0f} s (bound {self.bound_s:g} s; "
-                f"{self.stopped_words()}{self.records} AIPerf records)")
+                f"{self.stopped_words()}{self.records} {self.what}s)")
 
     def stopped_words(self) -> str:
         s = self.sample
@@ -93,34 +100,40 @@ class ClientStallJudge:
 
 
 class ClientStallWatch:
-    """The judge fed by the runner's loop (`check`, called on each poll of the client): AIPerf's records
-    (`count`), the sizes of its logs and its group's CPU time, sampled at most every `poll_s`."""
+    """The judge fed by the runner's loop (`check`, called on each poll of the client): the client's finished
+    requests (`count`: AIPerf's records, lm-eval's answers, named by `what`), the sizes of its logs (a directory
+    counts every file under it) and its group's CPU time, sampled at most every `poll_s`. `server_busy`, where
+    given, says the client has requests in flight on the server: the clock restarts while it does."""
 
     def __init__(self, pgid: int, bound_s: float, count: Callable[[], int], logs: tuple[Path, ...],
-                 sample: Callable[[int], GroupSample | None] = group_sample):
+                 sample: Callable[[int], GroupSample | None] = group_sample, what: str = "AIPerf record",
+                 server_busy: Callable[[], bool] | None = None):
         self.pgid = pgid
         self.count = count
         self.logs = logs
         self.sample = sample
+        self.server_busy = server_busy
         self.poll_s = max(0.5, min(2.0, bound_s / 5))
-        self.judge = ClientStallJudge(bound_s, time.monotonic())
+        self.judge = ClientStallJudge(bound_s, time.monotonic(), what)
         self.reason: str | None = None
         self._next = 0.0
 
     def _log_bytes(self) -> int:
         total = 0
         for path in self.logs:
-            try:
-                total += path.stat().st_size
-            except OSError:
-                pass
+            if path.is_dir():
+                for root, _dirs, files in os.walk(path):
+                    total += sum(_size(os.path.join(root, name)) for name in files)
+            else:
+                total += _size(path)
         return total
 
     def check(self) -> str | None:
         now = time.monotonic()
         if self.reason is None and now >= self._next:
             self._next = now + self.poll_s
-            self.judge.saw(self.count(), self._log_bytes(), self.sample(self.pgid), now)
+            busy = self.server_busy is not None and self.server_busy()
+            self.judge.saw(self.count(), self._log_bytes(), self.sample(self.pgid), now, server_busy=busy)
             self.reason = self.judge.stalled_reason(now)
         return self.reason
 
@@ -131,3 +144,10 @@ class ClientStallWatch:
             return None
         return (f"no client progress for {silent:.0f} s ({self.judge.stopped_words()}fails as client_stalled at "
                 f"{self.judge.bound_s:g} s)")
+
+
+def _size(path: str | Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
