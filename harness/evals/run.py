@@ -160,7 +160,7 @@ def run_eval(plan: PointPlan, options: EvalOptions) -> EvalOutcome:
     server loads or lm-eval runs) ends the eval after the server and lm-eval are stopped: `failed: disk_full`
     in `status.json` (written through the reserve kept for it) and one line on stderr."""
     add_secret_names(plan.secret_names)
-    keep_out({"env": plan.server.env, "argv": plan.server.argv})  # kept out of every file
+    keep_out({"env": plan.server.env, "argv": plan.server.launch_argv()})  # kept out of every file
     # lm-eval runs in the task's directory: every path it is given must not depend on this one
     options = replace(options, out_dir=Path(options.out_dir).absolute(),
                       cache_dir=None if options.cache_dir is None else Path(options.cache_dir).absolute())

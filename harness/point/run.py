@@ -84,7 +84,7 @@ def run_point(plan: PointPlan, options: PointOptions, shared: SharedDeployment |
     for it) and one line on stderr naming the file and the filesystem; a disk too full for the point's lock ends
     the point before anything starts, with that one line only."""
     add_secret_names(plan.secret_names)
-    keep_out({"env": plan.server.env, "argv": plan.server.argv})  # kept out of every file
+    keep_out({"env": plan.server.env, "argv": plan.server.launch_argv()})  # kept out of every file
     if plan.deployment is not None:
         keep_out(plan.deployment.public())
     pdir = point_dir(options.out_dir, plan, options.variant)

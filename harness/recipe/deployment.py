@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
 from harness.recipe import flags, postinit, router
 from harness.recipe.deployment_schema import Deployment, Role, RoleSpec
 from harness.recipe.fields import ArgValue, Parallelism
 from harness.recipe.schema import Point, Recipe
+from harness.recipe.secret_args import API_KEY_FLAG, joined, split_secret_args
 from harness.recipe.server_args import SERVER_MODULE, SIM_VERSION_ENV, acceptance_env, render_sim_flags, structured_args
 
 
@@ -46,7 +47,11 @@ class Slot(Frozen):
 class NodeCommand(Frozen):
     node: str
     node_rank: int
-    argv: list[str]
+    argv: list[str]                                          # without its secret flags
+    secret_args: dict[str, str] = Field(default_factory=dict)  # joined only where it starts (`launch_argv`)
+
+    def launch_argv(self) -> list[str]:
+        return joined(self.argv, self.secret_args)
 
 
 class WorkerPlan(Frozen):
@@ -79,7 +84,11 @@ class RouterPlan(Frozen):
     policy: str | None
     node: str
     port: int
-    argv: list[str]
+    argv: list[str]                                          # without its secret flags
+    secret_args: dict[str, str] = Field(default_factory=dict)  # joined only where it starts (`launch_argv`)
+
+    def launch_argv(self) -> list[str]:
+        return joined(self.argv, self.secret_args)
 
     @property
     def url(self) -> str:
@@ -96,6 +105,11 @@ class DeploymentPlan(Frozen):
 
     def role(self, name: str) -> RolePlan | None:
         return next((r for r in self.roles if r.role == name), None)
+
+    @property
+    def api_key(self) -> str | None:
+        """The key every worker checks (one for all roles: `worker_api_key`); None without one."""
+        return self.roles[0].worker_plans[0].nodes[0].secret_args.get(API_KEY_FLAG)
 
     def public(self) -> dict[str, Any]:
         """The deployment as `harness plan --json` shows it."""
@@ -178,9 +192,9 @@ def worker_commands(head: list[str], tail: list[str], table: flags.FlagTable, ar
     for rank, node in enumerate(slot.nodes):
         dist: dict[str, Any] = ({"dist-init-addr": f"{leader}:{slot.rendezvous_port}", "nnodes": count,
                                  "node-rank": rank} if count > 1 else {"nccl-port": slot.rendezvous_port})
-        argv = [*head, *flags.render_argv(table, {**args, **dist}), "--host", leader, "--port", str(slot.http_port),
-                *tail]
-        out.append(NodeCommand(node=node, node_rank=rank, argv=argv))
+        public, secret = split_secret_args({**args, **dist})
+        argv = [*head, *flags.render_argv(table, public), "--host", leader, "--port", str(slot.http_port), *tail]
+        out.append(NodeCommand(node=node, node_rank=rank, argv=argv, secret_args=secret))
     return out
 
 
@@ -210,7 +224,7 @@ def plan_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where:
                               worker_plans=workers))
     spec_r = dep.router
     every = [s for r in roles for s in r.worker_plans]
-    router_args = {**worker_api_key(roles, f"{where}.deployment"), **spec_r.args}
+    router_args, router_secrets = split_secret_args({**worker_api_key(roles, f"{where}.deployment"), **spec_r.args})
     argv = router.router_argv(
         spec_r.kind, spec_r.policy, router_args, node_symbol(0), dep.ports.base,
         prefill=[(w.url, w.bootstrap_port or 0) for w in every if w.role == "prefill"],
@@ -218,7 +232,8 @@ def plan_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where:
         aggregated=[w.url for w in every if w.role == "aggregated"])
     return DeploymentPlan(
         layout=dep.layout, roles=roles,
-        router=RouterPlan(kind=spec_r.kind, policy=spec_r.policy, node=node_symbol(0), port=dep.ports.base, argv=argv),
+        router=RouterPlan(kind=spec_r.kind, policy=spec_r.policy, node=node_symbol(0), port=dep.ports.base, argv=argv,
+                          secret_args=router_secrets),
         nodes=sum(r.workers * r.nodes_per_worker for r in roles), num_gpus=sum(r.num_gpus for r in roles),
         gpus_per_node=recipe.hardware.gpus_per_node)
 

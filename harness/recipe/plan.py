@@ -32,6 +32,7 @@ from harness.recipe.schema import (
     check_env_name,
     check_env_value,
 )
+from harness.recipe.secret_args import API_KEY_FLAG, joined, split_secret_args
 from harness.recipe.server_args import (
     SERVER_MODULE,
     SIM_VERSION_ENV,
@@ -45,11 +46,22 @@ DEFAULT_PORT = 30000
 
 
 class ServerPlan(Frozen):
-    argv: list[str]
+    argv: list[str]                # the command without its secret flags
     env: dict[str, str]
     host: str
     port: int
     engine: str
+    secret_args: dict[str, str] = Field(default_factory=dict, description=(
+        "`--api-key` and the like, held apart from argv and joined only where the server starts"))
+
+    @property
+    def api_key(self) -> str | None:
+        """The key the server checks (`--api-key`); None without one."""
+        return self.secret_args.get(API_KEY_FLAG)
+
+    def launch_argv(self) -> list[str]:
+        """The command the server is started with: argv and its secret flags (`harness.recipe.secret_args`)."""
+        return joined(self.argv, self.secret_args)
 
 
 class Resources(Frozen):
@@ -77,7 +89,7 @@ class PointPlan(Frozen):
     def public(self) -> dict[str, Any]:
         """The point as `harness plan --json` shows it."""
         doc = {"conc": self.conc, "name": self.name, "fingerprint": self.fingerprint,
-               "server": {"argv": list(self.server.argv), "env": dict(self.server.env)},
+               "server": {"argv": self.server.launch_argv(), "env": dict(self.server.env)},
                "client": drop_unset_additions(self.client.model_dump()), "resources": self.resources.model_dump()}
         if self.deployment is not None:
             doc["deployment"] = self.deployment.public()
@@ -155,7 +167,8 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     settings = data_view(point_settings(recipe, point, args, acc_env))
     fp = _fingerprint(settings, where)
     env = {**point.env, **acc_env}
-    argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, args),
+    public_args, secret_args = split_secret_args(args)
+    argv = ["python3", "-m", SERVER_MODULE[recipe.engine], *flags.render_argv(table, public_args),
             "--host", host, "--port", str(port)]
     if recipe.engine == "sim":
         argv += ["--sim-profile", recipe.sim_profile, *render_sim_flags(recipe.sim_args)]
@@ -166,7 +179,7 @@ def build_plan(recipe: Recipe, point: Point, source: str = "<recipe>", recipe_di
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
         fingerprint=fp, settings=settings,
-        server=ServerPlan(argv=argv, env=env, host=host, port=port, engine=recipe.engine),
+        server=ServerPlan(argv=argv, env=env, host=host, port=port, engine=recipe.engine, secret_args=secret_args),
         client=client,
         resources=Resources(gpu=hw.gpu, gpus_per_node=hw.gpus_per_node, num_gpus=num_gpus,
                             nodes=math.ceil(num_gpus / hw.gpus_per_node)),
@@ -186,7 +199,8 @@ def _with_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where
     return PointPlan(
         config_key=recipe.config_key, image=recipe.image, conc=point.conc, name=point.name,
         fingerprint=_fingerprint(settings, where), settings=settings,
-        server=ServerPlan(argv=r.argv, env={}, host=r.node, port=r.port, engine=recipe.engine),
+        server=ServerPlan(argv=r.argv, env={}, host=r.node, port=r.port, engine=recipe.engine,
+                          secret_args=r.secret_args),
         client=client_plan(recipe, point, source, recipe_dir, where),
         resources=Resources(gpu=recipe.hardware.gpu, gpus_per_node=dep.gpus_per_node, num_gpus=dep.num_gpus,
                             nodes=dep.nodes),

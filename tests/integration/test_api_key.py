@@ -91,7 +91,8 @@ def _client_cmdlines(out: Path, within_s: float = 60) -> list[bytes]:
 
 def test_a_point_with_an_api_key_completes_and_writes_no_key(tmp_path) -> None:
     plan = sim_plan([], ["client.duration_s=8", f"args.api-key={KEY}"])
-    assert plan.server.argv[plan.server.argv.index("--api-key") + 1] == KEY
+    launched = plan.server.launch_argv()
+    assert launched[launched.index("--api-key") + 1] == KEY and KEY not in plan.server.argv
     with ThreadPoolExecutor(1) as pool:   # the point runs in this thread (it handles signals)
         watching = pool.submit(_client_cmdlines, tmp_path)
         outcome = run_point(plan, PointOptions(out_dir=tmp_path, ready_timeout_s=60))

@@ -92,7 +92,7 @@ def _reference_run(tmp: Path, settings: list[str]) -> dict[str, Any]:
     """InferenceX's standalone command against a fresh simulator; the point's numbers from its records."""
     _, (plan,) = load_plans(RECIPE, [POINT], settings)
     port = _free_port()
-    server_argv = list(plan.server.argv)
+    server_argv = plan.server.launch_argv()
     server_argv[server_argv.index("--port") + 1] = str(port)
     assert server_argv[:3] == ["python3", "-m", "harness.sim"]
     server = subprocess.Popen([sys.executable, *server_argv[1:]], stdout=subprocess.DEVNULL,

@@ -172,12 +172,17 @@ def test_the_router_sends_the_workers_api_key() -> None:
 
     plan = build_plan(recipe, expand_points(recipe)[0], "d.yaml")
     assert plan.deployment is not None
-    argv = plan.deployment.router.argv
-    assert argv[argv.index("--api-key") + 1] == "sk-both-roles"
+    router, worker = plan.deployment.router, plan.deployment.roles[0].worker_plans[0].nodes[0]
+    # held apart from every command (nothing parses it back out), joined only where each process starts
+    assert "--api-key" not in router.argv and "sk-both-roles" not in json.dumps([router.argv, worker.argv])
+    assert router.secret_args == worker.secret_args == {"--api-key": "sk-both-roles"}
+    assert router.launch_argv()[-2:] == worker.launch_argv()[-2:] == ["--api-key", "sk-both-roles"]
+    assert plan.deployment.api_key == plan.server.api_key == "sk-both-roles"
     raw["server"]["args"].pop("api-key")
     recipe = parse_recipe_text(yaml.safe_dump(raw, sort_keys=False), "d.yaml")
     plan = build_plan(recipe, expand_points(recipe)[0], "d.yaml")
-    assert plan.deployment is not None and "--api-key" not in plan.deployment.router.argv
+    assert plan.deployment is not None and "--api-key" not in plan.deployment.router.launch_argv()
+    assert plan.deployment.api_key is None
 
 
 @pytest.mark.parametrize(("change", "expected"), [

@@ -69,7 +69,7 @@ def render_point(plan: Any) -> str:
     if plan.deployment is not None:
         lines += render_deployment(plan.deployment)
     else:
-        argv, env = command_view(plan.server.argv, plan.server.env)
+        argv, env = command_view(plan.server.launch_argv(), plan.server.env)
         lines += [f"  {k}={shlex.quote(v)}" for k, v in env.items()]
         lines.append("  " + " \\\n    ".join(_argv_lines(argv)))
     warmup = (f"{c.warmup_s:g} s warmup" if c.warmup_s > 0
@@ -99,9 +99,9 @@ def render_deployment(dep: Any) -> list[str]:
             lines.append(f"  {role.role} worker {worker.index}: {worker.url}{boot}")
             for node in worker.nodes:
                 lines.append(f"    node {node.node} (rank {node.node_rank}):")
-                lines.append("      " + " \\\n        ".join(_argv_lines(command_view(node.argv, {})[0])))
+                lines.append("      " + " \\\n        ".join(_argv_lines(command_view(node.launch_argv(), {})[0])))
     lines.append(f"router ({dep.router.kind}) on {dep.router.node}: {dep.router.url}")
-    lines.append("  " + " \\\n    ".join(_argv_lines(command_view(dep.router.argv, {})[0])))
+    lines.append("  " + " \\\n    ".join(_argv_lines(command_view(dep.router.launch_argv(), {})[0])))
     return lines
 
 

@@ -34,7 +34,7 @@ from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.node_power import NodePowerSamplers
 from harness.point.servers.readiness import NotReady, server_info, wait_for_probe, wait_until_healthy
 from harness.point.servers.serve import PointStopped, check_stop, new_launch_token, note_stop, with_launch_token
-from harness.point.servers.server_auth import auth_headers, server_api_key
+from harness.point.servers.server_auth import auth_headers
 from harness.point.servers.server_logs import ROUTER, member_label, member_log_name
 from harness.point.state.progress_line import last_log_line
 from harness.point.state.status import PointStatus
@@ -81,11 +81,11 @@ def members(dep: DeploymentPlan, nodes: list[Node], token: str) -> list[Member]:
             for cmd in w.nodes:
                 node = nodes[symbol_index(cmd.node)]
                 label = member_label(role.role, w.index, cmd.node_rank)
-                argv = with_launch_token([fill(t, nodes) for t in cmd.argv], token)
+                argv = with_launch_token([fill(t, nodes) for t in cmd.launch_argv()], token)
                 out.append(Member(label, role.role, w.index, cmd.node_rank, node, argv, dict(role.env),
                                   fill(w.url, nodes) if cmd.node_rank == 0 else None))
     router_node = nodes[symbol_index(dep.router.node)]
-    out.append(Member(ROUTER, ROUTER, None, 0, router_node, [fill(t, nodes) for t in dep.router.argv], {},
+    out.append(Member(ROUTER, ROUTER, None, 0, router_node, [fill(t, nodes) for t in dep.router.launch_argv()], {},
                       fill(dep.router.url, nodes)))
     return out
 
@@ -132,7 +132,7 @@ class DeploymentServer:
         self.members = members(dep, self.nodes, self.token)
         self.router = self.members[-1]
         self.base_url = self.router.url or ""
-        self.api_key = server_api_key(self.members[0].argv)
+        self.api_key = dep.api_key
         self.ctx: LaunchContext = LaunchContext(point_dir=pdir, image=plan.image, engine=plan.server.engine,
                                                 mounts=mounts, image_path=image_path,
                                                 container_name=f"harness-{plan.config_key}-c{plan.conc}-{self.token[-6:]}")

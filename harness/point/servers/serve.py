@@ -30,7 +30,6 @@ from harness.point.fingerprints.fingerprint import (
 from harness.point.servers import port_owner, server_env
 from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.readiness import NotReady, server_info, wait_until_ready
-from harness.point.servers.server_auth import server_api_key
 from harness.point.servers.server_crash import CrashWatch, crash_reason
 from harness.point.servers.server_failure import key_line
 from harness.point.state.status import PointStatus
@@ -154,7 +153,7 @@ class Endpoint:
     argv: list[str]
     env: dict[str, str]
     token: str  # this launch's --weight-version, echoed by the launched server's /server_info
-    api_key: str | None  # the server's --api-key, read once from its command: the harness's clients send it
+    api_key: str | None  # the server's --api-key, from the plan (held apart from its command): the clients send it
 
 
 def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: tuple[str, ...] = (),
@@ -162,7 +161,7 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     """Choose the port and write `server_command.txt` (exact launcher argv + env, secrets redacted)."""
 
     launcher = get_launcher(launcher_kind)
-    argv, base_url = listen_at(plan.server.argv, free_port())
+    argv, base_url = listen_at(plan.server.launch_argv(), free_port())   # the secret flags joined here
     token = new_launch_token()
     argv = with_launch_token(argv, token)
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
@@ -172,7 +171,7 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     write_command(pdir / "fingerprint_command.txt",
                   [(None, recorded_capture_argv(launcher, argv, plan.server.env, ctx), {})])
     return Endpoint(launcher_kind, launcher, ctx, host, base_url, argv, dict(plan.server.env), token,
-                    server_api_key(plan.server.argv))
+                    plan.server.api_key)
 
 
 class FreshServer:

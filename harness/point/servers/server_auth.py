@@ -2,8 +2,8 @@
 
 A recipe may start SGLang with `--api-key` (`args.api-key`). SGLang then answers `/health*`, `/ready*` and
 `/metrics` without a key and 401s everything else (`/server_info`, `/model_info`, chat). The harness takes the
-key from the plan's server command once, when the server's endpoint is prepared, and carries it beside the
-command (the value the server itself got; every file and log holds `<redacted>`); it sends it as
+key from the plan, where it is held apart from the server's command (`harness.recipe.secret_args`: joined to
+the command only where the server starts; every file and log holds `<redacted>`); it sends it as
 `Authorization: Bearer <key>` from the readiness probe, the launch-token check and the fingerprint's
 `/server_info` read; lm-eval and AIPerf get it in their environment (`OPENAI_API_KEY`;
 `HARNESS_AIPERF_API_KEY` through `harness.point.replay.aiperf_keyed`), never on a command line. A 401 is reported as its own reason,
@@ -12,20 +12,7 @@ command (the value the server itself got; every file and log holds `<redacted>`)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-API_KEY_FLAG = "--api-key"
 API_KEY_ENV = "OPENAI_API_KEY"  # read by lm-eval's OpenAI-compatible clients
-
-
-def server_api_key(argv: Sequence[str]) -> str | None:
-    """The value of `--api-key` in a server command (`--api-key K` or `--api-key=K`); None without one."""
-    for i, token in enumerate(argv):
-        if token == API_KEY_FLAG and i + 1 < len(argv):
-            return argv[i + 1]
-        if token.startswith(API_KEY_FLAG + "="):
-            return token.split("=", 1)[1]
-    return None
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:
