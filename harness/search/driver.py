@@ -1,9 +1,10 @@
 """The search loop: ask `order.bracket` for the next concurrency, test it, until the bracket is closed; or, in
-rounds (`run_rounds`, a Slurm job array each), ask `rounds.next_round` for several and test them together.
+rounds (`run_rounds`, a Slurm job array each), ask `rounds.round_tests` for several and test them together.
 
 An inconclusive concurrency is tested again (`test(conc, attempt)`: attempt 2 and on), up to `Budget.attempts`
 tests in all; the command runs attempt 2 with a longer window and attempt 3 as a repeat of it on a fresh server.
-A concurrency counts as its latest test says. The search spends at most `Budget.max_points` tests, and starts
+A concurrency counts as its latest test says (in rounds too: a round re-tests as the local order would). The
+search spends at most `Budget.max_points` tests, and starts
 none once `Budget.out_of_time()` says so; a search that ends on its budget says why (`SearchRun.budget_reason`),
 and its answer is uncertain where the bracket is not closed.
 
@@ -19,8 +20,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.search.order import Bracket, Outcome, bracket
-from harness.search.rounds import next_round
+from harness.search.order import Bracket, Outcome, bracket, retestable
+from harness.search.rounds import round_tests
 from harness.search.tested import TestedPoint
 
 ATTEMPTS = 3   # the first test, a longer window, a repeat of it
@@ -59,9 +60,7 @@ def latest_outcomes(tested: Sequence[TestedPoint]) -> dict[int, Outcome]:
 def state_of(tested: Sequence[TestedPoint], min_conc: int, max_conc: int, attempts: int = ATTEMPTS) -> Bracket:
     """The bracket of the tests so far, an inconclusive concurrency re-testable while it has tests left."""
     outcomes = latest_outcomes(tested)
-    counts = Counter(v.conc for v in tested)
-    again = {c for c, o in outcomes.items() if o == "inconclusive" and counts[c] < attempts}
-    return bracket(outcomes, min_conc, max_conc, again)
+    return bracket(outcomes, min_conc, max_conc, retestable(outcomes, Counter(v.conc for v in tested), attempts))
 
 
 def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], TestedPoint | None],
@@ -96,29 +95,33 @@ class RoundResult:
     stopped: bool = False
 
 
-def run_rounds(min_conc: int, max_conc: int, width: int, test_round: Callable[[int, list[int]], RoundResult],
+def run_rounds(min_conc: int, max_conc: int, width: int,
+               test_round: Callable[[int, list[tuple[int, int]]], RoundResult],
                on_round: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
-    """Test rounds of up to `width` concurrencies (`rounds.next_round`) until the bracket is closed.
-    `test_round(n, concs)` tests round n (from 1); a stopped round ends the run incomplete, with the points it
-    did test. A round re-tests nothing; one is cut to what is left of `budget.max_points`."""
+    """Test rounds of up to `width` tests (`rounds.round_tests`) until the bracket is closed.
+    `test_round(n, tests)` tests round n (from 1), `tests` its (concurrency, attempt) pairs; a stopped round ends
+    the run incomplete, with the points it did test. Every test counts against `budget.max_points` (a round is
+    cut to what is left of it, re-tests kept first) and each concurrency as its latest test says."""
     budget = budget or Budget()
     tested: list[TestedPoint] = []
     for number in itertools.count(1):
-        outcomes = latest_outcomes(tested)
-        concs = next_round(outcomes, min_conc, max_conc, width)
-        if not concs:
-            return SearchRun(tuple(tested), bracket(outcomes, min_conc, max_conc), True)
+        tests = round_tests(latest_outcomes(tested), Counter(v.conc for v in tested), min_conc, max_conc, width,
+                            budget.attempts)
+        if not tests:
+            return SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, budget.attempts), True)
         spent = budget.spent(len(tested))
         if spent is not None:
-            return SearchRun(tuple(tested), bracket(outcomes, min_conc, max_conc), True, spent)
+            return SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, 0), True, spent)
         if budget.max_points is not None:
-            concs = concs[:budget.max_points - len(tested)]
-        result = test_round(number, concs)
+            tests = tests[:budget.max_points - len(tested)]
+        tests = sorted(tests)
+        concs = [c for c, _ in tests]
+        result = test_round(number, tests)
         given = {v.conc for v in result.tested}
-        if given - set(concs) or (not result.stopped and given != set(concs)):
-            raise ValueError(f"round {number} of {concs} gave outcomes for {sorted(given)}")
+        if given - set(concs) or (not result.stopped and given != set(concs)) or len(given) < len(result.tested):
+            raise ValueError(f"round {number} of {concs} gave outcomes for {sorted(v.conc for v in result.tested)}")
         tested.extend(sorted(result.tested, key=lambda v: v.conc))
-        run = SearchRun(tuple(tested), bracket(latest_outcomes(tested), min_conc, max_conc), False)
+        run = SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, budget.attempts), False)
         if result.stopped:
             return run
         if on_round is not None:

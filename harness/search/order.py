@@ -83,6 +83,11 @@ def bracket(outcomes: Mapping[int, Outcome], min_conc: int, max_conc: int,
     return Bracket(boundary, first_fail, pick, upper, low, high)
 
 
+def retestable(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], attempts: int) -> set[int]:
+    """The inconclusive concurrencies that may be tested again: tested fewer than `attempts` times (`tests`)."""
+    return {c for c, o in outcomes.items() if o == "inconclusive" and tests.get(c, 0) < attempts}
+
+
 def untested_inside(outcomes: Mapping[int, Outcome], state: Bracket, min_conc: int) -> list[int]:
     """The untested concurrencies inside the bracket's interval, in increasing order."""
     if state.high is None:

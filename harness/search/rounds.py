@@ -8,29 +8,45 @@ A round follows the same order as one point at a time (`harness.search.order`), 
 - bisect: the untested concurrencies of the interval in which the boundary lies (`Bracket.low`, `Bracket.high`),
   split into `width + 1` parts (`width` of them, all when it holds fewer).
 
-A round re-tests no inconclusive concurrency: it stays unknown, and an answer that rests on it is uncertain. With
-width 1 a round is the one concurrency `order.bracket` names without re-tests, so the search tests the same points
-as the local one would. A round is empty when the search is done.
+A round re-tests an inconclusive concurrency as the local search does (`round_tests`): those inside the interval
+that may still be re-tested (`order.retestable`: fewer tests so far than `attempts`) come first, each as its next
+attempt (the command runs attempt 2 with twice the window, attempt 3 on as a repeat of it), up to `width` of them
+(evenly spaced when there are more); the rest of the round is untested concurrencies as above. The gallop re-tests
+nothing, as `order.bracket` does not. With width 1 a round is the one concurrency `order.bracket` names, re-tests
+included, so the search tests the same points as the local one would. A round is empty when the search is done.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from harness.search.order import Outcome, bracket, untested_inside
+from harness.search.order import Outcome, bracket, retestable, untested_inside
 
 
 def next_round(outcomes: Mapping[int, Outcome], min_conc: int, max_conc: int, width: int) -> list[int]:
-    """The concurrencies of the next round in increasing order (empty: the search is done)."""
+    """The concurrencies of the next round in increasing order (empty: the search is done), re-testing nothing."""
+    return sorted(c for c, _ in round_tests(outcomes, dict.fromkeys(outcomes, 1), min_conc, max_conc, width, 1))
+
+
+def round_tests(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], min_conc: int, max_conc: int,
+                width: int, attempts: int) -> list[tuple[int, int]]:
+    """The next round as (concurrency, attempt) pairs, at most `width` (empty: the search is done): the re-tests
+    first, then the untested concurrencies, each part in increasing order. `tests`: how many times each
+    concurrency was tested so far (its latest test gave `outcomes`); `attempts`: tests allowed per concurrency."""
     if width < 1:
         raise ValueError(f"expected a round width of at least 1, got {width}")
-    state = bracket(outcomes, min_conc, max_conc)
+    again = retestable(outcomes, tests, attempts)
+    state = bracket(outcomes, min_conc, max_conc, again)
     if state.next_conc is None:
         return []
     tested = [c for c in outcomes if min_conc <= c <= max_conc]
     if not tested or (state.first_fail is None and max(tested) < max_conc):   # the gallop, as in `bracket`
-        return _gallop(state.next_conc, max_conc, width)
-    return _split(untested_inside(outcomes, state, min_conc), width)
+        return [(c, 1) for c in _gallop(state.next_conc, max_conc, width)]
+    start = min_conc if state.low is None else state.low + 1
+    high = max_conc if state.high is None else state.high
+    retests = _split([c for c in sorted(again) if start <= c <= high], width)   # those `bracket` would pick
+    fresh = _split(untested_inside(outcomes, state, min_conc), width - len(retests)) if len(retests) < width else []
+    return [(c, tests.get(c, 0) + 1) for c in retests] + [(c, 1) for c in fresh]
 
 
 def _gallop(start: int, max_conc: int, width: int) -> list[int]:

@@ -1,6 +1,8 @@
 """`harness search --cluster` on the simulator via the local Slurm: rounds of concurrencies as job arrays (c4..c8,
-rounds of the profile's max_parallel 2: at most three rounds), each point its own array task and server; the
-outcomes in search.json are the points' own records judged against the SLO; a second run reuses every point."""
+rounds of the profile's max_parallel 2: three rounds without re-tests), each point its own array task and server;
+an inconclusive point inside the bracket is re-tested as the local search does (attempt 2 with twice the window,
+an array of its own); the outcomes in search.json are the points' own records judged against the SLO; a second run
+reuses every point. Which rounds the points ask for is `round_tests`' unit tests' business."""
 
 from __future__ import annotations
 
@@ -60,7 +62,7 @@ def test_search_completes_with_the_shape_of_the_local_search(search: dict[str, A
 
 def test_every_outcome_is_its_points_own_record(search: dict[str, Any]) -> None:
     doc = search["doc"]
-    assert doc["points"] and len({p["conc"] for p in doc["points"]}) == len(doc["points"])
+    assert doc["points"] and len({(p["conc"], p["attempt"]) for p in doc["points"]}) == len(doc["points"])
     for p in doc["points"]:
         record = _record(p)
         ttft = record["request_metrics"]["latency"]["ttft"]["p90"]
@@ -77,13 +79,14 @@ def test_every_outcome_is_its_points_own_record(search: dict[str, Any]) -> None:
 
 def test_the_boundary_is_a_pass_next_to_a_failure_or_the_answer_is_uncertain(search: dict[str, Any]) -> None:
     doc = search["doc"]
-    by_conc = {p["conc"]: p for p in doc["points"]}
+    by_conc = {p["conc"]: p for p in doc["points"] if p["counted"]}
     boundary, first_fail = doc["boundary_conc"], doc["first_failing_conc"]
-    if doc["uncertain"]["boundary"]:   # a round re-tests no inconclusive point: the interval holds only those
+    if doc["uncertain"]["boundary"]:   # the interval holds only inconclusive points, each re-tested to the end
         low, high = doc["boundary_interval"]
         assert doc["uncertain"]["reason"].startswith("the boundary lies between") and "answer: UNCERTAIN" in \
             search["proc"].stdout
-        assert all(by_conc[c]["outcome"] == "inconclusive" for c in by_conc if (low or 0) < c <= high)
+        assert all(by_conc[c]["outcome"] == "inconclusive" and by_conc[c]["attempt"] == 3
+                   for c in by_conc if (low or 0) < c <= high)
         return
     assert boundary is not None and by_conc[boundary]["meets_slo"], doc["points"]
     assert doc["agents_per_gpu"] == boundary and doc["agents_per_node"] == boundary   # the sim point: 1 GPU
@@ -97,27 +100,39 @@ def test_the_boundary_is_a_pass_next_to_a_failure_or_the_answer_is_uncertain(sea
         assert first_fail == top + 1 and by_conc[first_fail]["outcome"] == "fail" and not doc["upper_bound_reached"]
 
 
-def test_each_round_is_one_job_array_each_point_its_own_task_and_server(search: dict[str, Any]) -> None:
+def test_each_round_is_one_job_array_per_attempt_each_point_its_own_task_and_server(
+        search: dict[str, Any]) -> None:
     doc = search["doc"]
     rounds = doc["rounds"]
-    assert 1 <= len(rounds) <= 3 and [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
-    assert rounds[0]["concs"] == [4, 8]                                  # c4 and its doubling: max_parallel 2
+    retests = [p for p in doc["points"] if p["attempt"] > 1]
+    assert 1 <= len(rounds) <= 3 + len(retests) and [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
+    assert rounds[0]["concs"] == [4, 8] and rounds[0]["attempts"] == [1, 1]   # c4 and its doubling: max_parallel 2
     assert all(1 <= len(r["concs"]) <= 2 and r["reused"] == [] for r in rounds)
-    assert [c for r in rounds for c in r["concs"]] == [p["conc"] for p in doc["points"]]
-    assert len({r["job_id"] for r in rounds}) == len(rounds)
-    tasks = {t["conc"]: (r["job_id"], t["task_id"]) for r in rounds for t in r["tasks"]}
-    assert sorted(tasks) == sorted(p["conc"] for p in doc["points"])
+    assert [(c, a) for r in rounds for c, a in zip(r["concs"], r["attempts"], strict=True)] == [
+        (p["conc"], p["attempt"]) for p in doc["points"]]
+    jobs = [j for r in rounds for j in r["jobs"]]
+    assert len({j["job_id"] for j in jobs}) == len(jobs) and all(r["job_id"] == r["jobs"][0]["job_id"] for r in rounds)
+    assert all(len({j["attempt"] for j in r["jobs"]}) == len(r["jobs"]) for r in rounds)   # one array per attempt
+    tasks = {(t["conc"], t["attempt"]): (t["job_id"], t["task_id"]) for r in rounds for t in r["tasks"]}
+    assert sorted(tasks) == sorted((p["conc"], p["attempt"]) for p in doc["points"])
     assert len(set(tasks.values())) == len(tasks)
     for p in doc["points"]:
         pdir = Path(p["point_dir"])
         env = json.loads((pdir / "status.json").read_text())["slurm"]
-        job, task = tasks[p["conc"]]
+        job, task = tasks[(p["conc"], p["attempt"])]
         assert (env["SLURM_ARRAY_JOB_ID"], int(env["SLURM_ARRAY_TASK_ID"])) == (job, task)
         assert f"conc{p['conc']}: completed" in (search["out"] / "slurm" / f"{job}_{task}.out").read_text()
         assert (pdir / "server.log").stat().st_size > 0 and (pdir / "server_command.txt").is_file()
+    for p in retests:   # an inconclusive point re-tested: twice the window, a variant of its own (then a repeat)
+        first = next(q for q in doc["points"] if q["conc"] == p["conc"] and q["attempt"] == 1)
+        assert first["outcome"] == "inconclusive" and p["window_s"] == 40
+        assert Path(p["point_dir"]).parent.name == "warmup_requests_per_lane=1,duration_s=40" + (
+            f"+repeat{p['attempt'] - 2}" if p["attempt"] > 2 else "")
+        assert f"c{p['conc']} test {p['attempt']}" in search["proc"].stdout
     for r in rounds:
-        assert f"[search] round {r['round']}: job {r['job_id']}: " in search["proc"].stdout
-        assert f"[search] round {r['round']}: job {r['job_id']} done" in search["proc"].stdout
+        for j in r["jobs"]:
+            assert f"[search] round {r['round']}: job {j['job_id']}: " in search["proc"].stdout
+            assert f"[search] round {r['round']}: job {j['job_id']} done" in search["proc"].stdout
 
 
 def test_a_second_run_reuses_every_point(search: dict[str, Any], harness_env: dict[str, str]) -> None:
@@ -125,7 +140,7 @@ def test_a_second_run_reuses_every_point(search: dict[str, Any], harness_env: di
     proc = harness(harness_env, *ARGS, "--out", str(search["out"]), timeout=300)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     doc = json.loads((search["out"] / SEARCH_DIR / "search.json").read_text())
-    assert [r["job_id"] for r in doc["rounds"]] == [None] * len(first["rounds"])
+    assert [(r["job_id"], r["jobs"]) for r in doc["rounds"]] == [(None, [])] * len(first["rounds"])
     assert [r["reused"] for r in doc["rounds"]] == [r["concs"] for r in first["rounds"]]
     keep = ("points", "boundary_conc", "first_failing_conc", "upper_bound_reached")
     assert {k: doc[k] for k in keep} == {k: first[k] for k in keep}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness.commands.running.search_cluster import round_tester
+from harness.commands.running.search_cluster import retest_setting, round_tester
 from harness.point.record.result import point_dir
 from harness.recipe.load import load_recipe
 from harness.recipe.points import apply_overrides
@@ -21,6 +21,7 @@ from harness.search.slo import parse_slo
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = str(ROOT / "recipes" / "quickstart-sim.yaml")
 VARIANT = "duration_s=20"
+RETEST_VARIANT = "duration_s=40"   # attempt 2: twice the window
 
 
 def _args(out: Path) -> argparse.Namespace:
@@ -49,53 +50,91 @@ def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     submitted: list[list[int]] = []
     after_job: dict[int, tuple[float | None, str]] = {}
 
+    args = _args(out)
+    longer, longer_points, _, longer_variant = retest_setting(args, load_recipe(QUICKSTART), 20.0, 2)
+    retest_plans = {c: plan_at(longer, longer_points, c, None, QUICKSTART) for c in (4, 8)}
+    after_retest: dict[int, float] = {}
+    variants: list[str | None] = []
+
     def fake_submit(req: Any, warn: Any, loaded: Any) -> dict[str, Any]:
-        assert req.variant == VARIANT and loaded[0] is recipe
+        assert loaded[0] is recipe if req.variant == VARIANT else (req.variant, loaded[0]) == (RETEST_VARIANT, longer)
         submitted.append([p.conc for p in loaded[1]])
-        return {"job_id": "7", "points": [{"conc": p.conc, "task_id": i} for i, p in enumerate(loaded[1])]}
+        variants.append(req.variant)
+        return {"job_id": str(6 + len(submitted)),
+                "points": [{"conc": p.conc, "task_id": i} for i, p in enumerate(loaded[1])]}
 
     def fake_follow(record: dict[str, Any], **kwargs: Any) -> list[dict[str, Any]]:
         for conc, (ttft, state) in after_job.items():
             _write(point_dir(out, plans[conc], VARIANT), plans[conc].fingerprint, conc, ttft, state)
+        for conc, ttft in after_retest.items():
+            plan = retest_plans[conc]
+            _write(point_dir(out, plan, RETEST_VARIANT), plan.fingerprint, conc, ttft)
         return []
 
     monkeypatch.setattr("harness.submission.submit", fake_submit)
     monkeypatch.setattr("slurm.follow.follow", fake_follow)
     rounds: list[dict[str, Any]] = []
     stop: list[int] = []
-    test = round_tester(_args(out), recipe, points, [parse_slo("ttft_p90<=0.5")], VARIANT, rounds, stop)
-    return {"test": test, "submitted": submitted, "after_job": after_job, "rounds": rounds, "stop": stop}
+    test = round_tester(args, load_recipe(QUICKSTART), recipe, points, [parse_slo("ttft_p90<=0.5")], VARIANT, rounds,
+                        stop)
+    assert longer_variant == RETEST_VARIANT and longer.client.duration_s == 40
+    return {"test": test, "submitted": submitted, "after_job": after_job, "rounds": rounds, "stop": stop,
+            "after_retest": after_retest, "variants": variants}
 
 
 def test_completed_points_are_read_back_and_the_rest_submitted_as_one_array(setup: dict[str, Any]) -> None:
     setup["after_job"][8] = (2.0, "completed")
-    result = setup["test"](1, [4, 8])
+    result = setup["test"](1, [(4, 1), (8, 1)])
     assert setup["submitted"] == [[8]]
     assert [(v.conc, v.outcome) for v in result.tested] == [(4, "pass"), (8, "fail")] and not result.stopped
-    assert setup["rounds"] == [{"round": 1, "concs": [4, 8], "reused": [4], "job_id": "7",
-                                "tasks": [{"conc": 8, "task_id": 0}]}]
+    assert setup["rounds"] == [{"round": 1, "concs": [4, 8], "attempts": [1, 1], "reused": [4], "job_id": "7",
+                                "jobs": [{"job_id": "7", "attempt": 1, "variant": VARIANT}],
+                                "tasks": [{"conc": 8, "task_id": 0, "attempt": 1, "job_id": "7"}]}]
     assert setup["stop"] == []
 
 
 def test_a_point_without_an_answer_stops_the_search(setup: dict[str, Any]) -> None:
     setup["after_job"][8] = (None, "cancelled")
-    result = setup["test"](1, [4, 8])
+    result = setup["test"](1, [(4, 1), (8, 1)])
     assert [v.conc for v in result.tested] == [4] and result.stopped and setup["stop"] == [1]
 
 
 def test_a_point_whose_task_died_gives_no_answer(setup: dict[str, Any]) -> None:
     setup["after_job"][8] = (None, "failed")
     test = setup["test"]
-    result = test(1, [4, 8])
+    result = test(1, [(4, 1), (8, 1)])
     assert [(v.conc, v.outcome) for v in result.tested] == [(4, "pass"), (8, "fail")]   # failed: an answer
     status = Path(result.tested[1].point_dir) / "status.json"
     status.write_text(json.dumps({**json.loads(status.read_text()), "reason": "harness_killed: the harness ..."}))
     setup["after_job"].clear()   # the next job leaves the point as the lost task left it
-    again = test(2, [8])
+    again = test(2, [(8, 1)])
     assert again.tested == () and again.stopped and setup["stop"] == [1]
 
 
 def test_a_round_of_completed_points_submits_nothing(setup: dict[str, Any]) -> None:
-    result = setup["test"](1, [4])
+    result = setup["test"](1, [(4, 1)])
     assert setup["submitted"] == [] and [v.outcome for v in result.tested] == ["pass"]
     assert setup["rounds"][0]["job_id"] is None and setup["rounds"][0]["reused"] == [4]
+
+
+def test_a_re_test_goes_as_an_array_of_its_own_with_twice_the_window(setup: dict[str, Any]) -> None:
+    setup["after_job"][8] = (2.0, "completed")
+    setup["after_retest"][4] = 0.1
+    result = setup["test"](1, [(4, 2), (8, 1)])
+    assert setup["submitted"] == [[8], [4]] and setup["variants"] == [VARIANT, RETEST_VARIANT]
+    assert [(v.conc, v.outcome, Path(v.point_dir).parent.name) for v in result.tested] == [
+        (4, "pass", RETEST_VARIANT), (8, "fail", VARIANT)]
+    entry = setup["rounds"][0]
+    assert entry["attempts"] == [2, 1] and entry["job_id"] == "7"
+    assert entry["jobs"] == [{"job_id": "7", "attempt": 1, "variant": VARIANT},
+                             {"job_id": "8", "attempt": 2, "variant": RETEST_VARIANT}]
+    assert entry["tasks"] == [{"conc": 8, "task_id": 0, "attempt": 1, "job_id": "7"},
+                              {"conc": 4, "task_id": 0, "attempt": 2, "job_id": "8"}]
+
+
+def test_a_third_test_is_a_repeat_in_a_directory_of_its_own() -> None:
+    args = _args(Path("/tmp/x"))
+    recipe = load_recipe(QUICKSTART)
+    assert retest_setting(args, recipe, 20.0, 3)[2:] == (["client.duration_s=40"], "duration_s=40+repeat1")
+    tagged = argparse.Namespace(**{**vars(args), "tag": "mine"})
+    assert retest_setting(tagged, recipe, 20.0, 4)[3] == "mine+duration_s=40+repeat2"

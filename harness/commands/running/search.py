@@ -141,7 +141,7 @@ def main(args: argparse.Namespace) -> int:
                                                     nodes=plan.resources.nodes), run, extra)
 
     if args.cluster:
-        test_round = search_cluster.round_tester(args, recipe, points, slos, variant, rounds, stop)
+        test_round = search_cluster.round_tester(args, base, recipe, points, slos, variant, rounds, stop)
         run = run_rounds(args.min_conc, args.max_conc, width, test_round, write, budget)
     else:
         run = run_search(args.min_conc, args.max_conc, test, write, budget)
@@ -176,20 +176,15 @@ def _budget(args: argparse.Namespace) -> Budget:
 
 def _retest_setting(args: argparse.Namespace, base: Recipe, window_s: float,
                     attempt: int) -> tuple[Recipe, list[Point], PointOptions]:
-    """The setting of an inconclusive point's re-test: twice its window (a variant of its own, e.g.
-    `duration_s=120`), and from the third test on the same again in a directory of its own (`...+repeat1`), so
-    each test keeps its own record and runs on a fresh server."""
+    """The setting of an inconclusive point's re-test (`search_cluster.retest_setting`, the same on Slurm), with
+    the options of its point run here."""
     import dataclasses
 
-    from harness.commands.running.run import options_from_args, overrides_with_duration
-    from harness.recipe.points import apply_overrides
+    from harness.commands.running.run import options_from_args
+    from harness.commands.running.search_cluster import retest_setting
 
-    longer = argparse.Namespace(**{**vars(args), "duration": 2 * window_s})
-    recipe, points = apply_overrides(base, None, overrides_with_duration(longer), args.recipe)
-    options = options_from_args(longer, recipe)
-    variant = f"{args.tag}+duration_s={2 * window_s:g}" if args.tag else options.variant
-    if attempt > 2:
-        variant = f"{variant}+repeat{attempt - 2}"
+    recipe, points, _, variant = retest_setting(args, base, window_s, attempt)
+    options = options_from_args(argparse.Namespace(**{**vars(args), "duration": 2 * window_s}), recipe)
     return recipe, points, dataclasses.replace(options, variant=variant)
 
 
