@@ -58,9 +58,11 @@ def server_argv() -> list[str]:
     """The tiny recipe's c2 server argv after `python3 -m sglang.launch_server`, with an API key."""
     from harness.recipe.points import load_plans
 
+    from harness.recipe.secret_args import joined
+
     _, plans = load_plans(RECIPE, None, [f"args.api-key={KEY}"])
     argv = plans[0].server.argv[3:]
-    return argv[: argv.index("--port")]
+    return joined(argv[: argv.index("--port")], plans[0].server.secret_args)   # the key, as the launch joins it
 
 
 class Server:
