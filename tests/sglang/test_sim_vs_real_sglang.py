@@ -57,7 +57,6 @@ def free_port() -> int:
 def server_argv() -> list[str]:
     """The tiny recipe's c2 server argv after `python3 -m sglang.launch_server`, with an API key."""
     from harness.recipe.points import load_plans
-
     from harness.recipe.secret_args import joined
 
     _, plans = load_plans(RECIPE, None, [f"args.api-key={KEY}"])
