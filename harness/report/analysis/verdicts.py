@@ -88,7 +88,7 @@ def verdict_rows(points: Iterable[PointResult], cells: Sequence[str] | None = No
 
 COLUMN_NOTE = ("requests ok: successful requests, the sample every percentile is taken from; achieved conc: mean "
                "live session trees over the throughput window (compare with conc); publishable: the point's "
-               "publication verdict (- where its result records none).")
+               "publication status (- where its result records none).")
 
 
 def footnotes(points: Sequence[PointResult]) -> list[str]:
