@@ -8,7 +8,11 @@ records to the truth log by request id and prints, per point:
 
 - TTFT and E2EL error percentiles (|client - server|, ms) over the successful profiled requests;
 - the requests, the achieved concurrency and the point's validity, from the point's record;
-- each process group's CPU (mean and peak, in cores) and the simulator's step lag, where it reports one.
+- each process group's CPU (mean and peak, in cores) and the simulator's step lag, where it reports one;
+- where the slowest 1% of TTFT errors arise: each error is exactly `to_server` (the client's start stamp to the
+  simulator's receive stamp; AIPerf's own `send` part of it) plus `from_server` (the simulator's first-token write
+  to the client reading it), both on the host's wall clock; with how many workers the tail spans, how bunched
+  it is in time, and its prompt sizes. Each request's parts land in OUT/cN/requests.jsonl.
 
     python3 benchmarks/timing_error.py                                  # c48 and c64, 120 s windows
     python3 benchmarks/timing_error.py --conc 48 --duration 120 --set client.workers=16
@@ -117,13 +121,35 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (k - lo)
 
 
-def timing_errors(point_dir: Path, truth_path: Path) -> dict[str, Any]:
-    """|client - server| TTFT and E2EL (ms) of every successful profiled request found in the truth log."""
+def request_error(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, Any]:
+    """One request's TTFT error split where it arises (ms; signed: the client's view minus the server's).
+
+    Both sides stamp the host's wall clock, so the error is exactly `to_server + from_server`:
+    `to_server`, the client's start stamp to the server's receive stamp (the client putting the request on the
+    wire, `send` of it by AIPerf's own account, then the server's event loop reaching the request), and
+    `from_server`, the server's first-token write to the client reading it (the client's event loop).
+    """
+    metrics, meta = record["metrics"], record["metadata"]
+    ttft_ms = metrics["time_to_first_token"]["value"]
+    start_ns = meta["request_start_ns"]
+    send = sum((metrics.get(k) or {}).get("value", 0.0) for k in ("http_req_blocked", "http_req_connecting",
+                                                                    "http_req_sending"))
+    to_server = (truth["arrival_ns"] - start_ns) / 1e6
+    from_server = ttft_ms - (truth["first_token_sent_ns"] - start_ns) / 1e6
+    return {"start_ns": start_ns, "worker": meta.get("worker_id"), "prompt_tokens": truth.get("prompt_tokens"),
+            "ttft_err_ms": ttft_ms - (truth["first_token_sent_ns"] - truth["arrival_ns"]) / 1e6,
+            "e2el_err_ms": metrics["request_latency"]["value"]
+            - (truth["last_token_sent_ns"] - truth["arrival_ns"]) / 1e6,
+            "send_ms": send, "to_server_ms": to_server, "from_server_ms": from_server}
+
+
+def matched_requests(point_dir: Path, truth_path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Every successful profiled request of the point with its error parts, and how many had no truth."""
     truth = {}
     for line in truth_path.read_text().splitlines():
         t = json.loads(line)
         truth[t["request_id"]] = t
-    ttft, e2el, unmatched = [], [], 0
+    rows, unmatched = [], 0
     for line in (point_dir / "aiperf" / "profile_export.jsonl").read_text().splitlines():
         r = json.loads(line)
         metrics, meta = r.get("metrics") or {}, r.get("metadata") or {}
@@ -133,13 +159,40 @@ def timing_errors(point_dir: Path, truth_path: Path) -> dict[str, Any]:
         if t is None or t.get("status") != "ok":
             unmatched += 1
             continue
-        ttft.append(abs(metrics["time_to_first_token"]["value"] - (t["first_token_sent_ns"] - t["arrival_ns"]) / 1e6))
-        e2el.append(abs(metrics["request_latency"]["value"] - (t["last_token_sent_ns"] - t["arrival_ns"]) / 1e6))
-    if not ttft:
+        rows.append(request_error(r, t))
+    return rows, unmatched
+
+
+def tail_attribution(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where the slowest 1% of TTFT errors arise: the mean of each part over the tail beside the median request,
+    how many AIPerf workers the tail spans, and how bunched it is in time (its share in the busiest 10 s)."""
+    cut = _pct([abs(r["ttft_err_ms"]) for r in rows], 0.99)
+    tail = [r for r in rows if abs(r["ttft_err_ms"]) >= cut]
+    parts = ("send_ms", "to_server_ms", "from_server_ms")
+    starts = sorted(r["start_ns"] for r in tail)
+    busiest = max(sum(1 for s in starts[i:] if s - t0 <= 10e9) for i, t0 in enumerate(starts))
+    return {"requests": len(tail), "threshold_ms": round(cut, 3),
+            "tail_mean_ms": {p: round(statistics.fmean(r[p] for r in tail), 3) for p in parts},
+            "all_median_ms": {p: round(statistics.median(r[p] for r in rows), 3) for p in parts},
+            "workers": len({r["worker"] for r in tail}), "workers_all": len({r["worker"] for r in rows}),
+            "share_in_busiest_10s": round(busiest / len(tail), 3),
+            "prompt_tokens_tail_median": statistics.median(r["prompt_tokens"] or 0 for r in tail),
+            "prompt_tokens_all_median": statistics.median(r["prompt_tokens"] or 0 for r in rows)}
+
+
+def timing_errors(point_dir: Path, truth_path: Path, out: Path) -> dict[str, Any]:
+    """|client - server| TTFT and E2EL percentiles (ms) of every successful profiled request found in the truth
+    log, and where the tail arises; each request's parts land in OUT/requests.jsonl."""
+    rows, unmatched = matched_requests(point_dir, truth_path)
+    if not rows:
         raise SystemExit(f"{point_dir}: no client record matched the truth log: nothing was measured")
-    return {"requests": len(ttft), "unmatched": unmatched,
+    (out / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ttft = [abs(r["ttft_err_ms"]) for r in rows]
+    e2el = [abs(r["e2el_err_ms"]) for r in rows]
+    return {"requests": len(rows), "unmatched": unmatched,
             **{f"ttft_err_ms_p{int(q * 100)}": round(_pct(ttft, q), 3) for q in (0.5, 0.9, 0.99)},
-            **{f"e2el_err_ms_p{int(q * 100)}": round(_pct(e2el, q), 3) for q in (0.5, 0.9, 0.99)}}
+            **{f"e2el_err_ms_p{int(q * 100)}": round(_pct(e2el, q), 3) for q in (0.5, 0.9, 0.99)},
+            "tail": tail_attribution(rows)}
 
 
 def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dict[str, Any]:
@@ -161,12 +214,20 @@ def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dic
     if rc not in (0, 3) or not records:   # 3: the point completed but is invalid (its verdict is printed)
         raise SystemExit(f"c{conc}: harness run exited {rc}; see {out / 'harness-run.log'}")
     record = json.loads(records[-1].read_text())
-    errors = timing_errors(records[-1].parent, truth)
+    errors = timing_errors(records[-1].parent, truth, out)
     achieved = (record.get("achieved_concurrency") or {}).get("sessions")
     return {"conc": conc, "duration_s": duration, "settings": settings, **errors,
             "achieved_concurrency": None if achieved is None else round(achieved, 2),
             "valid": (record.get("validity") or {}).get("valid"),
             "cpu": sampler.summary()}
+
+
+def _tail_line(t: dict[str, Any]) -> str:
+    parts = ", ".join(f"{p.removesuffix('_ms')} {t['tail_mean_ms'][p]:.2f} ms (median request {t['all_median_ms'][p]:.2f})"
+                      for p in t["tail_mean_ms"])
+    return (f"slowest 1% (>= {t['threshold_ms']:.2f} ms, {t['requests']} requests): {parts}; "
+            f"on {t['workers']} of {t['workers_all']} workers, {t['share_in_busiest_10s']:.0%} in the busiest 10 s, "
+            f"prompt tokens median {t['prompt_tokens_tail_median']:.0f} (all {t['prompt_tokens_all_median']:.0f})")
 
 
 def main() -> int:
@@ -185,7 +246,7 @@ def main() -> int:
               f"achieved concurrency {r['achieved_concurrency']}, valid {r['valid']}\n"
               f"  TTFT error p50/p90/p99 {r['ttft_err_ms_p50']:.2f} / {r['ttft_err_ms_p90']:.2f} / "
               f"{r['ttft_err_ms_p99']:.2f} ms; E2EL error {r['e2el_err_ms_p50']:.2f} / {r['e2el_err_ms_p90']:.2f} / "
-              f"{r['e2el_err_ms_p99']:.2f} ms\n  CPU cores mean/peak: {cpu}", flush=True)
+              f"{r['e2el_err_ms_p99']:.2f} ms\n  CPU cores mean/peak: {cpu}\n  {_tail_line(r['tail'])}", flush=True)
     (args.out / "summary.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"summary: {args.out / 'summary.json'}")
     return 0

@@ -1,0 +1,66 @@
+"""benchmarks/timing_error.py: each request's TTFT error splits exactly into the part before the server's receive
+stamp and the part after its first-token write, and the tail is attributed to the part that carries it."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MS = 1_000_000
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("timing_error", ROOT / "benchmarks" / "timing_error.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pair(start_ns: int, worker: str, *, up_ms: float, down_ms: float, server_ttft_ms: float = 200.0,
+          send_ms: float = 0.25) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An AIPerf record and the simulator's truth for one request whose client view is late by up_ms before the
+    server's receive stamp and down_ms after its first-token write."""
+    arrival = start_ns + int(up_ms * MS)
+    first = arrival + int(server_ttft_ms * MS)
+    last = first + 500 * MS
+    ttft = (first - start_ns) / MS + down_ms
+    record = {"metadata": {"request_start_ns": start_ns, "worker_id": worker, "benchmark_phase": "profiling"},
+              "metrics": {"time_to_first_token": {"value": ttft},
+                          "request_latency": {"value": (last - start_ns) / MS + down_ms},
+                          "http_req_blocked": {"value": 0.0}, "http_req_sending": {"value": send_ms}}}
+    truth = {"arrival_ns": arrival, "first_token_sent_ns": first, "last_token_sent_ns": last, "prompt_tokens": 4000}
+    return record, truth
+
+
+def test_the_error_is_the_sum_of_its_two_parts() -> None:
+    m = _bench()
+    record, truth = _pair(10**18, "w1", up_ms=0.7, down_ms=0.2)
+    row = m.request_error(record, truth)
+    assert row["to_server_ms"] == pytest.approx(0.7)
+    assert row["from_server_ms"] == pytest.approx(0.2)
+    assert row["ttft_err_ms"] == pytest.approx(row["to_server_ms"] + row["from_server_ms"])
+    assert row["e2el_err_ms"] == pytest.approx(0.9)
+    assert row["send_ms"] == pytest.approx(0.25)
+
+
+def test_the_tail_is_attributed_to_the_part_that_carries_it() -> None:
+    m = _bench()
+    rows = []
+    for i in range(200):   # 2 slow requests in 200, both late on the way back, on one worker, 1 s apart
+        slow = i in (50, 51)
+        record, truth = _pair(10**18 + i * 2 * 10**9 + (i == 51) * 10**9, "w7" if slow else f"w{i % 8}",
+                              up_ms=0.6, down_ms=9.0 if slow else 0.2)
+        rows.append(m.request_error(record, truth))
+    tail = m.tail_attribution(rows)
+    assert tail["requests"] == 2
+    assert tail["tail_mean_ms"]["from_server_ms"] == pytest.approx(9.0)
+    assert tail["tail_mean_ms"]["to_server_ms"] == pytest.approx(0.6)
+    assert tail["all_median_ms"]["from_server_ms"] == pytest.approx(0.2)
+    assert (tail["workers"], tail["workers_all"]) == (1, 8)
+    assert tail["share_in_busiest_10s"] == 1.0
