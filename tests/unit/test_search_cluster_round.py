@@ -138,3 +138,18 @@ def test_a_third_test_is_a_repeat_in_a_directory_of_its_own() -> None:
     assert retest_setting(args, recipe, 20.0, 3)[2:] == (["client.duration_s=40"], "duration_s=40+repeat1")
     tagged = argparse.Namespace(**{**vars(args), "tag": "mine"})
     assert retest_setting(tagged, recipe, 20.0, 4)[3] == "mine+duration_s=40+repeat2"
+
+
+def test_a_long_tags_retests_stay_valid_tags_and_distinct(tmp_path: Path) -> None:
+    """A re-test's variant is the tag with its window (and repeat) named after it; with a tag of the longest
+    allowed length that name is cut, still a tag Slurm submission accepts, and one per attempt."""
+    from harness.point.state.variant import MAX_NAME, check_tag
+
+    tag = "t" * MAX_NAME
+    args = argparse.Namespace(**{**vars(_args(tmp_path)), "tag": check_tag(tag)})
+    names = [retest_setting(args, load_recipe(QUICKSTART), 20.0, attempt)[3] for attempt in (2, 3, 4)]
+    assert all(n is not None and check_tag(n) == n for n in names)
+    assert len(set(names)) == 3
+    assert names[0].endswith("+duration_s=40") and names[1].endswith("+duration_s=40+repeat1")
+    short = argparse.Namespace(**{**vars(_args(tmp_path)), "tag": "mine"})
+    assert retest_setting(short, load_recipe(QUICKSTART), 20.0, 3)[3] == "mine+duration_s=40+repeat1"

@@ -91,15 +91,15 @@ def retest_setting(args: argparse.Namespace, base: Recipe, window_s: float,
     again in a directory of its own (`...+repeat1`), so each test keeps its own record and runs on a fresh
     server."""
     from harness.commands.running.run import overrides_with_duration
-    from harness.point.state.variant import variant_name
+    from harness.point.state.variant import derived_name, suffixed
     from harness.recipe.points import apply_overrides
 
     longer = argparse.Namespace(**{**vars(args), "duration": 2 * window_s})
     overrides = overrides_with_duration(longer)
     recipe, points = apply_overrides(base, None, overrides, args.recipe)
-    variant = f"{args.tag}+duration_s={2 * window_s:g}" if args.tag else variant_name(overrides, None)
-    if attempt > 2:
-        variant = f"{variant}+repeat{attempt - 2}"
+    repeat = f"+repeat{attempt - 2}" if attempt > 2 else ""
+    variant = (suffixed(args.tag, f"+duration_s={2 * window_s:g}{repeat}") if args.tag
+               else suffixed(derived_name(overrides), repeat))
     return recipe, points, overrides, variant
 
 

@@ -68,14 +68,26 @@ def _named(override: str) -> str:
     return f"{key}={secret_mark(value)}"
 
 
+def _cut(name: str, room: int, whole: str) -> str:
+    """`name` cut to `room` characters, ending in a hash of `whole` (what it was made from), never in part of a
+    secret's mark."""
+    digest = hashlib.sha256(whole.encode()).hexdigest()[:10]
+    return _CUT_MARK.sub("", name[: room - 11]).rstrip("._,=+-") + "-" + digest
+
+
 def derived_name(overrides: Sequence[str]) -> str:
     """The variant name of a set of overrides (see the module docstring)."""
     text = ",".join(_short(_named(o)) for o in overrides)
     name = _UNSAFE.sub("_", text).lstrip("._,=+-") or "override"
-    if len(name) > MAX_NAME:
-        digest = hashlib.sha256(text.encode()).hexdigest()[:10]
-        name = _CUT_MARK.sub("", name[: MAX_NAME - 11]).rstrip("._,=+-") + "-" + digest
-    return name
+    return _cut(name, MAX_NAME, text) if len(name) > MAX_NAME else name
+
+
+def suffixed(name: str, suffix: str) -> str:
+    """A variant named after another, e.g. a search's re-test `NAME+duration_s=40`: within MAX_NAME characters,
+    `name` cut (ending in a hash of it) where the two together would be longer."""
+    if len(name) + len(suffix) <= MAX_NAME:
+        return name + suffix
+    return _cut(name, MAX_NAME - len(suffix), name) + suffix
 
 
 def variant_name(overrides: Sequence[str], tag: str | None) -> str | None:
