@@ -46,5 +46,7 @@ def test_compare_gives_n_and_an_interval_from_the_records(tmp_path: Path, capsys
     assert cli_main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "noise: bootstrap 95% interval of B - A" in out and "n_A" in out and "n_B" in out
+    header = next(line for line in out.splitlines() if line.lstrip().startswith("conc  metric"))
+    assert header.split()[-1] == "reading"   # every column is named
     row = next(line for line in out.splitlines() if line.startswith("   4  ") and "E2EL p90 (s)" in line)
     assert f" {n_e2el}  " in row and "within noise" in row

@@ -389,7 +389,7 @@ def _noise_lines(changed: list[PointDelta], resolve_pct: float = DEFAULT_RESOLVE
             rows.append((str(d.conc), title, n_a, n_b, diff, pct, reading))
     if not rows:
         return []
-    header = ("conc", "metric", "n_A", "n_B", "B - A (95%)", "B - A % (95%)", "")
+    header = ("conc", "metric", "n_A", "n_B", "B - A (95%)", "B - A % (95%)", "reading")
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
     pooled = "; repeated runs pooled" if repeated else ""
     return [f"noise: bootstrap {LEVEL:.0%} interval of B - A from each point's per-request records "
