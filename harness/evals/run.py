@@ -272,7 +272,8 @@ def _wait_for_lm_eval(plan: PointPlan, options: EvalOptions, edir: Path, status:
         # lm-eval may spend no CPU time while it waits for long answers: requests in flight are not its stall
         client_watch = ClientStallWatch(client.pgid, stall_s, lambda: _answered(edir),
                                         (edir / LOG_FILE, edir / OUTPUT_DIR), what="lm-eval answer",
-                                        server_busy=lambda: (stall.judge.in_flight or 0) > 0)
+                                        server_busy=lambda: None if stall.judge.in_flight is None
+                                        else stall.judge.in_flight > 0)
         while client.exit_code() is None:
             disk_left()
             # a frozen client stops the server's work too: it is judged first, as a point judges AIPerf

@@ -74,3 +74,16 @@ def test_a_directory_among_the_logs_counts_every_file_under_it(tmp_path):
     (out / "model" / "results.json").write_text("12345")
     (tmp_path / "lm_eval.log").write_text("ab")
     assert watch._log_bytes() == 7
+
+
+def test_where_the_server_cannot_count_requests_in_flight_only_a_stopped_client_is_stalled():
+    judge = ClientStallJudge(10, now=0, what="lm-eval answer")
+    idle = GroupSample(ticks=5, processes=2, stopped=0)
+    judge.saw(4, 100, idle, now=0, server_busy=None)
+    judge.saw(4, 100, idle, now=30, server_busy=None)   # quiet for 30 s: maybe waiting on long answers
+    assert judge.stalled_reason(30) is None
+    frozen = GroupSample(ticks=5, processes=2, stopped=2)
+    judge.saw(4, 100, frozen, now=31, server_busy=None)
+    assert judge.stalled_reason(31) == ("client_stalled: no new lm-eval answer, no client log output and no CPU "
+                                        "time in the client's 2 processes for 31 s (bound 10 s; 2 of 2 stopped "
+                                        "(SIGSTOP); 4 lm-eval answers)")

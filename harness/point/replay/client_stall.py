@@ -17,7 +17,9 @@ logs count, and the watch stays off (a long generation writes neither).
 The accuracy eval watches lm-eval the same way (`harness.evals.run`): its answers, its console log and
 output directory, its group's CPU time. lm-eval may spend no CPU time at all while it waits for long answers,
 so there a client with requests in flight on the server (`sglang:num_running_reqs` + `num_queue_reqs` > 0) is
-waiting on the server, not stalled: whether the server makes progress is the server watch's question.
+waiting on the server, not stalled: whether the server makes progress is the server watch's question. Where
+the server shows no such count (no `/metrics`), waiting and stalling look the same from outside, so only a
+stopped client (every process in state `T`) is judged stalled.
 """
 
 from __future__ import annotations
@@ -74,14 +76,17 @@ class ClientStallJudge:
         self.seen: tuple[int, ...] | None = None
         self.sample: GroupSample | None = None
         self.records = 0
+        self.server_unknown = False
 
     def saw(self, records: int, log_bytes: int, sample: GroupSample | None, now: float,
-            server_busy: bool = False) -> None:
+            server_busy: bool | None = False) -> None:
+        """`server_busy`: the client has requests in flight on the server; None: the server cannot say."""
         seen = (records, log_bytes, -1 if sample is None else sample.ticks)
         if seen != self.seen or server_busy:   # waiting on the server's answers is not a stall of the client
             self.seen = seen
             self.last_progress = now
         self.records, self.sample = records, sample
+        self.server_unknown = server_busy is None
 
     def silent_s(self, now: float) -> float:
         return now - self.last_progress
@@ -90,6 +95,8 @@ class ClientStallJudge:
         silent = self.silent_s(now)
         if self.sample is None or self.sample.processes == 0 or silent < self.bound_s:
             return None
+        if self.server_unknown and self.sample.stopped < self.sample.processes:
+            return None   # maybe waiting on answers the server cannot count: only a stopped client is judged
         return (f"client_stalled: no new {self.what}, no client log output and no CPU time in the client's "
                 f"{self.sample.processes} processes for {silent:.0f} s (bound {self.bound_s:g} s; "
                 f"{self.stopped_words()}{self.records} {self.what}s)")
@@ -103,11 +110,12 @@ class ClientStallWatch:
     """The judge fed by the runner's loop (`check`, called on each poll of the client): the client's finished
     requests (`count`: AIPerf's records, lm-eval's answers, named by `what`), the sizes of its logs (a directory
     counts every file under it) and its group's CPU time, sampled at most every `poll_s`. `server_busy`, where
-    given, says the client has requests in flight on the server: the clock restarts while it does."""
+    given, says the client has requests in flight on the server (the clock restarts while it does), or None
+    when the server cannot say (then only a stopped client is judged)."""
 
     def __init__(self, pgid: int, bound_s: float, count: Callable[[], int], logs: tuple[Path, ...],
                  sample: Callable[[int], GroupSample | None] = group_sample, what: str = "AIPerf record",
-                 server_busy: Callable[[], bool] | None = None):
+                 server_busy: Callable[[], bool | None] | None = None):
         self.pgid = pgid
         self.count = count
         self.logs = logs
@@ -132,7 +140,7 @@ class ClientStallWatch:
         now = time.monotonic()
         if self.reason is None and now >= self._next:
             self._next = now + self.poll_s
-            busy = self.server_busy is not None and self.server_busy()
+            busy = False if self.server_busy is None else self.server_busy()
             self.judge.saw(self.count(), self._log_bytes(), self.sample(self.pgid), now, server_busy=busy)
             self.reason = self.judge.stalled_reason(now)
         return self.reason
@@ -142,6 +150,9 @@ class ClientStallWatch:
         silent = self.judge.silent_s(time.monotonic())
         if self.judge.sample is None or silent < min(10.0, self.judge.bound_s / 2):
             return None
+        if self.judge.server_unknown:
+            return (f"no client progress for {silent:.0f} s ({self.judge.stopped_words()}the server shows no "
+                    "requests in flight: only a stopped client fails as client_stalled)")
         return (f"no client progress for {silent:.0f} s ({self.judge.stopped_words()}fails as client_stalled at "
                 f"{self.judge.bound_s:g} s)")
 
