@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On a lent GPU host: the client-timing benchmark (benchmarks/timing_error.py) at c48 over 120 s and c64 over
+# 900 s, longer than one device call allows. Call it again and again, each call at most WAIT_S seconds: the
+# first starts the benchmark in the background (its own session, so it outlives the call), every call waits
+# for it and copies what is there (the log, each point's summary and per-request error parts) to $OUT.
+# TIMING_SETTINGS (e.g. "--set client.workers=16") goes to both points. Wheels the host lacks travel in .whl/.
+# Usage from the repository root: OUT=/some/dir WAIT_S=570 bash tests/gpu/timing_lease.sh
+set -u -o pipefail
+OUT=${OUT:-/tmp/timing-out}
+WAIT_S=${WAIT_S:-570}
+W=/tmp/timing-lease
+mkdir -p "$W" "$OUT"
+if [ ! -e "$W/started" ]; then
+  touch "$W/started"
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+      .whl/*.whl >"$W/pip.txt" 2>&1 || { echo "wheels did not install: $W/pip.txt"; exit 9; }
+  fi
+  { nproc | sed 's/^/cores: /'; nvidia-smi -L; python3 --version; } >"$W/env.txt" 2>&1
+  # shellcheck disable=SC2016
+  setsid nohup env PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1 bash -c '
+    python3 benchmarks/timing_error.py --conc 48 --duration 120 $1 --out "$2/c48" >"$2/c48.txt" 2>&1
+    python3 benchmarks/timing_error.py --conc 64 --duration 900 $1 --out "$2/c64" >"$2/c64.txt" 2>&1
+    touch "$2/done"' _ "${TIMING_SETTINGS:-}" "$W" >/dev/null 2>&1 </dev/null &
+  echo "started in $W"
+fi
+for _ in $(seq "$WAIT_S"); do [ -e "$W/done" ] && break; sleep 1; done
+cat "$W/env.txt"
+for p in c48 c64; do
+  [ -e "$W/$p.txt" ] && { echo "--- $p"; tail -6 "$W/$p.txt"; cp "$W/$p.txt" "$OUT/"; }
+  for f in summary.json "$p/requests.jsonl"; do
+    [ -e "$W/$p/$f" ] && cp "$W/$p/$f" "$OUT/$p-$(basename "$f")"
+  done
+done
+if [ -e "$W/done" ]; then echo "done"; else echo "still running: call again within the idle release"; fi
