@@ -10,9 +10,10 @@ records to the truth log by request id and prints, per point:
 - the requests, the achieved concurrency and the point's validity, from the point's record;
 - each process group's CPU (mean and peak, in cores) and the simulator's step lag, where it reports one;
 - where the slowest 1% of TTFT errors arise: each error is exactly `to_server` (the client's start stamp to the
-  simulator's receive stamp; AIPerf's own `send` part of it) plus `from_server` (the simulator's first-token write
-  to the client reading it), both on the host's wall clock; with how many workers the tail spans, how bunched
-  it is in time, and its prompt sizes. Each request's parts land in OUT/cN/requests.jsonl.
+  simulator's receive stamp: the client's `send`, up to the request's last byte, then `server_in`, the kernel and
+  the simulator's event loop) plus `from_server` (the simulator's first-token write to the client reading it),
+  all on the host's wall clock; with how many workers the tail spans, how bunched it is in time, and its prompt
+  sizes. Each request's parts land in OUT/cN/requests.jsonl.
 
     python3 benchmarks/timing_error.py                                  # c48 and c64, 120 s windows
     python3 benchmarks/timing_error.py --conc 48 --duration 120 --set client.workers=16
@@ -125,22 +126,24 @@ def request_error(record: dict[str, Any], truth: dict[str, Any]) -> dict[str, An
     """One request's TTFT error split where it arises (ms; signed: the client's view minus the server's).
 
     Both sides stamp the host's wall clock, so the error is exactly `to_server + from_server`:
-    `to_server`, the client's start stamp to the server's receive stamp (the client putting the request on the
-    wire, `send` of it by AIPerf's own account, then the server's event loop reaching the request), and
-    `from_server`, the server's first-token write to the client reading it (the client's event loop).
+    `to_server`, the client's start stamp to the server's receive stamp, and `from_server`, the server's
+    first-token write to the client reading it (the kernel and the client's event loop). `to_server` is the
+    client's `send` (its start stamp to the request's last byte written: AIPerf's TTFT less its
+    `http_req_waiting`, which runs from that byte to the first response byte) and `server_in` (that byte to the
+    server's receive stamp: the kernel and the server's event loop reaching the request).
     """
     metrics, meta = record["metrics"], record["metadata"]
     ttft_ms = metrics["time_to_first_token"]["value"]
     start_ns = meta["request_start_ns"]
-    send = sum((metrics.get(k) or {}).get("value", 0.0) for k in ("http_req_blocked", "http_req_connecting",
-                                                                    "http_req_sending"))
+    send = ttft_ms - metrics["http_req_waiting"]["value"]
     to_server = (truth["arrival_ns"] - start_ns) / 1e6
     from_server = ttft_ms - (truth["first_token_sent_ns"] - start_ns) / 1e6
     return {"start_ns": start_ns, "worker": meta.get("worker_id"), "prompt_tokens": truth.get("prompt_tokens"),
             "ttft_err_ms": ttft_ms - (truth["first_token_sent_ns"] - truth["arrival_ns"]) / 1e6,
             "e2el_err_ms": metrics["request_latency"]["value"]
             - (truth["last_token_sent_ns"] - truth["arrival_ns"]) / 1e6,
-            "send_ms": send, "to_server_ms": to_server, "from_server_ms": from_server}
+            "to_server_ms": to_server, "send_ms": send, "server_in_ms": to_server - send,
+            "from_server_ms": from_server}
 
 
 def matched_requests(point_dir: Path, truth_path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -168,7 +171,7 @@ def tail_attribution(rows: list[dict[str, Any]]) -> dict[str, Any]:
     how many AIPerf workers the tail spans, and how bunched it is in time (its share in the busiest 10 s)."""
     cut = _pct([abs(r["ttft_err_ms"]) for r in rows], 0.99)
     tail = [r for r in rows if abs(r["ttft_err_ms"]) >= cut]
-    parts = ("send_ms", "to_server_ms", "from_server_ms")
+    parts = ("to_server_ms", "send_ms", "server_in_ms", "from_server_ms")
     starts = sorted(r["start_ns"] for r in tail)
     busiest = max(sum(1 for s in starts[i:] if s - t0 <= 10e9) for i, t0 in enumerate(starts))
     return {"requests": len(tail), "threshold_ms": round(cut, 3),

@@ -98,3 +98,40 @@ def test_flush_drops_unlocked_blocks_only() -> None:
     assert kv.match(hashes("a", 3), 1000).tokens == 0
     assert kv.match(hashes("b", 2), 1000).tokens == 128
     assert kv.used == 128
+
+
+def _scanned_evictable(kv: KVCache) -> int:
+    return sum(kv.block_tokens for b in kv.blocks.values() if b.on_gpu and b.locks == 0)
+
+
+def test_evictable_tokens_kept_by_count_match_a_scan_through_requests_evictions_and_a_flush() -> None:
+    """The count the scheduler reads (no scan) equals the scan over every block, with requests holding shared
+    prefixes while others finish, host copies loaded back, evictions and a flush."""
+    import random
+
+    rng = random.Random(7)
+    for policy in ("write_through", "write_through_selective", "write_back"):
+        kv = KVCache(capacity=40 * 64, block_tokens=64, hicache=True, host_capacity=30 * 64, write_policy=policy)
+        running: list[tuple[list, int]] = []
+        for step in range(400):
+            if running and (rng.random() < 0.45 or len(running) > 4):
+                locked, private = running.pop(rng.randrange(len(running)))
+                kv.unlock(locked)
+                kv.free_private(private)
+            else:
+                hs = hashes(rng.choice("abcdef"), rng.randint(1, 12))
+                m = kv.match(hs, len(hs) * 64)
+                kv.pin(m)
+                new = len(hs) * 64 - m.tokens
+                if not kv.ensure_free(m.host_tokens + new):
+                    kv.unlock(m.blocks)
+                    continue
+                kv.load(m)
+                locked = list(m.blocks)
+                kv.alloc_private(new)
+                kv.insert(hs, len(m.blocks), locked)
+                running.append((locked, 0))
+            if step == 300:
+                kv.flush()
+            assert kv.evictable_tokens() == _scanned_evictable(kv), (policy, step)
+        assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy

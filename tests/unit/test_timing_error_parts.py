@@ -33,7 +33,7 @@ def _pair(start_ns: int, worker: str, *, up_ms: float, down_ms: float, server_tt
     record = {"metadata": {"request_start_ns": start_ns, "worker_id": worker, "benchmark_phase": "profiling"},
               "metrics": {"time_to_first_token": {"value": ttft},
                           "request_latency": {"value": (last - start_ns) / MS + down_ms},
-                          "http_req_blocked": {"value": 0.0}, "http_req_sending": {"value": send_ms}}}
+                          "http_req_waiting": {"value": ttft - send_ms}}}
     truth = {"arrival_ns": arrival, "first_token_sent_ns": first, "last_token_sent_ns": last, "prompt_tokens": 4000}
     return record, truth
 
@@ -47,6 +47,7 @@ def test_the_error_is_the_sum_of_its_two_parts() -> None:
     assert row["ttft_err_ms"] == pytest.approx(row["to_server_ms"] + row["from_server_ms"])
     assert row["e2el_err_ms"] == pytest.approx(0.9)
     assert row["send_ms"] == pytest.approx(0.25)
+    assert row["server_in_ms"] == pytest.approx(0.45)   # the rest of the way in: the kernel and the server's loop
 
 
 def test_the_tail_is_attributed_to_the_part_that_carries_it() -> None:

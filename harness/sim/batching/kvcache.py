@@ -69,6 +69,7 @@ class KVCache:
     blocks: dict[bytes, Block] = field(default_factory=dict)
     private_tokens: int = 0
     gpu_block_count: int = 0
+    held_gpu_block_count: int = 0   # blocks on the GPU that a running request holds (locks > 0)
     host_block_count: int = 0
     traffic: Traffic = field(default_factory=Traffic)
     _clock: int = 0
@@ -122,10 +123,15 @@ class KVCache:
         if b.on_host:
             heapq.heappush(self._host_heap, (b.stamp, -b.depth, b.key))
 
+    def _held(self, b: Block) -> int:
+        return int(b.on_gpu and b.locks > 0)
+
     def pin(self, match: Match) -> None:
         """Lock matched blocks for a request so eviction cannot take them."""
         for b in match.blocks:
+            before = self._held(b)
             b.locks += 1
+            self.held_gpu_block_count += self._held(b) - before
 
     def load(self, match: Match) -> int:
         """Count the hit and load host-only blocks of a pinned match back to the GPU.
@@ -140,6 +146,7 @@ class KVCache:
             if not b.on_gpu:
                 b.on_gpu = True
                 self.gpu_block_count += 1
+                self.held_gpu_block_count += self._held(b)
                 loaded += self.block_tokens
             if self.hicache and not b.on_host and self.write_policy == "write_through_selective" and b.hits >= 2:
                 self._backup(b)
@@ -151,7 +158,9 @@ class KVCache:
     def unlock(self, blocks: list[Block]) -> None:
         stamp = self._tick()
         for b in blocks:
+            before = self._held(b)
             b.locks -= 1
+            self.held_gpu_block_count += self._held(b) - before
             self._touch(b, stamp)
 
     def insert(self, hashes: tuple[bytes, ...], start: int, locked: list[Block]) -> int:
@@ -168,6 +177,7 @@ class KVCache:
             if b is None:
                 b = Block(h, i)
                 self.blocks[h] = b
+            before = self._held(b)
             if b.on_gpu:
                 # Someone else cached the same content meanwhile: our copy is simply freed.
                 self.private_tokens -= self.block_tokens
@@ -179,13 +189,16 @@ class KVCache:
                     self._backup(b)
             moved += self.block_tokens
             b.locks += 1
+            self.held_gpu_block_count += self._held(b) - before
             self._touch(b, stamp)
             locked.append(b)
         return moved
 
     # ---- memory -----------------------------------------------------------------------------
     def evictable_tokens(self) -> int:
-        return sum(self.block_tokens for b in self.blocks.values() if b.on_gpu and b.locks == 0)
+        """Tokens of the GPU blocks no running request holds (counted as blocks change, not by a scan: the
+        scheduler asks on every prefill it plans while the pool is full)."""
+        return (self.gpu_block_count - self.held_gpu_block_count) * self.block_tokens
 
     def ensure_free(self, tokens: int) -> bool:
         """Evict unlocked GPU blocks (LRU, leaves first) until `tokens` are free. False if impossible."""
@@ -232,6 +245,8 @@ class KVCache:
             b = self.blocks.get(key)
             if b is None or not b.on_host or b.stamp != stamp:
                 continue
+            if b.locks > 0 and not b.on_gpu:
+                continue  # a request's only copy, pinned to be loaded back: re-pushed on unlock
             b.on_host = False
             self.host_block_count -= 1
             self.traffic.host_evicted_tokens += self.block_tokens
