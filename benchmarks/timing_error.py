@@ -175,6 +175,8 @@ def tail_attribution(rows: list[dict[str, Any]]) -> dict[str, Any]:
     starts = sorted(r["start_ns"] for r in tail)
     busiest = max(sum(1 for s in starts[i:] if s - t0 <= 10e9) for i, t0 in enumerate(starts))
     return {"requests": len(tail), "threshold_ms": round(cut, 3),
+            "parts_ms": {p: {f"p{q * 100:g}": round(_pct([r[p] for r in rows], q), 3) for q in (0.5, 0.99, 0.999)}
+                         for p in parts},
             "tail_mean_ms": {p: round(statistics.fmean(r[p] for r in tail), 3) for p in parts},
             "all_median_ms": {p: round(statistics.median(r[p] for r in rows), 3) for p in parts},
             "workers": len({r["worker"] for r in tail}), "workers_all": len({r["worker"] for r in rows}),
@@ -228,7 +230,10 @@ def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dic
 def _tail_line(t: dict[str, Any]) -> str:
     parts = ", ".join(f"{p.removesuffix('_ms')} {t['tail_mean_ms'][p]:.2f} ms (median request {t['all_median_ms'][p]:.2f})"
                       for p in t["tail_mean_ms"])
-    return (f"slowest 1% (>= {t['threshold_ms']:.2f} ms, {t['requests']} requests): {parts}; "
+    spread = ", ".join(f"{p.removesuffix('_ms')} " + " / ".join(f"{v:.2f}" for v in q.values())
+                       for p, q in t["parts_ms"].items())
+    return (f"parts p50 / p99 / p99.9 (ms): {spread}\n  "
+            f"slowest 1% (>= {t['threshold_ms']:.2f} ms, {t['requests']} requests): {parts}; "
             f"on {t['workers']} of {t['workers_all']} workers, {t['share_in_busiest_10s']:.0%} in the busiest 10 s, "
             f"prompt tokens median {t['prompt_tokens_tail_median']:.0f} (all {t['prompt_tokens_all_median']:.0f})")
 

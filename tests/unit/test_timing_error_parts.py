@@ -63,5 +63,7 @@ def test_the_tail_is_attributed_to_the_part_that_carries_it() -> None:
     assert tail["tail_mean_ms"]["from_server_ms"] == pytest.approx(9.0)
     assert tail["tail_mean_ms"]["to_server_ms"] == pytest.approx(0.6)
     assert tail["all_median_ms"]["from_server_ms"] == pytest.approx(0.2)
+    assert tail["parts_ms"]["from_server_ms"]["p50"] == pytest.approx(0.2)
+    assert tail["parts_ms"]["from_server_ms"]["p99.9"] == pytest.approx(9.0)
     assert (tail["workers"], tail["workers_all"]) == (1, 8)
     assert tail["share_in_busiest_10s"] == 1.0
