@@ -5,11 +5,11 @@
 - `make test-all` (what `.ci/run` calls): those, the `long` tests and those tiers, on two workers, then the
   `alone` tests one at a time with nothing else running.
 
-Tests marked `host_wide` use what the whole machine shares: the deployment recipes' fixed ports, the routers and
-SGLang processes a test checks are all gone when it ends, the local Slurm. Each holds a lock on this machine while
-it runs (a module marked so holds it through its module-scoped fixtures too), so no two of them overlap, whichever
-worker or pytest session runs them. The workers take whole modules (`--dist loadscope`), so a module's shared
-fixtures run once.
+Host-wide tests (`HOST_WIDE`) use what the whole machine shares: the deployment recipes' fixed ports, the routers and
+SGLang processes a test checks are all gone when it ends, the local Slurm. The workers take whole modules, so a
+module's shared fixtures run once, and all host-wide tests as one unit, so one worker runs them in turn while the
+other runs the rest. Each also holds a lock on this machine while it runs (a host-wide module holds it through its
+module-scoped fixtures too), so no two overlap across pytest sessions either.
 """
 
 from __future__ import annotations
@@ -18,9 +18,20 @@ import fcntl
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+# Node id prefixes of the host-wide tests: what the whole machine shares, and why
+HOST_WIDE = (
+    "tests/slurm/",                                   # the one local Slurm: a module's jobs must not queue behind another's
+    "tests/sglang/",                                  # checks that no SGLang process or router is left on the machine
+    "tests/integration/test_deployment_sweep.py",     # fixed ports; checks that no router is left
+    "tests/integration/test_sim_dp_routing.py",       # a router: not while another test checks that none is left
+    "tests/integration/test_sim_disaggregation.py",   # a router: not while another test checks that none is left
+    "tests/integration/test_submission_grade.py::test_a_deployment_at_agentx_length",   # the example's fixed ports
+)
+HOST_WIDE_SCOPE = "host-wide"
 HOST_LOCK = Path(tempfile.gettempdir()) / "harness-tests-host-wide.lock"
 _held = 0   # this process's holds on HOST_LOCK (a module's hold covers its tests)
 
@@ -30,8 +41,24 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "mechanism of everyday change (the search, the InferenceX reference run)")
     config.addinivalue_line("markers", "alone: make test-all runs it by itself after the parallel tiers: what it "
                                        "compares is within the scheduling jitter of a machine running nothing else")
-    config.addinivalue_line("markers", "host_wide: uses what the whole machine shares (fixed ports, routers or "
-                                       "SGLang processes it checks are gone, the local Slurm): one such test at a time")
+
+
+def is_host_wide(nodeid: str) -> bool:
+    return nodeid.startswith(HOST_WIDE)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadscope` with every host-wide test in one scope: the worker that takes it runs them in turn and the
+    other never waits on the lock."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class HostWideInOneScope(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return HOST_WIDE_SCOPE if is_host_wide(nodeid) else super()._split_scope(nodeid)
+
+    return HostWideInOneScope(config, log)
 
 
 def _hold(marked: bool) -> Iterator[None]:
@@ -51,9 +78,9 @@ def _hold(marked: bool) -> Iterator[None]:
 
 @pytest.fixture(scope="module", autouse=True)
 def _host_wide_module(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield from _hold(request.node.get_closest_marker("host_wide") is not None)
+    yield from _hold(is_host_wide(request.node.nodeid))
 
 
 @pytest.fixture(autouse=True)
 def _host_wide_test(request: pytest.FixtureRequest) -> Iterator[None]:
-    yield from _hold(request.node.get_closest_marker("host_wide") is not None)
+    yield from _hold(is_host_wide(request.node.nodeid))

@@ -20,7 +20,7 @@ from tests.inferencex_contract import check_contract
 from .conftest import live_routers, port_listeners
 
 pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip install -e .[dev])")
-pytestmark = [pytest.mark.slow, pytest.mark.host_wide]   # fixed ports; checks that no router is left on the host
+pytestmark = pytest.mark.slow
 
 RECIPE = Path(__file__).parents[1] / "fixtures" / "recipes" / "pd-local-sim.yaml"
 API_KEY = "sk-deployment-0123456789"

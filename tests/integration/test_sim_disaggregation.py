@@ -19,8 +19,6 @@ import pytest
 from .conftest import stop_process
 
 pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip install -e .[dev])")
-pytestmark = pytest.mark.host_wide   # a router: not while another test checks that none is left
-
 
 def _free_port() -> int:
     with socket.socket() as s:

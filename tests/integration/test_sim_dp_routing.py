@@ -22,8 +22,6 @@ from harness.point.record.stickiness import stickiness
 from .conftest import stop_process
 
 pytest.importorskip("smg", reason="smg is a dev extra (pip install -e .[dev])")
-pytestmark = pytest.mark.host_wide   # a router: not while another test checks that none is left
-
 SESSIONS = 6   # not a multiple of the 4 ranks: round robin must not line sessions up with ranks
 TURNS = 3
 

@@ -72,7 +72,6 @@ def test_gpu_recipe_at_its_own_window_reaches_profiling_on_the_staged_pinned_cor
     assert codes == {"aiperf_unofficial", "invalid", "simulated", "corpus_unverified"}
 
 
-@pytest.mark.host_wide   # the example's fixed ports; checks that no router is left on the host
 def test_a_deployment_at_agentx_length_reaches_profiling_on_the_staged_pinned_corpus(tmp_path):
     """The shipped prefill/decode example behind the real router, at AgentX's 3600 s window on the pinned corpus
     (AIPerf's own resolver, no override): it profiles through the router, and a SIGINT ends it cancelled with

@@ -43,8 +43,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.sglang)
             item.add_marker(pytest.mark.slow)
-            # its tests check that no SGLang process (and no router) is left on the machine: one module at a time
-            item.getparent(pytest.Module).add_marker(pytest.mark.host_wide)
 
 
 def _tier() -> Tier | None:

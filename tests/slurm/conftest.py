@@ -26,8 +26,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.slurm)
             item.add_marker(pytest.mark.slow)
-            # one cluster: a module's jobs must not queue behind another's (its deployments check no router is left)
-            item.getparent(pytest.Module).add_marker(pytest.mark.host_wide)
 
 
 @pytest.fixture(scope="session")
