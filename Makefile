@@ -32,7 +32,7 @@ demo: setup
 # Markers (long, alone) and the host-wide tests: tests/conftest.py. Both print the 20 slowest tests beyond the unit tier.
 PYTEST   := $(BIN)/python -m pytest -q
 # two workers, each taking whole modules (a module's shared server or job runs once)
-PARALLEL := -n 2 --dist loadscope --durations=20
+PARALLEL := -n 2 --dist loadscope --no-loadscope-reorder --durations=20
 SERVICES := slurm or sglang or docker
 
 # every mechanism: the unit tests, then the integration (and GPU) tests that are not long, on two workers

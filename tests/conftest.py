@@ -8,7 +8,8 @@
 Host-wide tests (`HOST_WIDE`) use what the whole machine shares: the deployment recipes' fixed ports, the routers and
 SGLang processes a test checks are all gone when it ends, the local Slurm. The workers take whole modules, so a
 module's shared fixtures run once, and all host-wide tests as one unit, so one worker runs them in turn while the
-other runs the rest. Each also holds a lock on this machine while it runs (a host-wide module holds it through its
+other runs the rest; that unit goes out first, then the modules with a `long` test, then the rest in order, so no
+long module starts last. Each also holds a lock on this machine while it runs (a host-wide module holds it through its
 module-scoped fixtures too), so no two overlap across pytest sessions either.
 """
 
@@ -45,6 +46,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def is_host_wide(nodeid: str) -> bool:
     return nodeid.startswith(HOST_WIDE)
+
+
+def _start_rank(item: pytest.Item, long_modules: set[str]) -> int:
+    if is_host_wide(item.nodeid):
+        return 0
+    return 1 if item.nodeid.split("::", 1)[0] in long_modules else 2
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The order the workers are handed the work in (`--no-loadscope-reorder` keeps it): host-wide tests, then the
+    modules with a `long` test, then the rest; a module's tests stay together and in their order."""
+    long_modules = {item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("long")}
+    items.sort(key=lambda item: _start_rank(item, long_modules))
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
