@@ -135,3 +135,53 @@ def test_evictable_tokens_kept_by_count_match_a_scan_through_requests_evictions_
                 kv.flush()
             assert kv.evictable_tokens() == _scanned_evictable(kv), (policy, step)
         assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy
+
+
+class _CheckedEviction(KVCache):
+    """Each GPU eviction checked against a scan: the victim is the unheld GPU block touched longest ago, deepest
+    first among those touched together."""
+
+    def _evict_one_gpu(self) -> bool:
+        candidates = [b for b in self.blocks.values() if b.on_gpu and b.locks == 0]
+        expected = min(candidates, key=lambda b: (b.stamp, -b.depth, b.key)) if candidates else None
+        evicted = super()._evict_one_gpu()
+        assert evicted == (expected is not None)
+        if expected is not None:
+            assert not expected.on_gpu
+        return evicted
+
+
+def test_evictions_follow_the_lru_rule_while_held_blocks_wait_for_their_release() -> None:
+    """Held blocks get no eviction entry until their last holder releases them; the lazy heap still evicts exactly
+    what a scan would, through shared prefixes, host load-backs, refusals, a rebuild and a flush, in every write
+    policy."""
+    import random
+
+    rng = random.Random(11)
+    for policy in ("write_through", "write_through_selective", "write_back"):
+        kv = _CheckedEviction(capacity=40 * 64, block_tokens=64, hicache=True, host_capacity=30 * 64,
+                              write_policy=policy)
+        running: list[list] = []
+        for step in range(600):
+            if running and (rng.random() < 0.45 or len(running) > 4):
+                kv.unlock(running.pop(rng.randrange(len(running))))
+            else:
+                hs = hashes(rng.choice("abcdef"), rng.randint(1, 14))
+                m = kv.match(hs, len(hs) * 64)
+                kv.pin(m)
+                new = len(hs) * 64 - m.tokens
+                if not kv.ensure_free(m.host_tokens + new):
+                    kv.unlock(m.blocks)
+                    continue
+                kv.load(m)
+                locked = list(m.blocks)
+                kv.alloc_private(new)
+                kv.insert(hs, len(m.blocks), locked)
+                running.append(locked)
+            if step == 200:
+                kv._compact()   # the rebuild keeps the rule
+            if step == 400:
+                kv.flush()
+            held = {b.key for locked in running for b in locked if b.on_gpu}
+            assert not held & {key for stamp, _, key in kv._gpu_heap if kv.blocks[key].stamp == stamp}, step
+        assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy

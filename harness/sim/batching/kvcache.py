@@ -117,8 +117,11 @@ class KVCache:
         return self._clock
 
     def _touch(self, b: Block, stamp: int) -> None:
+        """Stamp an access. A block a request holds gets its GPU eviction entry when the last holder releases it
+        (`unlock`), not before: an entry pushed while it is held could only be skipped, and each skipped entry
+        is work for the rebuild (`_compact`) that stalls the scheduler."""
         b.stamp = stamp
-        if b.on_gpu:
+        if b.on_gpu and b.locks == 0:
             heapq.heappush(self._gpu_heap, (b.stamp, -b.depth, b.key))
         if b.on_host:
             heapq.heappush(self._host_heap, (b.stamp, -b.depth, b.key))
@@ -215,7 +218,7 @@ class KVCache:
             if b is None or not b.on_gpu or b.stamp != stamp:
                 continue
             if b.locks > 0:
-                continue  # re-pushed on unlock
+                continue  # pushed again when its last holder releases it
             if self.hicache and not b.on_host and self.write_policy == "write_back":
                 self._backup(b)
             b.on_gpu = False
@@ -256,8 +259,8 @@ class KVCache:
         return False
 
     def _compact(self) -> None:
-        """Rebuild the lazy-deletion heaps from the live blocks."""
-        self._gpu_heap = [(b.stamp, -b.depth, b.key) for b in self.blocks.values() if b.on_gpu]
+        """Rebuild the lazy-deletion heaps from the live blocks (held ones get their GPU entry on release)."""
+        self._gpu_heap = [(b.stamp, -b.depth, b.key) for b in self.blocks.values() if b.on_gpu and b.locks == 0]
         self._host_heap = [(b.stamp, -b.depth, b.key) for b in self.blocks.values() if b.on_host]
         heapq.heapify(self._gpu_heap)
         heapq.heapify(self._host_heap)
