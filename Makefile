@@ -29,7 +29,7 @@ demo: setup
 	$(BIN)/harness sweep recipes/quickstart-sim.yaml --set client.burst_phase_starts=true \
 	  --set client.warmup_requests_per_lane=1 --set client.grace_s=20 --duration 45
 
-# Markers (long, alone) and the host-wide tests: tests/conftest.py. Both print the 20 slowest tests beyond the unit tier.
+# Markers (long, alone), host-wide tests: tests/conftest.py. Both print the 20 slowest tests beyond the unit tier.
 PYTEST   := $(BIN)/python -m pytest -q
 # two workers, each taking whole modules (a module's shared server or job runs once)
 PARALLEL := -n 2 --dist loadscope --no-loadscope-reorder --durations=20

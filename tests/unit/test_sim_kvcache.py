@@ -100,6 +100,37 @@ def test_flush_drops_unlocked_blocks_only() -> None:
     assert kv.used == 128
 
 
+def _random_traffic(kv: KVCache, seed: int, steps: int, flush_at: int, compact_at: int | None = None):
+    """Requests over shared prefixes arriving and finishing at random (some refused for room, some loading host
+    copies back), a flush at `flush_at` and a heap rebuild at `compact_at`; yields (step, the running requests'
+    held blocks) after each step that was not a refusal."""
+    import random
+
+    rng = random.Random(seed)
+    running: list[list] = []
+    for step in range(steps):
+        if running and (rng.random() < 0.45 or len(running) > 4):
+            kv.unlock(running.pop(rng.randrange(len(running))))
+        else:
+            hs = hashes(rng.choice("abcdef"), rng.randint(1, 14))
+            m = kv.match(hs, len(hs) * 64)
+            kv.pin(m)
+            new = len(hs) * 64 - m.tokens
+            if not kv.ensure_free(m.host_tokens + new):
+                kv.unlock(m.blocks)
+                continue
+            kv.load(m)
+            locked = list(m.blocks)
+            kv.alloc_private(new)
+            kv.insert(hs, len(m.blocks), locked)
+            running.append(locked)
+        if step == compact_at:
+            kv._compact()
+        if step == flush_at:
+            kv.flush()
+        yield step, running
+
+
 def _scanned_evictable(kv: KVCache) -> int:
     return sum(kv.block_tokens for b in kv.blocks.values() if b.on_gpu and b.locks == 0)
 
@@ -107,32 +138,9 @@ def _scanned_evictable(kv: KVCache) -> int:
 def test_evictable_tokens_kept_by_count_match_a_scan_through_requests_evictions_and_a_flush() -> None:
     """The count the scheduler reads (no scan) equals the scan over every block, with requests holding shared
     prefixes while others finish, host copies loaded back, evictions and a flush."""
-    import random
-
-    rng = random.Random(7)
     for policy in ("write_through", "write_through_selective", "write_back"):
         kv = KVCache(capacity=40 * 64, block_tokens=64, hicache=True, host_capacity=30 * 64, write_policy=policy)
-        running: list[tuple[list, int]] = []
-        for step in range(400):
-            if running and (rng.random() < 0.45 or len(running) > 4):
-                locked, private = running.pop(rng.randrange(len(running)))
-                kv.unlock(locked)
-                kv.free_private(private)
-            else:
-                hs = hashes(rng.choice("abcdef"), rng.randint(1, 12))
-                m = kv.match(hs, len(hs) * 64)
-                kv.pin(m)
-                new = len(hs) * 64 - m.tokens
-                if not kv.ensure_free(m.host_tokens + new):
-                    kv.unlock(m.blocks)
-                    continue
-                kv.load(m)
-                locked = list(m.blocks)
-                kv.alloc_private(new)
-                kv.insert(hs, len(m.blocks), locked)
-                running.append((locked, 0))
-            if step == 300:
-                kv.flush()
+        for step, _ in _random_traffic(kv, seed=7, steps=400, flush_at=300):
             assert kv.evictable_tokens() == _scanned_evictable(kv), (policy, step)
         assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy
 
@@ -155,33 +163,11 @@ def test_evictions_follow_the_lru_rule_while_held_blocks_wait_for_their_release(
     """Held blocks get no eviction entry until their last holder releases them; the lazy heap still evicts exactly
     what a scan would, through shared prefixes, host load-backs, refusals, a rebuild and a flush, in every write
     policy."""
-    import random
-
-    rng = random.Random(11)
     for policy in ("write_through", "write_through_selective", "write_back"):
         kv = _CheckedEviction(capacity=40 * 64, block_tokens=64, hicache=True, host_capacity=30 * 64,
                               write_policy=policy)
-        running: list[list] = []
-        for step in range(600):
-            if running and (rng.random() < 0.45 or len(running) > 4):
-                kv.unlock(running.pop(rng.randrange(len(running))))
-            else:
-                hs = hashes(rng.choice("abcdef"), rng.randint(1, 14))
-                m = kv.match(hs, len(hs) * 64)
-                kv.pin(m)
-                new = len(hs) * 64 - m.tokens
-                if not kv.ensure_free(m.host_tokens + new):
-                    kv.unlock(m.blocks)
-                    continue
-                kv.load(m)
-                locked = list(m.blocks)
-                kv.alloc_private(new)
-                kv.insert(hs, len(m.blocks), locked)
-                running.append(locked)
-            if step == 200:
-                kv._compact()   # the rebuild keeps the rule
-            if step == 400:
-                kv.flush()
+        for step, running in _random_traffic(kv, seed=11, steps=600, flush_at=400, compact_at=200):
             held = {b.key for locked in running for b in locked if b.on_gpu}
-            assert not held & {key for stamp, _, key in kv._gpu_heap if kv.blocks[key].stamp == stamp}, step
+            live = {key for stamp, _, key in kv._gpu_heap if kv.blocks[key].stamp == stamp}
+            assert not held & live, (policy, step)
         assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy
