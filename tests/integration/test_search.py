@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from tests.search_outcome import own_outcome
+
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = {"too_few_completed", "window_too_short", "concurrency_below_target"}
 THRESHOLD = 0.5
 VARIANT = "burst_phase_starts=true,warmup_requests_per_lane=1,duration_s=30"
 
@@ -33,24 +34,13 @@ def _search(out: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _own_outcome(point_dir: Path, conc: int, interval: list[float] | None) -> tuple[str, float | None]:
-    """(outcome, ttft p90) from the point's own record, independently of the search's code (the interval of the
-    percentile is the search's: the record holds no bootstrap)."""
+    """(outcome, ttft p90) from the point's own record, independently of the search's code."""
     path = point_dir / "point_result.json"
     if not path.is_file():
         return "fail", None
     record: dict[str, Any] = json.loads(path.read_text())
     ttft = record.get("request_metrics", {}).get("latency", {}).get("ttft", {}).get("p90")
-    if record["state"] != "completed":
-        return "fail", ttft
-    reasons = {r["code"] for r in record["validity"]["reasons"]}
-    if reasons - SAMPLE:
-        return "fail", ttft
-    achieved = (record.get("achieved_concurrency") or {}).get("sessions")
-    low = achieved is not None and achieved < 0.7 * conc
-    straddles = interval is not None and interval[0] <= THRESHOLD <= interval[1]
-    if reasons or low or straddles:
-        return "inconclusive", ttft
-    return ("pass" if ttft is not None and ttft <= THRESHOLD else "fail"), ttft
+    return own_outcome(record, conc, ttft, interval, THRESHOLD), ttft
 
 
 def test_search_answer_agrees_with_the_tested_points_own_records(tmp_path: Path) -> None:

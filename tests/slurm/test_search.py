@@ -15,10 +15,10 @@ import pytest
 from harness.search.order import bracket
 from harness.search.outcome import SearchSpec, search_json
 from harness.search.slo import parse_slo
+from tests.search_outcome import own_outcome
 from tests.slurm.conftest import LOCAL_CI, QUICKSTART, harness
 
 SLO = "ttft_p90<=0.5"
-SAMPLE = {"too_few_completed", "window_too_short", "concurrency_below_target"}
 # one warmup call per lane: what is tested is the rounds and the outcomes, not the window (the preset's ten take ~90 s
 # at c8 on the demo profile)
 ARGS = ("search", str(QUICKSTART), "--cluster", str(LOCAL_CI), "--slo", SLO, "--min-conc", "4", "--max-conc", "8",
@@ -68,12 +68,7 @@ def test_every_outcome_is_its_points_own_record(search: dict[str, Any]) -> None:
         ttft = record["request_metrics"]["latency"]["ttft"]["p90"]
         assert (record["conc"], record["state"], p["state"]) == (p["conc"], "completed", "completed")
         assert p["metrics"] == {"ttft_p90": ttft} and p["valid"] == record["validity"]["valid"]
-        reasons = {r["code"] for r in record["validity"]["reasons"]}
-        achieved = (record.get("achieved_concurrency") or {}).get("sessions")
-        interval = p["checks"][0]["interval_95"]
-        unsure = bool(reasons) or (achieved is not None and achieved < 0.7 * p["conc"]) or (
-            interval is not None and interval[0] <= 0.5 <= interval[1])
-        own = "fail" if reasons - SAMPLE else "inconclusive" if unsure else "pass" if ttft <= 0.5 else "fail"
+        own = own_outcome(record, p["conc"], ttft, p["checks"][0]["interval_95"], 0.5)
         assert (p["outcome"], p["meets_slo"]) == (own, own == "pass") and p["why"], p
 
 
