@@ -25,22 +25,16 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 
 import aiohttp
 
+from harness.point.servers.port_owner import free_port
 from harness.sim.batching.engine_stats import hist_median_ms
 
 SUFFIX_TOKENS = 16   # each request's own words after the shared prefix (" lane I request N"), with margin
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def wait_ready(base: str, timeout: float = 30.0) -> None:

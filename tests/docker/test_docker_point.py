@@ -153,7 +153,7 @@ def test_a_port_taken_under_the_container_fails_in_the_servers_words(sim_image: 
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = int(taken.getsockname()[1])
-        monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
+        monkeypatch.setattr("harness.point.servers.port_owner.free_port", lambda: port)
         monkeypatch.setattr("harness.point.servers.port_owner.port_free", lambda p: True)   # lost the race
         monkeypatch.setattr("harness.point.servers.port_owner.foreign_listener", lambda p, t: None)
         monkeypatch.setattr("harness.point.servers.readiness._get", lambda url, timeout: 0)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,7 @@ import pytest
 
 from harness.point.record import result_fields
 from harness.point.replay import aiperf
+from harness.point.servers.port_owner import free_port
 from harness.recipe.points import load_plans
 from harness.sim.batching.timing import PROFILE_DIR
 from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache
@@ -55,12 +55,6 @@ TTFT_JITTER_S = 0.005
 E2EL_JITTER = (0.008, 0.003)   # (absolute s, relative to the call's median E2EL)
 THROUGHPUT_TOLERANCE = 0.01
 EDGE_CALLS = 1                 # calls that may fall on either side of the window's end
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_ready(url: str, proc: subprocess.Popen[bytes], within_s: float = 120) -> None:
@@ -91,7 +85,7 @@ def settings(tmp_path: Path) -> list[str]:
 def _reference_run(tmp: Path, settings: list[str]) -> dict[str, Any]:
     """InferenceX's standalone command against a fresh simulator; the point's numbers from its records."""
     _, (plan,) = load_plans(RECIPE, [POINT], settings)
-    port = _free_port()
+    port = free_port()
     server_argv = plan.server.launch_argv()
     server_argv[server_argv.index("--port") + 1] = str(port)
     assert server_argv[:3] == ["python3", "-m", "harness.sim"]

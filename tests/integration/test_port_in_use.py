@@ -95,7 +95,7 @@ def test_readiness_refuses_a_server_without_this_launchs_token_when_its_owner_is
 def test_point_on_a_taken_port_fails_before_launch(foreign: tuple[int, int], tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     port, pid = foreign
-    monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.servers.port_owner.free_port", lambda: port)
     outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
     assert outcome.state == "failed" and outcome.reason.startswith(f"port_in_use: port {port} is taken")
     assert f"pid {pid}" in outcome.reason
@@ -107,7 +107,7 @@ def test_point_on_a_taken_port_fails_before_launch(foreign: tuple[int, int], tmp
 def test_port_taken_after_the_check_fails_with_the_servers_own_words(foreign: tuple[int, int], tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     port, _ = foreign
-    monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.servers.port_owner.free_port", lambda: port)
     monkeypatch.setattr("harness.point.servers.port_owner.port_free", lambda p: True)  # lost the race after the check
     outcome = run_point(sim_plan([]), PointOptions(out_dir=tmp_path, ready_timeout_s=20))
     assert outcome.state == "failed" and outcome.reason.startswith("port_in_use: "), outcome.reason
@@ -118,7 +118,7 @@ def test_port_taken_after_the_check_fails_with_the_servers_own_words(foreign: tu
 def test_a_server_that_cannot_bind_is_reported_as_port_in_use(foreign: tuple[int, int], tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     port, _ = foreign
-    monkeypatch.setattr("harness.point.servers.serve.free_port", lambda: port)
+    monkeypatch.setattr("harness.point.servers.port_owner.free_port", lambda: port)
     monkeypatch.setattr("harness.point.servers.port_owner.port_free", lambda p: True)
     monkeypatch.setattr("harness.point.servers.port_owner.foreign_listener", lambda p, t: None)  # owner unreadable
     monkeypatch.setattr("harness.point.servers.readiness._get", lambda url, timeout: 0)  # as if loading, port closed

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -16,14 +15,11 @@ from typing import Any
 
 import pytest
 
+from harness.point.servers.port_owner import free_port
+
 from .conftest import stop_process
 
 pytest.importorskip("sglang_router", reason="sglang-router is a dev extra (pip install -e .[dev])")
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str, timeout: float = 2.0) -> tuple[int, str]:
@@ -60,7 +56,7 @@ def _start(cmd: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 def pd() -> Iterator[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
     env["SGLANG_DISAGGREGATION_WAITING_TIMEOUT"] = "5"
-    ports = {name: _free_port() for name in ("prefill", "bootstrap", "decode", "router")}
+    ports = {name: free_port() for name in ("prefill", "bootstrap", "decode", "router")}
     sim = [sys.executable, "-m", "harness.sim", "--model-path", "m", "--served-model-name", "sim-model",
            "--host", "127.0.0.1", "--enable-metrics", "--sim-startup-seconds", "0.2"]
     procs = {

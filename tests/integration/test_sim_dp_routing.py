@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,18 +17,13 @@ from pathlib import Path
 import pytest
 
 from harness.point.record.stickiness import stickiness
+from harness.point.servers.port_owner import free_port
 
 from .conftest import stop_process
 
 pytest.importorskip("smg", reason="smg is a dev extra (pip install -e .[dev])")
 SESSIONS = 6   # not a multiple of the 4 ranks: round robin must not line sessions up with ranks
 TURNS = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -58,7 +52,7 @@ def routed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
     """(router URL, worker log) for a DP-4 simulator behind `smg launch --dp-aware --policy <param>`."""
     policy = str(request.param)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
-    sim_port, router_port = _free_port(), _free_port()
+    sim_port, router_port = free_port(), free_port()
     log = tmp_path / "worker.log"
     procs: list[subprocess.Popen[bytes]] = []
     with log.open("wb") as sim_out, (tmp_path / "router.log").open("wb") as router_out:
@@ -74,7 +68,7 @@ def routed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
             [sys.executable, "-m", "smg", "launch", "--worker-urls", f"http://127.0.0.1:{sim_port}",
              "--policy", policy, "--dp-aware", "--request-id-headers", "x-correlation-id",
              "--host", "127.0.0.1", "--port", str(router_port),
-             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(_free_port()),
+             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
              "--shutdown-grace-period-secs", "0"],
             stdout=router_out, stderr=subprocess.STDOUT, env=env))
     base = f"http://127.0.0.1:{router_port}"

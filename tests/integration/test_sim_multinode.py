@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,11 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from harness.point.servers.port_owner import free_port
 
 
 def _health(url: str) -> int:
@@ -43,13 +38,13 @@ def _wait_health(url: str, code: int, within_s: float) -> None:
 
 class TwoNodes:
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")},
                     "HARNESS_SIM_NODE_JOIN_TIMEOUT": "20"}
         self.argv = [sys.executable, "-m", "harness.sim", "--model-path", "m", "--host", "127.0.0.1",
                      "--port", str(self.port), "--sim-startup-seconds", "0.1", "--tp", "8", "--nnodes", "2",
-                     "--dist-init-addr", f"127.0.0.1:{_free_port()}"]
+                     "--dist-init-addr", f"127.0.0.1:{free_port()}"]
         self.procs: list[subprocess.Popen[str]] = []
 
     def start(self, rank: int) -> subprocess.Popen[str]:

@@ -8,7 +8,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from harness.point.servers.port_owner import free_port
 from harness.sim.batching.prompt import count_tokens, render_chat
 
 # Metric names SGLang exposes (the sglang:* collectors of 0.5.23, sglang/srt/observability/metrics_collector.py).
@@ -42,12 +42,6 @@ SGLANG_METRIC_NAMES = {
     "sglang:inter_token_latency_seconds", "sglang:request_time_per_output_token_seconds",
     "sglang:e2e_request_latency_seconds", "sglang:queue_time_seconds", "sglang:per_stage_req_latency_seconds",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Sim:

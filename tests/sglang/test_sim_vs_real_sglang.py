@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from harness.point.servers.port_owner import free_port
 from tests.sglang.conftest import RECIPE, ROOT, Tier
 
 KEY = "sk-differential-0123456789"
@@ -46,12 +46,6 @@ ALLOWED: dict[str, str] = {
     "real=engine_type,is_streaming,model_name":
         "the simulator labels every counter like SGLang's scheduler collectors; the harness sums over label sets",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def server_argv() -> list[str]:

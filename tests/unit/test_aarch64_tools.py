@@ -4,13 +4,14 @@ there is no container engine) and tools/aarch64_request.py (one streamed request
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import urllib.error
 from pathlib import Path
 
 import pytest
+
+from harness.point.servers.port_owner import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -74,14 +75,8 @@ def test_what_the_translation_cannot_run_faithfully_is_an_error(line: str, error
         aarch64_dockerfile.translate("RUN true\n")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_the_request_helper_streams_one_completion_from_the_simulator(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     with pytest.raises(TimeoutError, match="not ready after 1s"):
         aarch64_request.wait_ready(base, 1.0)

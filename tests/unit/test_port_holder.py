@@ -1,5 +1,6 @@
-"""When a port cannot be bound before launch, the refusal says what holds it: the listening process, or the
-connections using it as their local port (and that the port lies in the kernel's ephemeral range)."""
+"""A server's port is picked outside the kernel's ephemeral range; when one cannot be bound before launch, the refusal
+says what holds it: the listening process, or the connections using it as their local port (and that the port lies
+in the kernel's ephemeral range)."""
 
 from __future__ import annotations
 
@@ -55,3 +56,31 @@ def test_a_port_below_the_ephemeral_range_does_not_mention_it(tmp_path: Path) ->
 def test_nothing_visible_holds_the_port(tmp_path: Path) -> None:
     assert port_owner.holder(31100, fake_proc(tmp_path, 31101, "01", "32768 60999")) == \
         "held by a process this user cannot see"
+
+
+def _span_only(tmp_path: Path, span: str) -> Path:
+    (tmp_path / "sys" / "net" / "ipv4").mkdir(parents=True)
+    (tmp_path / "sys" / "net" / "ipv4" / "ip_local_port_range").write_text(span)
+    return tmp_path
+
+
+def test_the_picked_port_lies_outside_the_ephemeral_range_and_is_free() -> None:
+    span = port_owner.ephemeral_range()
+    assert span is not None                                  # Linux: the range is readable
+    picked = [port_owner.free_port() for _ in range(200)]
+    assert all(p >= port_owner.LOWEST_PICKED and not span[0] <= p <= span[1] for p in picked), picked
+    assert len(set(picked)) > 150                            # at random, so two pickers seldom agree
+    assert all(port_owner.port_free(p) for p in picked[:20])
+
+
+def test_ranges_left_by_the_ephemeral_range(tmp_path: Path) -> None:
+    assert port_owner.ports_outside_ephemeral((32768, 60999)) == [range(20000, 32768), range(61000, 65536)]
+    assert port_owner.ports_outside_ephemeral((10000, 65535)) == []
+    assert port_owner.ports_outside_ephemeral((1024, 50000)) == [range(50001, 65536)]
+    assert port_owner.ports_outside_ephemeral(None) == []
+    assert 50001 <= port_owner.free_port(_span_only(tmp_path, "1024 50000\n")) <= 65535
+
+
+def test_without_room_outside_the_range_the_kernel_picks(tmp_path: Path) -> None:
+    port = port_owner.free_port(_span_only(tmp_path, "1024 65535\n"))
+    assert 1024 <= port <= 65535 and port_owner.port_free(port)

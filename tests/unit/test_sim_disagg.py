@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 
 import pytest
 from aiohttp import web
 
+from harness.point.servers.port_owner import free_port
 from harness.sim.batching.bootstrap import BootstrapServer, collect
 from harness.sim.batching.disagg import (
     DEFAULT_TIMEOUT_S,
@@ -100,18 +100,12 @@ def test_disaggregation_flags_parse_like_sglang() -> None:
     assert exc.value.code == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_handover_waits_for_the_prefill_and_fails_cleanly() -> None:
     async def scenario() -> tuple[object, object, object, object]:
         server = BootstrapServer(RoomBook(), expire_after=300.0)
         runner = web.AppRunner(server.app())
         await runner.setup()
-        port = _free_port()
+        port = free_port()
         await web.TCPSite(runner, "127.0.0.1", port).start()
         try:
             early = asyncio.create_task(collect(Bootstrap("127.0.0.1", port, 5), timeout=5.0))

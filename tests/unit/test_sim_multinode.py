@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 
 import pytest
 
+from harness.point.servers.port_owner import free_port
 from harness.sim.batching.multinode import (
     DEFAULT_JOIN_TIMEOUT_S,
     JOIN_TIMEOUT_ENV,
@@ -21,12 +21,6 @@ from harness.sim.frontend.cli import build_parser
 
 def _args(*flags: str):  # type: ignore[no-untyped-def]
     return build_parser().parse_args(["--model-path", "m", *flags])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_single_node_is_no_group_and_nccl_port_is_accepted() -> None:
@@ -63,7 +57,7 @@ def _group(rank: int, port: int, nnodes: int = 3, timeout: float = 3.0) -> NodeG
 
 def test_leader_forms_after_every_rank_and_followers_exit_0_on_bye() -> None:
     async def scenario() -> tuple[list[int], list[int]]:
-        port = _free_port()
+        port = free_port()
         leader = Leader(_group(0, port))
         followers = [asyncio.create_task(_follow(_group(r, port))) for r in (2, 1)]  # they retry until it listens
         await asyncio.sleep(0.3)
@@ -78,7 +72,7 @@ def test_leader_forms_after_every_rank_and_followers_exit_0_on_bye() -> None:
 
 def test_duplicate_rank_is_refused_and_fails_the_leader() -> None:
     async def scenario() -> tuple[str, str]:
-        port = _free_port()
+        port = free_port()
         leader = Leader(_group(0, port))
         gathering = asyncio.create_task(leader.gather())
         first = asyncio.create_task(_follow(_group(1, port)))
@@ -98,7 +92,7 @@ def test_duplicate_rank_is_refused_and_fails_the_leader() -> None:
 
 def test_leader_notices_a_follower_that_drops_and_times_out_missing_ranks() -> None:
     async def scenario() -> tuple[list[int], str]:
-        port = _free_port()
+        port = free_port()
         leader = Leader(_group(0, port, nnodes=2))
         gathering = asyncio.create_task(leader.gather())
         await asyncio.sleep(0.1)
@@ -114,7 +108,7 @@ def test_leader_notices_a_follower_that_drops_and_times_out_missing_ranks() -> N
                 break
             await asyncio.sleep(0.02)
         await leader.close()
-        alone = Leader(_group(0, _free_port(), nnodes=3, timeout=0.3))
+        alone = Leader(_group(0, free_port(), nnodes=3, timeout=0.3))
         with pytest.raises(JoinError) as timeout:
             await alone.gather()
         await alone.close()
@@ -127,4 +121,4 @@ def test_leader_notices_a_follower_that_drops_and_times_out_missing_ranks() -> N
 
 def test_follower_times_out_when_no_leader_listens() -> None:
     with pytest.raises(JoinError, match=r"timed out after 0.3 s joining the leader at 127.0.0.1:\d+ as node rank 1"):
-        asyncio.run(_follow(_group(1, _free_port(), timeout=0.3)))
+        asyncio.run(_follow(_group(1, free_port(), timeout=0.3)))

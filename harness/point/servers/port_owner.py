@@ -4,6 +4,8 @@ A real SGLang server opens its HTTP port only after loading its weights, so duri
 listening on that port (a leftover server, another user's job) would answer the readiness probe and be
 fingerprinted and benchmarked in its place. Two guards, both pure reads of the host's state:
 
+- the port is picked by `free_port()` outside the kernel's ephemeral range where the host leaves room, so no
+  outgoing connection is handed it while the server loads;
 - before launch, `port_free(port)` proves nothing listens on the port (a bind on every interface succeeds), and
   where it fails, `holder(port)` says what holds it: a listening process, or connections using the port as their
   local port (ports in the kernel's ephemeral range are handed to outgoing connections);
@@ -16,6 +18,7 @@ fingerprinted and benchmarked in its place. Two guards, both pure reads of the h
 from __future__ import annotations
 
 import os
+import random
 import socket
 import time
 from pathlib import Path
@@ -26,6 +29,8 @@ TCP_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FI
               "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", LISTEN: "LISTEN",
               "0B": "CLOSING"}
 START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution; the slack also covers clock slew
+LOWEST_PICKED = 20000           # free_port never picks below: the registered ports of common services lie there
+PICK_TRIES = 64
 
 
 def port_free(port: int) -> bool:
@@ -39,6 +44,31 @@ def port_free(port: int) -> bool:
             except OSError:
                 return False
     return True
+
+
+def ports_outside_ephemeral(span: tuple[int, int] | None) -> list[range]:
+    """The port ranges `free_port` picks from: from LOWEST_PICKED up, less the ephemeral range `span`."""
+    if span is None:
+        return []
+    low, high = span
+    return [r for r in (range(LOWEST_PICKED, min(low, 65536)), range(max(high + 1, LOWEST_PICKED), 65536)) if r]
+
+
+def free_port(proc: Path = PROC, rng: random.Random | None = None) -> int:
+    """A port nothing listens on, for a server to bind later. A real server binds only after loading its weights
+    (minutes), and a port the kernel hands out for outgoing connections (its ephemeral range) can be taken by any
+    connection on the host in that time; so it is picked outside that range, at random, where the host leaves room
+    there, else the kernel picks one."""
+    rng = rng or random.Random()
+    spans = ports_outside_ephemeral(ephemeral_range(proc))
+    for _ in range(PICK_TRIES if spans else 0):
+        span = rng.choices(spans, weights=[len(r) for r in spans])[0]
+        port = rng.choice(span)
+        if port_free(port):
+            return port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def local_sockets(port: int, proc: Path = PROC) -> list[tuple[str, int]]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import secrets
 import shlex
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -77,12 +76,6 @@ class PointStopped(Exception):
         super().__init__(reason)
         self.state = state
         self.reason = reason
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def slurm_env() -> dict[str, str]:
@@ -161,7 +154,7 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
     """Choose the port and write `server_command.txt` (exact launcher argv + env, secrets redacted)."""
 
     launcher = get_launcher(launcher_kind)
-    argv, base_url = listen_at(plan.server.launch_argv(), free_port())   # the secret flags joined here
+    argv, base_url = listen_at(plan.server.launch_argv(), port_owner.free_port())   # the secret flags joined here
     token = new_launch_token()
     argv = with_launch_token(argv, token)
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]
