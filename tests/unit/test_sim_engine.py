@@ -7,6 +7,7 @@ import itertools
 
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.engine_config import EngineConfig
+from harness.sim.batching.outbox import WAKE_GROUP
 from harness.sim.batching.prompt import analyse, render_chat
 from harness.sim.batching.request import SimRequest
 from harness.sim.batching.spec import SpecConfig, read_simulate_env
@@ -338,3 +339,28 @@ def test_simulator_picks_the_stream_rule_of_its_flag_table() -> None:
         res = resolve(build_parser(version).parse_args(["--stream-interval", "20"]),
                       {"HARNESS_SIM_SGLANG_VERSION": version})
         assert res.engine.stream_rule == rule
+
+
+def test_a_steps_streams_wake_a_group_per_turn_of_the_event_loop() -> None:
+    """Twenty streams given chunks by a prefill and a decode step wake once each, WAKE_GROUP per turn, so a request
+    arriving meanwhile waits for one group's writes, not for all twenty."""
+    eng = make_engine()
+    reqs = [request(f"lane {i} " * 20, 5, rid=f"r{i}") for i in range(20)]
+    for r in reqs:
+        eng.submit(r)
+    for _ in ("prefill: every first token", "decode: every second token"):
+        plan = eng._plan()
+        assert plan is not None
+        plan[1]()
+    assert [chunk_sizes(r) for r in reqs] == [[1, 1]] * 20
+    assert not any(r.wake.is_set() for r in reqs)
+    waking = eng.outbox.wake_streams()
+    woken_per_turn = []
+    while True:
+        try:
+            waking.send(None)             # asyncio.sleep(0): the event loop polls its sockets here
+        except StopIteration:
+            woken_per_turn.append(sum(r.wake.is_set() for r in reqs))
+            break
+        woken_per_turn.append(sum(r.wake.is_set() for r in reqs))
+    assert WAKE_GROUP == 8 and woken_per_turn == [8, 16, 20]

@@ -19,7 +19,8 @@ step's scheduled end, then commits its effects (tokens produced, chunks handed t
   requests are retracted (preempted; fewest output tokens first) back to the head of the queue and
   re-prefilled later.
 - **Streaming**: the first token is sent at once, then a chunk whenever at least
-  `--stream-interval` unsent tokens have accumulated, and the rest at the end.
+  `--stream-interval` unsent tokens have accumulated, and the rest at the end; after each step the streams
+  given a chunk wake a group per turn of the event loop (`harness.sim.batching.outbox`).
 
 Steps are scheduled back to back on a virtual clock (a step starts when the previous one was
 due to end), so scheduling lag does not accumulate.
@@ -45,6 +46,7 @@ from harness.sim.batching.engine_config import EngineConfig
 from harness.sim.batching.engine_stats import LAG_BUCKETS, EngineStats
 from harness.sim.batching.kvcache import KVCache
 from harness.sim.batching.noise import Noise
+from harness.sim.batching.outbox import Outbox
 from harness.sim.batching.prompt import BLOCK_TOKENS
 from harness.sim.batching.request import Chunk, SimRequest
 from harness.sim.batching.spec import AcceptSampler, check_at_verify
@@ -83,6 +85,7 @@ class Engine:
         self._decodes_since_prefill = 1 << 30
         self._verified = False
         self._wake = asyncio.Event()
+        self.outbox = Outbox(cfg.stream_interval, cfg.stream_rule)
         self._prefill_target: dict[int, int] = {}
         self.new_token_ratio = NewTokenRatio(cfg.schedule_conservativeness)
 
@@ -135,6 +138,7 @@ class Engine:
         next_start = loop.time()
         while True:
             plan = None if self.stalled else self._plan()
+            await self.outbox.wake_streams()
             if plan is None:
                 self.new_token_ratio.reset()  # SGLang resets the ratio whenever the scheduler idles
                 self._wake.clear()
@@ -155,6 +159,7 @@ class Engine:
             if self.stalled:
                 continue
             apply()
+            await self.outbox.wake_streams()
             next_start = end
 
     def _plan(self) -> Plan | None:
@@ -396,29 +401,12 @@ class Engine:
         if r.output >= r.target_tokens:
             r.finished = True
             self._count_ended(r)
-            self._emit(r, final=True)
+            self.outbox.emit(r, final=True)
             self._release(r)
             if self.on_finish is not None:
                 self.on_finish(r)
             return
-        self._emit(r, final=False)
-
-    def _emit(self, r: SimRequest, final: bool) -> None:
-        unsent = r.output - r.emitted
-        if final:
-            r.push(Chunk(r.emitted, unsent, r.finish_reason))
-            r.emitted = r.output
-            return
-        if not r.stream or r.hold_until_finish:
-            return
-        interval = self.cfg.stream_interval
-        if self.cfg.stream_rule == "modulo":
-            send = interval == 1 or r.output % interval == 1
-        else:
-            send = r.emitted == 0 or unsent >= interval
-        if send and unsent > 0:
-            r.push(Chunk(r.emitted, unsent, None))
-            r.emitted = r.output
+        self.outbox.emit(r, final=False)
 
     def _count_ended(self, r: SimRequest) -> None:
         """Bump the exported request counters once, when `r` finishes or is aborted (as SGLang does)."""
