@@ -8,6 +8,8 @@ import os
 import socket
 from pathlib import Path
 
+import pytest
+
 from harness.point.servers import port_owner
 
 
@@ -67,6 +69,8 @@ def _span_only(tmp_path: Path, span: str) -> Path:
 def test_the_picked_port_lies_outside_the_ephemeral_range_and_is_free() -> None:
     span = port_owner.ephemeral_range()
     assert span is not None                                  # Linux: the range is readable
+    if not port_owner.ports_outside_ephemeral(span):
+        pytest.skip(f"this host's ephemeral range {span} leaves no room above {port_owner.LOWEST_PICKED}")
     picked = [port_owner.free_port() for _ in range(200)]
     assert all(p >= port_owner.LOWEST_PICKED and not span[0] <= p <= span[1] for p in picked), picked
     assert len(set(picked)) > 150                            # at random, so two pickers seldom agree
