@@ -16,6 +16,7 @@ With a probe (`probe`, `harness preflight --probe`): two one-task steps on the p
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 from collections.abc import Callable
@@ -27,6 +28,17 @@ from harness.preflight.checks import Finding
 PROBE_TIME = "00:02:00"
 PROBE_TIMEOUT_S = 600.0
 Runner = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
+# What Slurm adds after any failed step, explaining nothing: the plugin's own error comes before these
+SLURM_TRAILERS = re.compile(r"spank: required plugin \S+: \w+\(\) failed with rc=|Failed to invoke spank plugin stack"
+                            r"|srun: error: \S+: tasks? [\d,\-]+: Exited with exit code")
+
+
+def step_said(step: subprocess.CompletedProcess[str]) -> str:
+    """Why a probe step failed: the last three lines of its stderr that are not Slurm's own trailers (all of them
+    where nothing else is), else its exit code."""
+    lines = step.stderr.strip().splitlines()
+    telling = [ln for ln in lines if not SLURM_TRAILERS.search(ln)] or lines
+    return " | ".join(telling[-3:]) or f"srun exited {step.returncode}"
 
 
 def _sources(mounts: list[str]) -> list[str]:
@@ -93,8 +105,7 @@ def probe(profile: Any, image: str, image_file: str | None, cluster_src: str, ru
                        for f in files)
     node = run(_srun(profile, "sh", "-c", f"{SEEN}; {checks}" if checks else SEEN))
     if node.returncode != 0:
-        return [Finding("fail", "container_probe", where, "the probe step on the node failed: "
-                        + (" | ".join(node.stderr.strip().splitlines()[-3:]) or f"srun exited {node.returncode}"))]
+        return [Finding("fail", "container_probe", where, "the probe step on the node failed: " + step_said(node))]
     node_root, node_os, readable = _parse(node.stdout)
     found: list[Finding] = []
     if image_file:
@@ -110,7 +121,7 @@ def probe(profile: Any, image: str, image_file: str | None, cluster_src: str, ru
     boxed = run(_srun(profile, f"--container-image={image_file or image}", *mounts, "--no-container-mount-home",
                       "sh", "-c", SEEN))
     if boxed.returncode != 0:
-        said = " | ".join(boxed.stderr.strip().splitlines()[-3:]) or f"srun exited {boxed.returncode}"
+        said = step_said(boxed)
         hint = " (srun does not know --container-image: pyxis is not loaded here)" \
             if "unrecognized option" in said or "unknown option" in said else ""
         return [*found, Finding("fail", "container_image", where, f"the probe step in {image_file or image} failed: "

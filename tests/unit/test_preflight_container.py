@@ -72,3 +72,17 @@ def test_srun_without_pyxis_and_unreadable_files_are_named() -> None:
     assert [(f.level, f.code) for f in found] == [("fail", "image_readable"), ("fail", "mount_source"),
                                                   ("fail", "container_image")]
     assert "pyxis is not loaded here" in found[-1].message and "/gone does not exist" in found[1].message
+
+
+def test_a_failed_container_step_quotes_the_plugins_words_not_slurms_trailers() -> None:
+    err = ("slurmstepd-n1: error: fake-pyxis: mount source does not exist: /gone\n"
+           "slurmstepd-n1: error: spank: required plugin fake_pyxis.so: task_init() failed with rc=-1\n"
+           "slurmstepd-n1: error: Failed to invoke spank plugin stack\n"
+           "srun: error: n1: task 0: Exited with exit code 1\n")
+    found = container.probe(profile(("/gone:/data",)), "img", None, "c.yaml", Srun(NODE, "", 1, err))
+    assert found[-1].message == ("the probe step in img failed: slurmstepd-n1: error: fake-pyxis: mount source does "
+                                 "not exist: /gone")
+    only_trailers = err.split("\n", 1)[1]
+    found = container.probe(profile(), "img", None, "c.yaml", Srun(NODE, "", 1, only_trailers))
+    assert "Failed to invoke spank plugin stack | srun: error: n1: task 0" in found[-1].message
+    assert container.probe(profile(), "img", None, "c.yaml", Srun(NODE, "", 7))[-1].message.endswith("srun exited 7")
