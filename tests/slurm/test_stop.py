@@ -52,11 +52,13 @@ def test_cancel_refuses_jobs_it_did_not_submit(slurm: None, harness_env: dict[st
 
 def test_walltime_margin_flushes_and_marks_cancelled(slurm: None, harness_env: dict[str, str],
                                                      tmp_path: Path) -> None:
-    """A 1-minute limit with USR1 50 s before it: the point stops, writes everything, ends `cancelled`."""
-    job = submit(harness_env, tmp_path, "--points", "c2", "--duration", "300", "--time", "1",
+    """A 2-minute limit with USR1 50 s before it: the point stops, writes everything, ends `cancelled`. Slurm may
+    send the signal up to a minute early (sbatch(1), `--signal`: its limit checks are periodic); under a 1-minute
+    limit it came at the job's first instant, before the harness had a handler, and the job died of it."""
+    job = submit(harness_env, tmp_path, "--points", "c2", "--duration", "300", "--time", "2",
                  "--signal-margin", "50", "--no-preflight")  # preflight would refuse a walltime this short
     assert "--signal=B:USR1@50" in next((tmp_path / "slurm").glob("job-*.sh")).read_text()
-    data = wait_for(lambda: (d := status(harness_env, job))["finished"] and d, 150, "the job to end", 2.0)
+    data = wait_for(lambda: (d := status(harness_env, job))["finished"] and d, 240, "the job to end", 2.0)
     point = data["points"][0]
     assert point["state"] == "cancelled"
     assert point["reason"].startswith("walltime_margin: ")
