@@ -8,7 +8,8 @@ records to the truth log by request id and prints, per point:
 
 - TTFT and E2EL error percentiles (|client - server|, ms) over the successful profiled requests;
 - the requests, the achieved concurrency and the point's validity, from the point's record;
-- each process group's CPU (mean and peak, in cores) and the simulator's step lag, where it reports one;
+- the host (CPU model, cores) and each process group's CPU (mean and peak, in cores), with the whole host's busy
+  and stolen CPU (`host:busy`, `host:steal`: load from outside the run, a hypervisor's other guests);
 - where the slowest 1% of TTFT errors arise: each error is exactly `to_server` (the client's start stamp to the
   simulator's receive stamp: the client's `send`, up to the request's last byte, then `server_in`, the kernel and
   the simulator's event loop) plus `from_server` (the simulator's first-token write to the client reading it),
@@ -84,28 +85,43 @@ def _cpu_ticks(pid: int) -> int | None:
     return int(fields[11]) + int(fields[12])   # utime + stime
 
 
+def _host_ticks() -> dict[str, int]:
+    """The whole host's CPU ticks since boot: `host:busy` (every process, every core) and `host:steal` (time the
+    hypervisor gave this VM's cores to others), from /proc/stat's first line."""
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9])
+    return {"host:busy": user + nice + system + irq + softirq, "host:steal": steal}
+
+
+def host_description() -> str:
+    """The CPU model and core count: timing figures compare only between hosts of the same kind."""
+    models = [line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+              if line.startswith("model name")]
+    return f"{models[0] if models else 'unknown CPU'}, {os.cpu_count()} cores"
+
+
 class CpuSampler(threading.Thread):
-    """Once a second: CPU (cores) used by each role's processes since the last sample."""
+    """Once a second: CPU (cores) used by each role's processes since the last sample, and by the whole host
+    (`host:busy`, which includes load from outside the run, and `host:steal`)."""
 
     def __init__(self, root: int) -> None:
         super().__init__(daemon=True)
         self.root, self.stop_event = root, threading.Event()
         self.series: dict[str, list[float]] = {}
-        self.counts: dict[str, int] = {}
         self._last: dict[int, int] = {}
 
     def run(self) -> None:
-        last_t = time.monotonic()
+        last_t, last_host = time.monotonic(), _host_ticks()
         while not self.stop_event.wait(1.0):
-            now = time.monotonic()
-            used: dict[str, float] = {}
+            now, host = time.monotonic(), _host_ticks()
+            used = {k: (host[k] - last_host[k]) / CLK_TCK / (now - last_t) for k in host}
+            last_host = host
             for pid in [self.root, *_children(self.root)]:
                 role, ticks = _role(pid), _cpu_ticks(pid)
                 if role is None or ticks is None:
                     continue
                 used[role] = used.get(role, 0.0) + (ticks - self._last.get(pid, ticks)) / CLK_TCK / (now - last_t)
                 self._last[pid] = ticks
-                self.counts[role] = max(self.counts.get(role, 0), 1)
             for role, cores in used.items():
                 self.series.setdefault(role, []).append(cores)
             last_t = now
@@ -224,7 +240,7 @@ def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dic
     return {"conc": conc, "duration_s": duration, "settings": settings, **errors,
             "achieved_concurrency": None if achieved is None else round(achieved, 2),
             "valid": (record.get("validity") or {}).get("valid"),
-            "cpu": sampler.summary()}
+            "host": host_description(), "cpu": sampler.summary()}
 
 
 def _tail_line(t: dict[str, Any]) -> str:
@@ -246,6 +262,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=Path("runs") / "timing-error")
     args = ap.parse_args()
     results = []
+    print(f"host: {host_description()}", flush=True)
     for conc in args.conc:
         r = run_point(conc, args.duration, args.out / f"c{conc}", args.settings)
         results.append(r)

@@ -16,7 +16,7 @@ if [ ! -e "$W/started" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
       .whl/*.whl >"$W/pip.txt" 2>&1 || { echo "wheels did not install: $W/pip.txt"; exit 9; }
   fi
-  { nproc | sed 's/^/cores: /'; nvidia-smi -L; python3 --version; } >"$W/env.txt" 2>&1
+  { nproc | sed "s/^/cores: /"; grep -m1 "model name" /proc/cpuinfo; nvidia-smi -L; python3 --version; } >"$W/env.txt" 2>&1
   # shellcheck disable=SC2016
   setsid nohup env PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1 bash -c '
     python3 benchmarks/timing_error.py --conc 48 --duration 120 $1 --out "$2/c48" >"$2/c48.txt" 2>&1

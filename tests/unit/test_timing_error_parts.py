@@ -4,6 +4,7 @@ stamp and the part after its first-token write, and the tail is attributed to th
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -67,3 +68,13 @@ def test_the_tail_is_attributed_to_the_part_that_carries_it() -> None:
     assert tail["parts_ms"]["from_server_ms"]["p99.9"] == pytest.approx(9.0)
     assert (tail["workers"], tail["workers_all"]) == (1, 8)
     assert tail["share_in_busiest_10s"] == 1.0
+
+
+def test_the_host_is_named_and_its_cpu_counted_so_runs_compare_only_on_like_hosts() -> None:
+    bench = _bench()
+    assert bench.host_description().endswith(f", {os.cpu_count()} cores")
+    before = bench._host_ticks()
+    sum(range(5_000_000))   # some CPU on this host
+    after = bench._host_ticks()
+    assert set(before) == {"host:busy", "host:steal"}
+    assert after["host:busy"] > before["host:busy"] and after["host:steal"] >= before["host:steal"]
