@@ -3,7 +3,9 @@
 # 900 s, longer than one device call allows. Call it again and again, each call at most WAIT_S seconds: the
 # first starts the benchmark in the background (its own session, so it outlives the call), every call waits
 # for it and copies what is there (the log, each point's summary and per-request error parts) to $OUT.
-# TIMING_SETTINGS (e.g. "--set client.workers=16") goes to both points. Wheels the host lacks travel in .whl/.
+# TIMING_SETTINGS (e.g. "--set client.workers=16") goes to both points. Wheels the host lacks travel in .whl/
+# (or as .whl/site.tar.xz, a --target install of them for the host's Python). Each point's harness-run.log
+# comes back too, so a point that failed says why.
 # Usage from the repository root: OUT=/some/dir WAIT_S=570 bash tests/gpu/timing_lease.sh
 set -u -o pipefail
 OUT=${OUT:-/tmp/timing-out}
@@ -12,7 +14,12 @@ W=/tmp/timing-lease
 mkdir -p "$W" "$OUT"
 if [ ! -e "$W/started" ]; then
   touch "$W/started"
-  if ls .whl/*.whl >/dev/null 2>&1; then
+  if [ -e .whl/site.tar.xz ]; then
+    # a --target install of the wheels, made elsewhere for this host's Python (xz: a third smaller than the
+    # wheels); its scripts' first lines name the Python that made it
+    mkdir -p /tmp/site && tar -C /tmp/site --strip-components=1 -xJf .whl/site.tar.xz \
+      && sed -i '1s|^#!.*python.*$|#!/usr/bin/env python3|' /tmp/site/bin/* || { echo "site.tar.xz did not unpack"; exit 9; }
+  elif ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
       .whl/*.whl >"$W/pip.txt" 2>&1 || { echo "wheels did not install: $W/pip.txt"; exit 9; }
   fi
@@ -28,7 +35,7 @@ for _ in $(seq "$WAIT_S"); do [ -e "$W/done" ] && break; sleep 1; done
 cat "$W/env.txt"
 for p in c48 c64; do
   [ -e "$W/$p.txt" ] && { echo "--- $p"; tail -6 "$W/$p.txt"; cp "$W/$p.txt" "$OUT/"; }
-  for f in summary.json "$p/requests.jsonl"; do
+  for f in summary.json "$p/requests.jsonl" "$p/harness-run.log"; do
     [ -e "$W/$p/$f" ] && cp "$W/$p/$f" "$OUT/$p-$(basename "$f")"
   done
 done
