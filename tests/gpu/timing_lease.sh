@@ -6,10 +6,13 @@
 # TIMING_SETTINGS (e.g. "--set client.workers=16") goes to both points. Wheels the host lacks travel in .whl/
 # (or as .whl/site.tar.xz, a --target install of them for the host's Python). Each point's harness-run.log
 # comes back too, so a point that failed says why.
+# POINTS lists the points in order as CONC:WINDOW_S (default "48:120 64:900"); put the one that matters most first
+# when the lease may end before the last.
 # Usage from the repository root: OUT=/some/dir WAIT_S=570 bash tests/gpu/timing_lease.sh
 set -u -o pipefail
 OUT=${OUT:-/tmp/timing-out}
 WAIT_S=${WAIT_S:-570}
+POINTS=${POINTS:-48:120 64:900}
 W=/tmp/timing-lease
 mkdir -p "$W" "$OUT"
 if [ ! -e "$W/started" ]; then
@@ -26,14 +29,17 @@ if [ ! -e "$W/started" ]; then
   { nproc | sed "s/^/cores: /"; grep -m1 "model name" /proc/cpuinfo; nvidia-smi -L; python3 --version; } >"$W/env.txt" 2>&1
   # shellcheck disable=SC2016
   setsid nohup env PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1 bash -c '
-    python3 benchmarks/timing_error.py --conc 48 --duration 120 $1 --out "$2/c48" >"$2/c48.txt" 2>&1
-    python3 benchmarks/timing_error.py --conc 64 --duration 900 $1 --out "$2/c64" >"$2/c64.txt" 2>&1
-    touch "$2/done"' _ "${TIMING_SETTINGS:-}" "$W" >/dev/null 2>&1 </dev/null &
+    for p in $3; do
+      python3 benchmarks/timing_error.py --conc "${p%%:*}" --duration "${p#*:}" $1 --out "$2/c${p%%:*}" \
+        >"$2/c${p%%:*}.txt" 2>&1
+    done
+    touch "$2/done"' _ "${TIMING_SETTINGS:-}" "$W" "$POINTS" >/dev/null 2>&1 </dev/null &
   echo "started in $W"
 fi
 for _ in $(seq "$WAIT_S"); do [ -e "$W/done" ] && break; sleep 1; done
 cat "$W/env.txt"
-for p in c48 c64; do
+for p in $POINTS; do
+  p=c${p%%:*}
   [ -e "$W/$p.txt" ] && { echo "--- $p"; tail -6 "$W/$p.txt"; cp "$W/$p.txt" "$OUT/"; }
   for f in summary.json "$p/requests.jsonl" "$p/harness-run.log"; do
     [ -e "$W/$p/$f" ] && cp "$W/$p/$f" "$OUT/$p-$(basename "$f")"
