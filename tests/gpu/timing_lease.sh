@@ -4,8 +4,9 @@
 # first starts the benchmark in the background (its own session, so it outlives the call), every call waits
 # for it and copies what is there (the log, each point's summary and per-request error parts) to $OUT.
 # TIMING_SETTINGS (e.g. "--set client.workers=16") goes to both points. Wheels the host lacks travel in .whl/
-# (or as .whl/site.tar.xz, a --target install of them for the host's Python). Each point's harness-run.log
-# comes back too, so a point that failed says why.
+# (or as .whl/site.tar.xz, a --target install of them for the host's Python: tests/gpu/lease_site.sh --check
+# builds it and first proves here that it is enough). Each point's harness-run.log comes back too, so a point
+# that failed says why.
 # POINTS lists the points in order as CONC:WINDOW_S (default "48:120 64:900"); put the one that matters most first
 # when the lease may end before the last.
 # Usage from the repository root: OUT=/some/dir WAIT_S=570 bash tests/gpu/timing_lease.sh
