@@ -41,6 +41,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("harness.commands.results.report", "curve tables, Pareto frontiers, plots and HTML from result files"),
     "sim": ("harness.commands.running.sim", "run the SGLang-compatible simulator (takes sglang.launch_server flags)"),
     "power": ("harness.commands.running.power", "sample GPU power with NVML, or integrate a power CSV over a window"),
+    "inspect": ("harness.commands.results.inspect", "one point from inside: its timeline on one clock, where the time "
+                "went, and findings in words (a self-contained page and its JSON twin)"),
     "compare": ("harness.commands.results.compare", "per point, old -> new between two runs of a curve"),
     "export": ("harness.commands.results.export", "lay a run out as InferenceX artifacts: harness export --inferencex RUN_DIR OUT"),
     "traces": ("harness.commands.recipes.traces", "agentic trace corpora: synth, validate, stats, cap"),

@@ -1,0 +1,134 @@
+"""What one point directory kept, read for `harness inspect`: each input present, or absent with the reason.
+
+A point may have failed, been cancelled or still be running, and an older client may have written another
+layout: every input is optional, and an absent one names why (its panel says so). A file that is there but cannot
+be read as what it should be is one `UserError` naming the file (never a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.errors import UserError
+from harness.inputs.json_input import read_json_object
+from harness.point.replay import aiperf
+from harness.power.samples import PowerSample, read_power_csv
+
+RECORD_FILE = "point_result.json"
+STATUS_FILE = "status.json"
+POWER_FILE = "power.csv"
+SERVER_LOG = "server.log"
+TRUTH_FILE = "sim_truth.jsonl"
+MAX_SERVER_METRICS_BYTES = 4 * 1024 * 1024 * 1024   # AIPerf's scrape export of a long point can be GiBs
+MAX_LOG_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class PointFiles:
+    """A point directory's inputs. `absent` maps an input's name to why it is not there."""
+
+    point_dir: Path
+    status: dict[str, Any] | None = None
+    record: dict[str, Any] | None = None
+    requests: list[dict[str, Any]] = field(default_factory=list)      # AIPerf's per-request records
+    summary: dict[str, Any] | None = None                              # AIPerf's profile_export_aiperf.json
+    server_metrics: dict[str, Any] | None = None                       # AIPerf's server_metrics_export.json
+    power: list[PowerSample] = field(default_factory=list)
+    server_log: str | None = None
+    truth: list[dict[str, Any]] = field(default_factory=list)          # the simulator's truth log
+    absent: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """`c8` (with the variant or config key where the directory names one)."""
+        conc = (self.record or self.status or {}).get("conc")
+        return f"c{conc}" if conc is not None else self.point_dir.name
+
+
+def _json_lines(path: Path, what: str) -> list[dict[str, Any]]:
+    """JSON lines; a truncated last line (a killed writer) is skipped, any other bad line is an error."""
+    out: list[dict[str, Any]] = []
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            if number == len(lines):
+                continue
+            raise UserError(f"{path}:{number}: not a JSON line of {what}") from None
+        if isinstance(value, dict):
+            out.append(value)
+    return out
+
+
+def read_point_files(point_dir: Path) -> PointFiles:
+    """Every input of `point_dir` that is there; `UserError` when the directory is not a point's."""
+    pdir = Path(point_dir)
+    if not pdir.is_dir():
+        raise UserError(f"{pdir}: not a directory (give a point's directory, e.g. runs/quickstart-sim/conc4)")
+    pf = PointFiles(point_dir=pdir)
+    art = pdir / "aiperf"
+    if (pdir / STATUS_FILE).exists():
+        pf.status = read_json_object(pdir / STATUS_FILE, "point status")
+    else:
+        pf.absent["status"] = f"no {STATUS_FILE}: phases unknown"
+    if (pdir / RECORD_FILE).exists():
+        pf.record = read_json_object(pdir / RECORD_FILE, "point record")
+    else:
+        pf.absent["record"] = f"no {RECORD_FILE}: the point has no record yet (running, or it ended before the client)"
+    if pf.status is None and pf.record is None:
+        raise UserError(f"{pdir}: neither {STATUS_FILE} nor {RECORD_FILE}: not a point's directory "
+                        "(give one like runs/quickstart-sim/conc4)")
+    records = art / aiperf.RECORDS_FILE
+    if records.exists():
+        pf.requests = _json_lines(records, "AIPerf per-request records")
+    else:
+        pf.absent["requests"] = f"no aiperf/{aiperf.RECORDS_FILE}: the client left no per-request records"
+    if (art / aiperf.SUMMARY_FILE).exists():
+        pf.summary = read_json_object(art / aiperf.SUMMARY_FILE, "AIPerf summary")
+    else:
+        pf.absent["summary"] = f"no aiperf/{aiperf.SUMMARY_FILE}: AIPerf wrote no summary (stopped early)"
+    metrics = art / aiperf.SERVER_METRICS_FILE
+    if metrics.exists():
+        pf.server_metrics = read_json_object(metrics, "AIPerf server-metrics export", MAX_SERVER_METRICS_BYTES)
+        if not aiperf.has_sglang_series(pf.server_metrics):
+            pf.absent["server_metrics"] = f"aiperf/{aiperf.SERVER_METRICS_FILE} holds no sglang: series"
+    else:
+        pf.absent["server_metrics"] = (f"no aiperf/{aiperf.SERVER_METRICS_FILE}: the server's /metrics was not "
+                                       "scraped (no --enable-metrics, or an older client)")
+    _read_power(pf)
+    log = pdir / SERVER_LOG
+    if log.exists():
+        with open(log, "rb") as fh:
+            pf.server_log = fh.read(MAX_LOG_BYTES).decode("utf-8", errors="replace")
+    else:
+        pf.absent["server_log"] = f"no {SERVER_LOG}"
+    truth = pdir / TRUTH_FILE
+    if truth.exists():
+        pf.truth = _json_lines(truth, "simulator truth log")
+    else:
+        pf.absent["truth"] = ("the server is not the simulator" if (pf.record or pf.status or {}).get("engine") != "sim"
+                              else f"no {TRUTH_FILE}: the simulator kept no truth log for this point")
+    return pf
+
+
+def _read_power(pf: PointFiles) -> None:
+    path = pf.point_dir / POWER_FILE
+    if not path.exists():
+        pf.absent["power"] = f"no {POWER_FILE}: power was not sampled"
+        return
+    parsed = read_power_csv(path)
+    pf.power = parsed.samples
+    if not pf.power:
+        sampler = read_json_object(path.with_suffix(".sampler.json"), "power sampler status") \
+            if path.with_suffix(".sampler.json").exists() else {}
+        why = sampler.get("reason") or "; ".join(p.code for p in parsed.problems) or "no samples"
+        pf.absent["power"] = f"{POWER_FILE} has no samples: {why}"
