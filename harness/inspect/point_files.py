@@ -15,13 +15,13 @@ from typing import Any
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
 from harness.point.replay import aiperf
+from harness.point.servers.server_logs import SIM_TRUTH_LOG as TRUTH_FILE
 from harness.power.samples import PowerSample, read_power_csv
 
 RECORD_FILE = "point_result.json"
 STATUS_FILE = "status.json"
 POWER_FILE = "power.csv"
 SERVER_LOG = "server.log"
-TRUTH_FILE = "sim_truth.jsonl"
 MAX_SERVER_METRICS_BYTES = 4 * 1024 * 1024 * 1024   # AIPerf's scrape export of a long point can be GiBs
 MAX_LOG_BYTES = 256 * 1024 * 1024
 

@@ -27,6 +27,7 @@ from harness.point.fingerprints.fingerprint import (
     recorded_capture_argv,
 )
 from harness.point.servers import port_owner, server_env
+from harness.point.servers.server_logs import SIM_TRUTH_LOG
 from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.readiness import NotReady, server_info, wait_until_ready
 from harness.point.servers.server_crash import CrashWatch, crash_reason
@@ -155,6 +156,8 @@ def prepare_server(plan: PointPlan, pdir: Path, launcher_kind: str, *, mounts: t
 
     launcher = get_launcher(launcher_kind)
     argv, base_url = listen_at(plan.server.launch_argv(), port_owner.free_port())   # the secret flags joined here
+    if plan.server.engine == "sim" and "--sim-truth-log" not in argv:   # the simulator's ground truth, per point
+        argv += ["--sim-truth-log", str(Path(pdir).resolve() / SIM_TRUTH_LOG)]
     token = new_launch_token()
     argv = with_launch_token(argv, token)
     host = base_url.split("//", 1)[1].rsplit(":", 1)[0]

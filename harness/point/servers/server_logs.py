@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from harness.recipe.deployment import DeploymentPlan
 
 ROUTER = "router"
+SIM_TRUTH_LOG = "sim_truth.jsonl"   # the simulator's per-request truth log (`--sim-truth-log`) in a point's directory
 
 
 def member_label(role: str, worker: int, node_rank: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -17,8 +18,9 @@ from harness.report.analysis.report_json import report_json
 from harness.report.render.csv_export import render_csv
 from harness.report.render.html import render_html
 from harness.report.render.markdown import render_markdown
-from harness.report.render.plots import Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
+from harness.report.render.plots import Positions, Quantiles, plot_latency_by_conc, plot_pareto, sample_quantiles
 from harness.report.results.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
+from harness.report.results.load import PointResult
 from harness.report.results.points import load_results_noted
 from harness.report.results.samples import load_request_samples, record_file
 
@@ -86,12 +88,43 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
                          csv_path=final / "report.csv", curves=curves, evals=evals, notes=notes)
 
 
+def write_inspect_pages(curves: list[Curve], out_dir: Path, notes: list[str]) -> dict[tuple[int, int], str]:
+    """Each point's inspect page (`harness.inspect`) and its JSON twin under `out_dir/inspect/`; the link of each,
+    relative to the report. A point without a directory of its own (an InferenceX row) has none; one whose files
+    cannot be read gets a note instead."""
+    from harness.inspect.write import inspect_points
+
+    links: dict[tuple[int, int], str] = {}
+    for i, c in enumerate(curves):
+        for j, p in enumerate(c.points):
+            pdir = p.point_dir
+            if not ((pdir / "status.json").exists() or (pdir / "point_result.json").exists()):
+                continue
+            name = page_name(p)
+            try:
+                inspect_points(pdir, out=out_dir / "inspect" / name)
+            except UserError as exc:
+                notes.append(f"no inspect page for {c.ids[j]} of {c.key}: {exc}")
+                continue
+            links[(i, j)] = f"inspect/{name}"
+    return links
+
+
+def page_name(p: PointResult) -> str:
+    """`<config key>[--<variant>]_conc<N>.html`, safe as one file name."""
+    raw = f"{p.config_key}{'--' + p.variant if p.variant else ''}_conc{p.conc}"
+    return re.sub(r"[^A-Za-z0-9._=,+-]", "_", raw)[:180] + ".html"
+
+
 def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], notes: list[str],
                   with_records: bool) -> tuple[list[Path], dict[str, EvalSummary]]:
     """Write the report's files into `out_dir`; the PNGs written and the evals shown."""
+    positions: dict[str, Positions] = {}
     with reading_distributions(curves if with_records else []) as read_distributions:
-        pngs = [plot_pareto(curves, out_dir / "pareto.png", FRONTIER_AXES[0])]
-        pngs += [plot_pareto(curves, out_dir / f"pareto_{a.name}.png", a) for a in FRONTIER_AXES[1:]]
+        names = ["pareto.png", *(f"pareto_{a.name}.png" for a in FRONTIER_AXES[1:])]
+        pngs = [plot_pareto(curves, out_dir / name, a, positions.setdefault(name, {}))
+                for name, a in zip(names, FRONTIER_AXES)]
+        links = write_inspect_pages(curves, out_dir, notes) if with_records else {}
         dist = read_distributions()
     pngs.append(plot_latency_by_conc(curves, out_dir / "latency_by_conc.png", dist))
 
@@ -101,7 +134,7 @@ def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], note
     write_json(out_dir / "report.json",
                {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys}, "notes": notes})
     write_text(out_dir / "report.md", render_markdown(curves, [p.name for p in pngs]) + "\n" + eval_markdown(keys, evals))
-    page = render_html(curves, pngs)
+    page = render_html(curves, pngs, links=links, positions=positions)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
     write_text(out_dir / "report.html", page)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.report.analysis.coverage import check14
@@ -29,6 +29,7 @@ from harness.report.analysis.table import (
 )
 from harness.report.analysis.thin import thin_note
 from harness.report.analysis.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
+from harness.report.render.plots import Positions
 from harness.report.results.attributes import describe_point
 
 _STYLE = """
@@ -45,6 +46,8 @@ tr.invalid{background:#fbe9e9;color:#777}
 code{background:#f4f4f4;overflow-wrap:anywhere}
 .sim{background:#fff3cd;border:2px solid #c99a00;padding:0.6em 1em;font-weight:600}
 .tag{color:#555}
+.plot{position:relative;margin:1em 0}.spot{position:absolute;width:14px;height:14px;margin:-7px 0 0 -7px;
+     border-radius:50%}.spot:hover{outline:2px solid #1f6fb4}
 """
 
 
@@ -55,9 +58,13 @@ def _e(value: object) -> str:
     return html.escape(str(value))
 
 
-def _img(path: Path) -> str:
+def _img(path: Path, links: Sequence[tuple[str, str, float, float]] = ()) -> str:
+    """The PNG inlined; each `(href, title, x, y)` of `links` a link over the point drawn at that fraction of it."""
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<p><img alt="{_e(path.name)}" src="data:image/png;base64,{data}"></p>'
+    spots = "".join(f'<a class="spot" href="{_e(href)}" title="{_e(title)}" '
+                    f'style="left:{100 * x:.2f}%;top:{100 * y:.2f}%"></a>' for href, title, x, y in links)
+    return (f'<div class="plot"><img alt="{_e(path.name)}" src="data:image/png;base64,{data}">{spots}</div>'
+            if spots else f'<p><img alt="{_e(path.name)}" src="data:image/png;base64,{data}"></p>')
 
 
 def _cut(value: object, limit: int = 48) -> str:
@@ -82,17 +89,29 @@ def _heading(c: Curve) -> str:
     return _e(c.titled) + sim
 
 
-def _verdict_section(c: Curve) -> str:
-    """The curve's name and identity, its verdict table and the footnotes its marks need."""
+# (curve index, point index) -> the point's inspect page, relative to the report
+Links = Mapping[tuple[int, int], str]
+
+
+def _cell(name: str, value: str, href: str | None) -> str:
+    if href is not None and name == "conc":
+        return f'<td class="n"><a href="{_e(href)}" title="inspect this point">{_e(value)}</a></td>'
+    return (f'<td class="n">{_e(value)}</td>' if name in NUMERIC else
+            f'<td class="w">{_e(value)}</td>' if name in WHOLE_WORDS else f"<td>{_e(value)}</td>")
+
+
+def _verdict_section(c: Curve, ci: int = 0, links: Links | None = None) -> str:
+    """The curve's name and identity, its verdict table (each point's cell a link to its inspect page) and the
+    footnotes its marks need."""
     model = next((p.model for p in c.points if p.model), "unknown")   # a point without a record names none
     head = "".join(f'<th>{_e(h)}</th>' for h in COLUMNS)
+    cells = conc_cells(c)
+    href = {cell: (links or {}).get((ci, j)) for j, cell in enumerate(cells)}
     rows = "".join(
         f'<tr class="{"valid" if row.valid else "invalid"}">'
-        + "".join(f'<td class="n">{_e(v)}</td>' if name in NUMERIC else
-                  f'<td class="w">{_e(v)}</td>' if name in WHOLE_WORDS else f"<td>{_e(v)}</td>"
-                  for name, v in zip(COLUMNS, row.cells))
+        + "".join(_cell(name, v, href.get(row.cells[0])) for name, v in zip(COLUMNS, row.cells))
         + "</tr>"
-        for row in verdict_rows(c.points, conc_cells(c))
+        for row in verdict_rows(c.points, cells)
     )
     variant = f" Variant <code>{_e(c.variant)}</code> of <code>{_e(c.variant_of)}</code>." if c.variant else ""
     series = f"Series <code>{_e(c.series.name)}</code>" if c.series else "Series unknown"
@@ -169,14 +188,21 @@ def _curve_section(c: Curve) -> str:
     )
 
 
+def _spots(curves: Sequence[Curve], links: Links, where: Positions) -> list[tuple[str, str, float, float]]:
+    return [(links[key], f"inspect {c.ids[key[1]]} of {c.key}", x, y) for key, (x, y) in where.items()
+            if key in links and 0 <= x <= 1 and 0 <= y <= 1 for c in (curves[key[0]],)]
+
+
 def report_title(curves: Sequence[Curve], title: str = "Agentic sweep report") -> str:
     """The report's title, starting with SIMULATED when any point is simulated."""
     return f"{SIMULATED}: {title}" if any(c.simulated for c in curves) else title
 
 
-def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Agentic sweep report") -> str:
+def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Agentic sweep report",
+                links: Links | None = None, positions: Mapping[str, Positions] | None = None) -> str:
     """The whole report as one HTML string: verdicts, Pareto coverage, plots, details; every image is
-    inlined, nothing is fetched."""
+    inlined, nothing is fetched. `links`: each point's inspect page, linked from its verdict row and, where
+    `positions` (PNG name -> where each point is drawn) says, from the point in the plot."""
     full = report_title(curves, title)
     banner = ""
     if any(c.simulated for c in curves):
@@ -185,10 +211,10 @@ def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Age
                   "not hardware measurements and power was not measured.</p>")
     body = (banner + f'<p class="tag">{_e(CURVE_DEFINITION)}</p>'
             + f'<h2 id="verdicts">Verdicts</h2><p class="tag">{_e(COLUMN_NOTE)}</p>'
-            + "".join(_verdict_section(c) for c in curves)
+            + "".join(_verdict_section(c, i, links) for i, c in enumerate(curves))
             + '<h2 id="frontier">Pareto coverage</h2><p class="tag">x-axis vs total throughput per GPU; invalid '
             "points are excluded.</p>" + "".join(_coverage_section(c) for c in curves)
-            + ('<h2 id="plots">Plots</h2>' + "".join(_img(p) for p in pngs) if pngs else "")
+            + ('<h2 id="plots">Plots</h2>' + "".join(_img(p, _spots(curves, links or {}, (positions or {}).get(p.name, {}))) for p in pngs) if pngs else "")
             + '<h2 id="details">Details</h2>' + "".join(_curve_section(c) for c in curves))
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

@@ -146,13 +146,36 @@ def _wide(values: Sequence[float]) -> bool:
     return bool(positive) and max(positive) / min(positive) > 20
 
 
-def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0]) -> Path:
-    """Throughput per GPU against one x metric (`pareto_figure`), saved to `path`."""
+# (curve index, point index) -> where the point is drawn, as fractions of the image (0,0 top left)
+Positions = dict[tuple[int, int], tuple[float, float]]
+
+
+def plot_pareto(curves: Sequence[Curve], path: Path, axis: Axis = FRONTIER_AXES[0],
+                positions: Positions | None = None) -> Path:
+    """Throughput per GPU against one x metric (`pareto_figure`), saved to `path`; `positions`, when given, is
+    filled with where each drawn point lies in the image (for links over it)."""
     plt = _pyplot()
     fig = pareto_figure(curves, axis)
     write_figure(path, fig)
+    if positions is not None:
+        positions.update(drawn_positions(fig, curves, axis))
     plt.close(fig)
     return path
+
+
+def drawn_positions(fig: Any, curves: Sequence[Curve], axis: Axis) -> Positions:
+    """Each plotted point's place in the saved image, as fractions of its width and height from the top left."""
+    ax = fig.axes[0]
+    width, height = fig.bbox.width, fig.bbox.height
+    out: Positions = {}
+    for i, c in enumerate(curves):
+        for j, p in enumerate(c.points):
+            x, y = axis.value(p), y_value(p)
+            if x is None or y is None:
+                continue
+            px, py = ax.transData.transform((x, y))
+            out[(i, j)] = (float(px / width), float(1 - py / height))
+    return out
 
 
 def pareto_figure(curves: Sequence[Curve], axis: Axis = FRONTIER_AXES[0]) -> Any:

@@ -15,6 +15,8 @@ a variant never replaces the recipe's own point):
   (`gpu_metrics.csv` in UTC, `gpu_metrics_context.json` saying so, `gpu_metrics_identity.{json,csv}`,
   `gpu_metrics_energy_{start,end}.csv`), `power_audit_<name>/power_validation_<name>.json` (InferenceX's audit
   document over AIPerf's window) and the host's UTC offset as `agentic_<name>/agentic_power_timezone_offset.txt`;
+- `inspect_<name>/inspect.html` and `inspect.json`: the point seen from inside (`harness inspect`), its page and
+  the JSON twin holding every series, each request's timeline fields and the stability diagnostics;
 
 and for every eval directory with lm-eval's results, `eval_<config_key>_conc<N>/`: `meta_env.json`, lm-eval's
 `results_*.json` and `samples_*.jsonl` (what InferenceX's `collect_eval_results.py` and the app's eval ingest
@@ -195,7 +197,19 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
         if log.exists() and _inside(log, root) and not log.is_symlink():
             plan.add(out / f"server_logs_{name}" / exported_log_name(log.name), _copy_from(log), log)
     _plan_power_evidence(pdir, root, out, name, plan)
+    page = out / f"inspect_{name}" / "inspect.html"
+    plan.add(page, _inspect_page(pdir), record_path)
+    plan.add(page.with_suffix(".json"), lambda dst: None, record_path)   # written with the page
     return True
+
+
+def _inspect_page(pdir: Path) -> Callable[[Path], None]:
+    """The point's inspect page and its JSON twin (`harness.inspect`), written at `dst` and beside it."""
+    def write(dst: Path) -> None:
+        from harness.inspect.write import inspect_points
+
+        inspect_points(pdir, out=dst)
+    return write
 
 
 def _plan_power_evidence(pdir: Path, root: Path, out: Path, name: str, plan: ExportPlan) -> None:
