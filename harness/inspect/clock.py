@@ -10,6 +10,7 @@ from typing import Any
 from harness.inspect.point_files import PointFiles
 
 NS = 1e9
+AIPERF_PHASE = "AIPerf's profiling phase"
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def profiling_window(pf: PointFiles) -> Window | None:
     ranges = aiperf_phase_ranges(pf)
     if "profiling" in ranges:
         start, end = ranges["profiling"]
-        return Window(start, end, "AIPerf's profiling phase (server-metrics export)")
+        return Window(start, end, f"{AIPERF_PHASE} (server-metrics export)")
     profiled = [_meta(r) for r in pf.requests if _meta(r).get("benchmark_phase") == "profiling"]
     starts = [int(m.get("credit_issued_ns") or m.get("request_start_ns") or 0) for m in profiled]
     starts = [s for s in starts if s > 0]

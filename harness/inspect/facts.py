@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta, timezone
 from statistics import fmean
 from typing import Any
 
-from harness.inspect.clock import NS, Window
+from harness.inspect.clock import AIPERF_PHASE, NS, Window
 from harness.inspect.point_files import PointFiles
 from harness.power.inferencex_window import aiperf_window_ns
+from harness.power.reasons import DESCRIPTIONS
 
 POOL_FULL = 0.95   # a slice whose pool use peaks at or above this share counts as full
 
@@ -134,9 +135,20 @@ def power_facts(pf: PointFiles, w: Window, missing: dict[str, str]) -> dict[str,
                                      "source": "power.csv against AIPerf's profiling window"}
     elif not pf.power:
         missing["power"] = pf.absent.get("power", "no power samples")
+    record = pf.record or {}
+    ours = [str(r) for r in record.get("power_invalid_reasons") or []]
+    theirs = [str(r) for r in (record.get("power_inferencex") or {}).get("reasons") or []]
+    if pf.power and (ours or theirs):
+        facts["power_withheld"] = {"value": len(set(ours) | set(theirs)), "ours": ours, "inferencex": theirs,
+                                   "n": len(pf.power),
+                                   "descriptions": {r: DESCRIPTIONS[r] for r in ours if r in DESCRIPTIONS},
+                                   "source": "point_result.json power_invalid_reasons and power_inferencex.reasons"}
     tz = _naive_tz(pf)
     summary_window = aiperf_window_ns(pf.summary, tz)
-    if summary_window is not None and w.end_ns is not None:
+    if not w.source.startswith(AIPERF_PHASE):
+        missing["power_clock_offset"] = ("AIPerf's profiling window on the UTC clock is not known (no server-metrics "
+                                         "export): the summary's naive times have nothing to be checked against")
+    elif summary_window is not None and w.end_ns is not None:
         offset = (summary_window[0] - w.start_ns) / NS
         span = (w.end_ns - w.start_ns) / NS
         facts["power_clock_offset"] = {

@@ -13,6 +13,7 @@ sample size and the rule that fired. Pure.
 | `request_errors` | profiled requests failed |
 | `power_not_bracketing` | a GPU's power samples do not cover the whole window |
 | `power_clock_offset` | AIPerf's summary window and its UTC window differ by more than InferenceX's max(0.5 s, 1 %) |
+| `power_withheld` | power was sampled but the point's power verdict is invalid (its reasons, ours and InferenceX's) |
 | `few_requests_p90` | fewer successful requests than a p90 needs (10 beyond it: 100) |
 """
 
@@ -149,6 +150,18 @@ def _power_clock(f: dict[str, Any]) -> Finding | None:
                    "span, so InferenceX withholds the energy", round(o["value"], 3), o["n"], o["source"])
 
 
+def _power_withheld(f: dict[str, Any]) -> Finding | None:
+    p = f.get("power_withheld")
+    if not p:
+        return None
+    said = "; ".join(f"{r} ({p['descriptions'][r]})" if r in p["descriptions"] else r for r in p["ours"])
+    theirs = ", ".join(p["inferencex"])
+    return Finding("power_withheld", "warning",
+                   f"energy withheld from {p['n']:,} power samples: {said or theirs}"
+                   + (f"; InferenceX's audit: {theirs}" if said and theirs else ""),
+                   p["value"], p["n"], p["source"])
+
+
 def _few_requests(f: dict[str, Any]) -> Finding | None:
     r = f.get("requests")
     need = min_requests(90)
@@ -161,7 +174,7 @@ def _few_requests(f: dict[str, Any]) -> Finding | None:
 
 RULES: tuple[Callable[[dict[str, Any]], Finding | None], ...] = (
     _kv_pool_full, _evictions, _hit_rate, _server_queue, _lanes_idle, _warmup_overlap, _cancellations, _errors,
-    _power_bracketing, _power_clock, _few_requests)
+    _power_bracketing, _power_clock, _power_withheld, _few_requests)
 
 
 def findings(facts: dict[str, Any]) -> list[Finding]:
