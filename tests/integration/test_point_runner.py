@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.point.record.stability import stability_metrics
 from harness.point.run import EXIT_FAILED, EXIT_INVALID, PointOptions, run_point
 from tests.inferencex_contract import check_contract
 
@@ -105,6 +106,12 @@ def test_point_matches_the_simulator_truth_and_counts_requests_cancelled_at_the_
     assert result["publishable"]["publishable"] is False
     assert result["publishable"]["label"] == "unofficial (AIPerf: unsafe_override)"
     assert result["request_metrics"]["throughput"]["per_gpu"]["total_tput_tps"] > 0
+    # InferenceX's stability diagnostics over the same records: a 25 s point has no 600 s window, says so
+    written = json.loads((pdir / "point_result.json").read_text())
+    assert written["stability"] == stability_metrics(records, 25) == result["stability"]
+    assert (written["stability"]["expected_window_count"], written["stability"]["reason"]) == \
+        (0, "duration_shorter_than_window")
+    assert written["stability"]["root_trajectory_count"] >= 1
     assert group_gone(status["server_pid"]) and group_gone(status["client_pid"])
     row = json.loads((pdir / "bmk_agentic_it-sim_conc4.json").read_text())
     check_contract(row)

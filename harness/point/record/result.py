@@ -33,6 +33,7 @@ from harness.point.record.multinode_row import (
 )
 from harness.point.record.router_version import read_fingerprint, router_metadata
 from harness.point.record.server_queue import server_queue
+from harness.point.record.stability import stability_metrics
 from harness.point.record.stickiness import stickiness
 from harness.point.record.validity import verdict, window_clock
 from harness.point.replay import aiperf
@@ -145,6 +146,8 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         "request_accounting": accounting,
         "request_metrics": metrics,
         "achieved_concurrency": result_fields.achieved_concurrency(records),
+        # InferenceX's window drift and workload concentration over its own records and the configured duration
+        "stability": stability_metrics(raw_records, plan.client.duration_s),
         "context_overflow_count": int(overflow.get("avg") or 0) if isinstance(overflow, dict) else 0,
         "speculative_acceptance": {"target": target, "expected": expected, "achieved": achieved,
                                    "reason": al_reason}
