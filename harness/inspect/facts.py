@@ -15,6 +15,7 @@ from harness.inspect.clock import AIPERF_PHASE, NS, Window
 from harness.inspect.point_files import PointFiles
 from harness.power.inferencex_window import aiperf_window_ns
 from harness.power.reasons import DESCRIPTIONS
+from harness.vocabulary import TOTAL_PER_GPU
 
 POOL_FULL = 0.95   # a slice whose pool use peaks at or above this share counts as full
 
@@ -110,7 +111,7 @@ def client_facts(pf: PointFiles, requests: list[dict[str, Any]], w: Window) -> d
     tput = ((metrics.get("throughput") or {}).get("per_gpu") or {}).get("total_tput_tps")
     if isinstance(tput, (int, float)):
         facts["throughput_per_gpu"] = {"value": float(tput), "n": len(ok),
-                                       "source": "point_result.json request_metrics (tok/s/GPU)"}
+                                       "source": f"point_result.json request_metrics ({TOTAL_PER_GPU})"}
     for metric in ("ttft", "e2el"):
         stats = (metrics.get("latency") or {}).get(metric) or {}
         for p in ("p50", "p90"):

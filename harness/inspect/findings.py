@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.report.analysis.verdicts import min_requests
+from harness.point.record.sample_size import min_requests
+from harness.vocabulary import TOTAL_PER_GPU
 
 FULL_SHARE = 0.10
 HIT_GAP = 0.10
@@ -184,7 +185,7 @@ def findings(facts: dict[str, Any]) -> list[Finding]:
     return sorted(fired, key=lambda f: order[f.kind])
 
 
-_CONTRAST = (("throughput_per_gpu", "throughput", "{:,.0f} tok/s/GPU"), ("e2el_p90", "E2EL p90", "{:.2f} s"),
+_CONTRAST = (("throughput_per_gpu", "throughput", "{:,.0f} " + TOTAL_PER_GPU), ("e2el_p90", "E2EL p90", "{:.2f} s"),
              ("ttft_p50", "TTFT p50", "{:.2f} s"), ("pool_full_share", "KV pool full", "pct"),
              ("hit_rate", "prefix-cache hit rate", "pct"), ("evicted_tokens", "tokens evicted", "{:,.0f}"),
              ("server_queue_share", "queued at the server", "pct"),

@@ -107,13 +107,12 @@ def _evict_panel(views: Sequence[PointView], many: bool) -> Panel | None:
 
 
 def _latency_panel(views: Sequence[PointView], many: bool) -> Panel:
-    p = Panel("Each request's TTFT (dots) and E2EL (rings of the second colour) at its end; x: failed",
+    p = Panel("Each request's TTFT and E2EL (second colour) at its end; x: failed or cancelled",
               "seconds (log)", log_y=True)
     for i, v in enumerate(views):
         main, second = _colors(i)
         reqs = [r for r in v.data["requests"] if r["ok"] and r["ttft_ms"]]
-        tips = [f"{r['phase']} lane {r['lane']}: TTFT {r['ttft_ms'] / 1e3:.2f} s, E2EL {r['e2el_ms'] / 1e3:.2f} s, "
-                f"ISL {r['isl']:.0f}, cached {r['cached_tokens'] or 0:.0f}" for r in reqs]
+        tips = [_tip(r) for r in reqs]
         p.items.append(Dots(_name(v, many, "TTFT"), [r["end_s"] for r in reqs], [r["ttft_ms"] / 1e3 for r in reqs],
                             main, tips=tips))
         p.items.append(Dots(_name(v, many, "E2EL"), [r["end_s"] for r in reqs], [r["e2el_ms"] / 1e3 for r in reqs],
@@ -124,6 +123,14 @@ def _latency_panel(views: Sequence[PointView], many: bool) -> Panel:
                                 [max((r["e2el_ms"] or 1.0) / 1e3, 1e-3) for r in bad], PALETTE[4], marker="cross",
                                 tips=[f"{r['error'] or 'cancelled'}" for r in bad]))
     return p
+
+
+def _tip(r: dict[str, Any]) -> str:
+    def n(x: float | None) -> str:
+        return "-" if x is None else f"{x:,.0f}"
+
+    return (f"{r['phase']} lane {r['lane']}: TTFT {r['ttft_ms'] / 1e3:.2f} s, E2EL {r['e2el_ms'] / 1e3:.2f} s, "
+            f"ISL {n(r['isl'])}, OSL {n(r['osl'])}, cached {n(r['cached_tokens'])}")
 
 
 def _session_panels(views: Sequence[PointView], many: bool) -> list[Panel]:

@@ -3,10 +3,12 @@ diagnostics, as one dict (the page's JSON twin holds it whole)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from harness.errors import UserError
 from harness.inspect import facts as facts_mod
 from harness.inspect import time_split, timeline
 from harness.inspect.clock import Window, profiling_window
@@ -49,39 +51,63 @@ def _duration_s(pf: PointFiles) -> float | None:
     return None
 
 
+T = TypeVar("T")
+_STRUCTURE = (AttributeError, TypeError, KeyError, IndexError, ValueError)
+
+
+def _from(file: Path, what: Callable[[], T]) -> T:
+    """`what()`, a file whose JSON parsed but holds another structure than its writer's being one line naming it."""
+    try:
+        return what()
+    except _STRUCTURE as exc:
+        raise UserError(f"{file}: not the structure its writer leaves ({type(exc).__name__}: {exc})") from None
+
+
 def build_view(point_dir: Path) -> PointView:
     pf = read_point_files(point_dir)
-    state = _state(pf)
+    pdir, art = pf.point_dir, pf.point_dir / "aiperf"
+    state = _from(pdir / "status.json", lambda: _state(pf))
     label = pf.label
-    w = profiling_window(pf)
-    data: dict[str, Any] = {"point_dir": str(pf.point_dir), "label": label, **state, "absent": dict(pf.absent)}
+    w = _from(art / "server_metrics_export.json", lambda: profiling_window(pf))
+    data: dict[str, Any] = {"point_dir": str(pdir), "label": label, **state, "absent": dict(pf.absent)}
     if w is None:
         data.update(window=None, facts={}, findings=[], series={})
         data["absent"]["window"] = "the point never reached its profiling window: nothing to draw on its clock"
         return PointView(label, data, [], {})
-    requests = timeline.request_timeline(pf, w)
-    server = timeline.server_series(pf, w)
+    window = w
+    requests = _from(art / "profile_export.jsonl", lambda: timeline.request_timeline(pf, window))
+    server = _from(art / "server_metrics_export.json", lambda: timeline.server_series(pf, window))
     missing: dict[str, str] = {}
-    facts = {**facts_mod.client_facts(pf, requests, w), **facts_mod.server_facts(server, w, missing),
-             **facts_mod.power_facts(pf, w, missing)}
+    facts = {**_from(pdir / "point_result.json", lambda: facts_mod.client_facts(pf, requests, window)),
+             **facts_mod.server_facts(server, window, missing),
+             **_from(pdir / "point_result.json", lambda: facts_mod.power_facts(pf, window, missing))}
     fired = findings(facts)
-    batch = timeline.batch_log_series(pf, w)
+    batch = timeline.batch_log_series(pf, window)
     if batch is None:
         missing["batch_log"] = "server.log has no SGLang Prefill/Decode batch lines"
-    truth = timeline.truth_series(pf, w)
+    truth = _from(pdir / "sim_truth.jsonl", lambda: timeline.truth_series(pf, window))
     client_e2el = [r["e2el_ms"] / 1e3 for r in requests if r["phase"] == "profiling" and r["ok"]]
     data.update(
-        window=_window_json(w),
-        series={"phases": timeline.phase_bands(pf, w), "client": timeline.client_series(pf, w), "server": server,
-                "batch_log": batch, "power": timeline.power_series(pf, w), "truth": truth},
+        window=_window_json(window),
+        series={"phases": _from(pdir / "status.json", lambda: timeline.phase_bands(pf, window)),
+                "client": _from(art / "profile_export.jsonl", lambda: timeline.client_series(pf, window)),
+                "server": server, "batch_log": batch,
+                "power": timeline.power_series(pf, window), "truth": truth},
         requests=requests,
-        time_split={"server": time_split.from_server(pf.server_metrics, client_e2el),
+        time_split={"server": _from(art / "server_metrics_export.json",
+                                    lambda: time_split.from_server(pf.server_metrics, client_e2el)),
                     "simulator_truth": time_split.from_truth(truth, requests)},
-        stability=(pf.record or {}).get("stability") or stability_metrics(pf.requests, _duration_s(pf)),
+        stability=_from(art / "profile_export.jsonl", lambda: _stability(pf)),
         facts=facts, findings=[f.to_json() for f in fired],
     )
     data["absent"].update(missing)
     return PointView(label, data, fired, facts)
+
+
+def _stability(pf: PointFiles) -> dict[str, Any]:
+    """The record's stability block, or the same computed from the records (a record written before it had one)."""
+    kept = (pf.record or {}).get("stability")
+    return kept if isinstance(kept, dict) else stability_metrics(pf.requests, _duration_s(pf))
 
 
 def _window_json(w: Window) -> dict[str, Any]:

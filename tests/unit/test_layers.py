@@ -31,6 +31,7 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("slurm",),
     ("search",),
     ("report",),
+    ("inspect",),            # one point seen from inside: its timeline, where the time went, findings
     ("evals",),
     ("predict",),
     ("point",),              # the point runner: run, sequence
@@ -51,7 +52,8 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("provenance", "user_cache"),
     ("redact",),
     ("redact_forms",),
-    ("errors", "harness"),   # `harness`: the package's face (its version and schema version)
+    ("errors", "harness", "vocabulary"),   # `harness`: the package's face (its version and schema version); the
+                                           # throughput words every command prints
 )
 FLOORS = {room: len(LADDER) - i for i, rooms in enumerate(LADDER) for room in rooms}
 

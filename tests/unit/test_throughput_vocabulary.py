@@ -1,5 +1,5 @@
 """One vocabulary for throughput: `predict`, `run`/`sweep`, `report`, `compare` and `search` print total, output and
-input tokens per second per GPU in the words of `harness.report.analysis.vocabulary` and nowhere else spell them.
+input tokens per second per GPU in the words of `harness.vocabulary` and nowhere else spell them.
 
 Two checks: no string in the harness's code (docstrings aside) writes a per-GPU throughput term of its own, and
 every per-GPU throughput term in what the commands print is one of the vocabulary's."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.report.analysis.vocabulary import OUTPUT_PER_GPU, THROUGHPUT_TERMS, TOTAL_PER_GPU
+from harness.vocabulary import OUTPUT_PER_GPU, THROUGHPUT_TERMS, TOTAL_PER_GPU
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "tests" / "fixtures" / "results"
@@ -34,12 +34,12 @@ def _strings(tree: ast.AST) -> list[str]:
 
 
 def test_no_module_spells_a_throughput_term_of_its_own() -> None:
-    own = ROOT / "harness" / "report" / "analysis" / "vocabulary.py"
+    own = ROOT / "harness" / "vocabulary.py"
     found = [f"{path.relative_to(ROOT)}: {match!r}"
              for path in sorted((ROOT / "harness").rglob("*.py")) if path != own
              for text in _strings(ast.parse(path.read_text()))
              for match in PER_GPU.findall(text)]
-    assert not found, "throughput per GPU spelled outside harness.report.analysis.vocabulary:\n" + "\n".join(found)
+    assert not found, "throughput per GPU spelled outside harness.vocabulary:\n" + "\n".join(found)
 
 
 def _terms(text: str) -> set[str]:

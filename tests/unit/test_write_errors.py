@@ -79,7 +79,8 @@ def test_report_write_error_is_one_line_and_keeps_the_earlier_report(code: int, 
     run = _run(tmp_path)
     rep = tmp_path / "rep"
     assert main(["report", str(run), "--out", str(rep)]) == 0
-    before = {p.name: p.read_bytes() for p in rep.iterdir()}
+    before = {p.relative_to(rep): p.read_bytes() for p in rep.rglob("*") if p.is_file()}
+    assert any(p.parts[0] == "inspect" for p in before)   # the points' inspect pages are part of the report
     capsys.readouterr()
     real = artifacts.write_bytes
 
@@ -92,7 +93,7 @@ def test_report_write_error_is_one_line_and_keeps_the_earlier_report(code: int, 
     assert main(["report", str(run), "--out", str(rep)]) == 2
     err = _one_line(capsys)
     assert err == f"error: {rep / 'report.html'}: cannot write the report: {os.strerror(code)}"
-    assert {p.name: p.read_bytes() for p in rep.iterdir()} == before   # the earlier report, whole
+    assert {p.relative_to(rep): p.read_bytes() for p in rep.rglob("*") if p.is_file()} == before   # whole
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 

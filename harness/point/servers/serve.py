@@ -27,11 +27,11 @@ from harness.point.fingerprints.fingerprint import (
     recorded_capture_argv,
 )
 from harness.point.servers import port_owner, server_env
-from harness.point.servers.server_logs import SIM_TRUTH_LOG
 from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.readiness import NotReady, server_info, wait_until_ready
 from harness.point.servers.server_crash import CrashWatch, crash_reason
 from harness.point.servers.server_failure import key_line
+from harness.point.servers.server_logs import SIM_TRUTH_LOG
 from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler

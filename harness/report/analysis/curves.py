@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 from harness.point.state.variant import derived_name
 from harness.report.analysis.pareto import Direction, Frontier, pareto_frontier
-from harness.report.analysis.vocabulary import TOTAL_PER_GPU
 from harness.report.results.attributes import identities, varying
 from harness.report.results.configs import Config, config_name, group_configs
 from harness.report.results.load import PointResult
 from harness.report.results.series import Series
+from harness.vocabulary import TOTAL_PER_GPU
 
 POWER_NOT_MEASURED_SIM = "not measured (simulator)"
 

@@ -8,13 +8,13 @@ from typing import Any
 
 from harness.report.analysis.curves import Curve
 from harness.report.analysis.thin import marked, thin_note
-
-# One vocabulary for throughput in every table the CLI prints (`harness.report.analysis.vocabulary`).
-from harness.report.analysis.vocabulary import OUTPUT_PER_GPU as OUTPUT_PER_GPU
-from harness.report.analysis.vocabulary import TOTAL_PER_GPU as TOTAL_PER_GPU
 from harness.report.results.attributes import describe
 from harness.report.results.load import PointResult, parse_result
 from harness.report.results.points import load_results
+
+# One vocabulary for throughput in every table the CLI prints (`harness.vocabulary`).
+from harness.vocabulary import OUTPUT_PER_GPU as OUTPUT_PER_GPU
+from harness.vocabulary import TOTAL_PER_GPU as TOTAL_PER_GPU
 
 SIMULATED = "SIMULATED"
 

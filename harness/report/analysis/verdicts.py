@@ -10,16 +10,15 @@ statistic rather than an anecdote; that asks 100 requests of a p90 and 20 of a p
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from harness.point.record.sample_size import MIN_TAIL_SAMPLES, min_requests
 from harness.report.analysis.achieved import achieved_concurrency
 from harness.report.analysis.curves import power_text
 from harness.report.analysis.table import TOTAL_PER_GPU, fmt, ordered
 from harness.report.results.load import PointResult
 
-MIN_TAIL_SAMPLES = 10
 FEW = "†"        # a percentile from too few requests
 INFLIGHT = "‡"   # achieved concurrency as requests in flight (Little's law), not live sessions
 
@@ -28,13 +27,6 @@ COLUMNS = ("conc", "valid", "publishable", "reasons", "requests ok", "achieved c
 NUMERIC = frozenset({"conc", "requests ok", "achieved conc", TOTAL_PER_GPU, "E2EL p50 (s)", "E2EL p90 (s)",
                      "TTFT p50 (s)", "TTFT p90 (s)"})
 _PERCENTILES = (("e2el", 50), ("e2el", 90), ("ttft", 50), ("ttft", 90))
-
-
-def min_requests(percentile: float) -> int:
-    """Requests a percentile needs so that `MIN_TAIL_SAMPLES` of them lie beyond it: 100 for p90, 20 for p50."""
-    if not 0 < percentile < 100:
-        raise ValueError(f"percentile must be in (0, 100), got {percentile}")
-    return math.ceil(MIN_TAIL_SAMPLES * 100 / min(percentile, 100 - percentile) - 1e-9)
 
 
 def few_requests(p: PointResult, percentile: float) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.artifacts import staged_dir, write_json, write_text
 from harness.errors import UserError
+from harness.inspect.write import inspect_points
 from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves
 from harness.report.analysis.report_json import report_json
 from harness.report.render.csv_export import render_csv
@@ -92,8 +93,6 @@ def write_inspect_pages(curves: list[Curve], out_dir: Path, notes: list[str]) ->
     """Each point's inspect page (`harness.inspect`) and its JSON twin under `out_dir/inspect/`; the link of each,
     relative to the report. A point without a directory of its own (an InferenceX row) has none; one whose files
     cannot be read gets a note instead."""
-    from harness.inspect.write import inspect_points
-
     links: dict[tuple[int, int], str] = {}
     for i, c in enumerate(curves):
         for j, p in enumerate(c.points):

@@ -51,6 +51,7 @@ from typing import Any
 from harness.artifacts import staged_dir, write_foreign_json, write_text
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
+from harness.inspect.write import inspect_points
 from harness.point.record.inferencex_row import rounded_row
 from harness.point.record.publishable import of
 from harness.point.servers.server_logs import server_logs
@@ -206,8 +207,6 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
 def _inspect_page(pdir: Path) -> Callable[[Path], None]:
     """The point's inspect page and its JSON twin (`harness.inspect`), written at `dst` and beside it."""
     def write(dst: Path) -> None:
-        from harness.inspect.write import inspect_points
-
         inspect_points(pdir, out=dst)
     return write
 
