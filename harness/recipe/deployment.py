@@ -24,6 +24,11 @@ from harness.recipe.schema import Point, Recipe
 from harness.recipe.secret_args import API_KEY_FLAG, joined, split_secret_args
 from harness.recipe.server_args import SERVER_MODULE, SIM_VERSION_ENV, acceptance_env, render_sim_flags, structured_args
 
+# A simulated worker logs the DP rank that served each session's turn only at SGLang's `--log-level debug`
+# (`harness.sim.batching.dprank`); every deployment has a router, so its simulated workers start at that level unless
+# the role sets `log-level` itself, and session stickiness is measured from their logs (`point.record.stickiness`).
+SIM_ROUTING_LOG = ["--log-level", "debug"]
+
 
 class Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -216,9 +221,10 @@ def plan_deployment(recipe: Recipe, point: Point, table: flags.FlagTable, where:
         if recipe.engine == "sim":
             env[SIM_VERSION_ENV] = recipe.server.sglang_version
         par = role_parallelism(recipe, spec)
+        role_tail = [*tail, *SIM_ROUTING_LOG] if recipe.engine == "sim" and "log-level" not in args else tail
         workers = [WorkerPlan(role=role, index=s.index, url=s.url, http_port=s.http_port,
                               bootstrap_port=s.bootstrap_port, rendezvous_port=s.rendezvous_port,
-                              nodes=worker_commands(head, tail, table, args, s)) for s in by_role[role]]
+                              nodes=worker_commands(head, role_tail, table, args, s)) for s in by_role[role]]
         roles.append(RolePlan(role=role, workers=spec.workers, nodes_per_worker=spec.nodes_per_worker,
                               gpus_per_worker=gpus_per_worker(par), parallelism=par, args=args, env=env,
                               worker_plans=workers))

@@ -1,6 +1,7 @@
 """A DP-attention simulator behind Shepherd Model Gateway (`smg` 1.13.0, `--dp-aware`), as InferenceX runs
 single-node DP-attention AgentX: consistent hashing on `X-SMG-Routing-Key` keeps every session on one rank,
-round robin does not; stickiness is read back from the worker's log."""
+round robin does not; stickiness is read back from the worker's log (its `[sim] routed` lines, written at
+`--log-level debug` as the harness starts a deployment's simulated workers)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def routed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
         procs.append(subprocess.Popen(
             [sys.executable, "-m", "harness.sim", "--model-path", "m", "--served-model-name", "sim-model",
              "--host", "127.0.0.1", "--port", str(sim_port), "--enable-dp-attention", "--dp-size", "4",
-             "--tp", "4", "--sim-startup-seconds", "0.1"], stdout=sim_out, stderr=subprocess.STDOUT, env=env))
+             "--tp", "4", "--sim-startup-seconds", "0.1", "--log-level", "debug"],   # debug: routed lines
+            stdout=sim_out, stderr=subprocess.STDOUT, env=env))
         # smg retries a worker whose first health check failed only after 30 s: start it once the worker is up
         deadline = time.monotonic() + 15
         while _get(f"http://127.0.0.1:{sim_port}/health")[0] != 200 and time.monotonic() < deadline:

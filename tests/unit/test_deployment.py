@@ -54,14 +54,14 @@ def test_one_prefill_one_decode_on_gb300() -> None:
         "agentic-coder", "--tp-size", "4", "--mem-fraction-static", "0.85", "--stream-interval", "1",
         "--enable-metrics", "--chunked-prefill-size", "16384", "--disaggregation-mode", "prefill",
         "--disaggregation-transfer-backend", "nixl", "--disaggregation-bootstrap-port", "30101", "--nccl-port",
-        "30102", "--host", "{node0}", "--port", "30100", "--sim-profile", "demo"]
+        "30102", "--host", "{node0}", "--port", "30100", "--sim-profile", "demo", "--log-level", "debug"]
     [d_node] = decode.worker_plans[0].nodes
     assert d_node.node == "{node1}" and d_node.argv == [
         "python3", "-m", "harness.sim", "--model-path", "demo/agentic-coder-8b", "--served-model-name",
         "agentic-coder", "--tp-size", "4", "--mem-fraction-static", "0.85", "--stream-interval", "1",
         "--enable-metrics", "--max-running-requests", "128", "--disaggregation-mode", "decode",
         "--disaggregation-transfer-backend", "nixl", "--nccl-port", "30202", "--host", "{node1}", "--port", "30200",
-        "--sim-profile", "demo"]
+        "--sim-profile", "demo", "--log-level", "debug"]   # routed lines, for stickiness (SIM_ROUTING_LOG)
     assert decode.env == prefill.env == {"HARNESS_SIM_SGLANG_VERSION": "0.5.23"}
     assert dep.router.argv == plan.server.argv == [
         "python3", "-m", "sglang_router.launch_router", "--pd-disaggregation", "--prefill", "http://{node0}:30100",

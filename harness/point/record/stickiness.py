@@ -1,9 +1,11 @@
 """Session stickiness: how much of each session's traffic one DP rank of one worker served.
 
 Agentic sessions reuse their KV prefix only where their turns land on the rank that holds it, so a run
-behind a router reports affinity from the workers' own logs. The simulator logs one line per finished chat
-completion that carried a session key, `[sim] routed key=<key> rank=<dp rank>` (`harness.sim.batching.dprank`);
-real SGLang logs no such line, so for it the measurement is absent with a reason.
+behind a router reports affinity from the workers' own logs. At SGLang's `--log-level debug` the simulator logs
+one line per finished chat completion that carried a session key, `[sim] routed key=<key> rank=<dp rank>`
+(`harness.sim.batching.dprank`), and a deployment's simulated workers start at that level
+(`harness.recipe.deployment.SIM_ROUTING_LOG`, unless a role sets `log-level`); real SGLang logs no such line,
+so for it (or a simulated worker at a quieter level) the measurement is absent with a reason.
 
 For each session key: its turns and the most of them served by one (worker, rank).
 - `sticky_share` = sum over sessions of that largest count / all turns (the per-session max share,
@@ -21,7 +23,8 @@ from typing import Any
 from urllib.parse import unquote
 
 ROUTED_LINE = re.compile(r"\[sim\] routed key=(\S+) rank=(\d+)")
-UNMEASURED = "stickiness_unmeasured: no routed lines in the workers' logs (real SGLang logs no routing key)"
+UNMEASURED = ("stickiness_unmeasured: no routed lines in the workers' logs (real SGLang logs no routing key; "
+              "the simulator logs them at --log-level debug)")
 
 
 def routed_turns(worker: str, text: str) -> list[tuple[str, tuple[str, int]]]:

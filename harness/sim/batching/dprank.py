@@ -22,9 +22,10 @@ behaves like this against the simulator (observed on its requests to the worker)
   key with `AIPERF_HTTP_X_SMG_ROUTING_KEY_FROM_CORRELATION_ID=true` (its per-session correlation id).
 - `--policy round_robin --dp-aware` cycles over the K ranks regardless of the key.
 
-Each finished chat completion that carries a routing key is logged as
-`[sim] routed key=<key> rank=<r>` (the key URL-quoted; `X-SMG-Routing-Key`, else `X-Correlation-ID`), which
-`harness.point.record.stickiness` reads back.
+At `--log-level debug` (SGLang's flag; not at its default `info`) each finished chat completion that carries a
+routing key is logged as `[sim] routed key=<key> rank=<r>` (the key URL-quoted; `X-SMG-Routing-Key`, else
+`X-Correlation-ID`), which `harness.point.record.stickiness` reads back; the harness starts the simulated workers
+of a deployment (always behind a router) at that level (`harness.recipe.deployment`).
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ from harness.sim.batching.noise import Noise
 from harness.sim.batching.outbox import Outbox
 from harness.sim.batching.prompt import BLOCK_TOKENS
 from harness.sim.batching.request import Chunk, SimRequest
+from harness.sim.batching.schedlog import SchedulerLog
 from harness.sim.batching.spec import AcceptSampler, check_at_verify
 from harness.sim.batching.timing import TimingModel
 
@@ -60,7 +61,7 @@ Plan = tuple[float, Callable[[], None]]
 
 class Engine:
     def __init__(self, cfg: EngineConfig, timing: TimingModel, on_finish: Callable[[SimRequest], None] | None = None,
-                 noise: Noise | None = None):
+                 noise: Noise | None = None, log: SchedulerLog | None = None):
         self.cfg = cfg
         self.timing = timing
         self.noise = noise if noise is not None else Noise(cfg.seed)
@@ -81,6 +82,7 @@ class Engine:
         self.stats.recent_accept = collections.deque(maxlen=max(1, cfg.decode_log_interval))
         self.stats.recent_gen = collections.deque(maxlen=max(1, cfg.decode_log_interval))
         self.on_finish = on_finish
+        self.log = log  # SGLang's `Prefill batch` / `Decode batch` lines (`harness.sim.batching.schedlog`)
         self.stalled = False
         self._decodes_since_prefill = 1 << 30
         self._verified = False
@@ -278,6 +280,7 @@ class Engine:
         t = self.timing.prefill([(c, n) for _, c, n in work])
         t = self.noise.step(t, [(n, r.noise) for r, _, n in work])
         t += self._transfer_cost(loaded)
+        running = len(self.running)
 
         def apply() -> None:
             self.stats.prefill_steps += 1
@@ -292,6 +295,10 @@ class Engine:
                     self._produce(r, 1)
                     if not r.finished:
                         self.running.append(r)
+            if self.log is not None:
+                c = self.chunked
+                rest = self._prefill_target.get(id(c), c.prefilled) - c.prefilled if c is not None else 0
+                self.log.prefill(work, running, self.waiting, rest, kv)
 
         return t, apply
 
@@ -363,6 +370,9 @@ class Engine:
                 st.recent_accept.append(al)
             st.recent_gen.append((t, produced))
             self.running = [r for r in self.running if not r.finished]
+            if self.log is not None and self.log.decode_step(len(batch), produced, al):
+                graph = len(batch) <= self.timing.layout.cuda_graph_max_bs
+                self.log.decode(len(batch), self.kv, graph, len(self.waiting))
 
         return t, apply
 

@@ -37,6 +37,7 @@ from harness.sim.batching.noise import noise_for, noise_seed_of
 from harness.sim.batching.parallel import default_cuda_graph_max_bs, layout_from_args
 from harness.sim.batching.prompt import analyse
 from harness.sim.batching.request import SimRequest
+from harness.sim.batching.schedlog import DEBUG, INFO, SchedulerLog, log_level, log_stamp, scheduler_prefix
 from harness.sim.batching.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.batching.timing import Profile, TimingModel, load_profile
 from harness.sim.batching.truth import TruthLog
@@ -73,14 +74,9 @@ def pool_line(res: Resolved, args: argparse.Namespace, when: str) -> str:
     """The KV pool line SGLang's scheduler logs at start-up (tp rank 0, `Scheduler.__init__`), with the
     scheduler's log prefix (`[time DPn PPn TPn EPn]`, each part only where that parallelism is on).
     InferenceX reads `kv_cache_pool_tokens` from it."""
-    prefix = ""
-    if getattr(args, "enable_dp_attention", False) or int(getattr(args, "attn_dp_size", 1) or 1) > 1:
-        prefix += " DP0"
-    for tag, size in (("PP", args.pp_size), ("TP", args.tp_size), ("EP", args.ep_size)):
-        if int(size or 1) > 1:
-            prefix += f" {tag}0"
     e = res.engine
-    return (f"[{when}{prefix}] max_total_num_tokens={res.rank_kv_capacity}, chunked_prefill_size={res.rank_chunked_prefill}, "
+    return (f"[{when}{scheduler_prefix(args)}] max_total_num_tokens={res.rank_kv_capacity}, "
+            f"chunked_prefill_size={res.rank_chunked_prefill}, "
             f"max_prefill_tokens={e.max_prefill_tokens}, max_running_requests={res.rank_max_running}, "
             f"context_len={res.context_length}, available_gpu_mem=0.00 GB")
 
@@ -251,7 +247,10 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     from harness.sim.frontend.server_state import Faults, ServerState  # heavy: aiohttp (pdroles), only when serving
 
     loop = asyncio.get_running_loop()
-    engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, res.noise_seed))
+    level = log_level(args)   # --log-level: batch lines at info (SGLang's default), routed lines at debug too
+    batch_log = SchedulerLog(scheduler_prefix(args), res.engine.decode_log_interval, res.spec) \
+        if level <= INFO else None
+    engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, res.noise_seed), log=batch_log)
     truth = TruthLog(args.sim_truth_log) if args.sim_truth_log else None
     mode = str(getattr(args, "disaggregation_mode", None) or "null")
     role = make_role(mode, engine, res.profile.kv_bytes_per_token, res.profile.transfer_gbps, env)
@@ -275,6 +274,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         admin_api_key=getattr(args, "admin_api_key", None),
         role=role,
         dp=DpRanks(res.dp_ranks, res.dp_ranks > 1 or bool(getattr(args, "enable_dp_attention", False))),
+        log_routing=level <= DEBUG,
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()
@@ -289,7 +289,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         print(f"[sim] prefill worker: bootstrap server on {args.host}:{port}", flush=True)
     elif role is not None:
         print(f"[sim] decode worker: KV handover at {res.profile.transfer_gbps:g} Gb/s", flush=True)
-    print(pool_line(res, args, time.strftime("%Y-%m-%d %H:%M:%S")), flush=True)
+    print(pool_line(res, args, log_stamp(time.time())), flush=True)
     print(f"[sim] listening on http://{args.host}:{args.port} (profile {res.profile.name}, "
           f"engine sim, not calibrated)", flush=True)
     print(f"[sim] step-time noise seed {res.noise_seed} (reproduce with --sim-seed {res.noise_seed})", flush=True)

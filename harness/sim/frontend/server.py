@@ -361,7 +361,7 @@ class Handlers:
     # ---- bookkeeping --------------------------------------------------------------------------
     def _observe(self, req: SimRequest, status: str) -> None:
         req.logged = True
-        if status == "ok" and req.routing_key is not None:
+        if status == "ok" and req.routing_key is not None and self.st.log_routing:
             print(routed_line(req.routing_key, req.dp_rank), flush=True)
         lat = self.st.latency
         if status == "ok" and req.first_token_sent_ns is not None and req.last_token_sent_ns is not None:

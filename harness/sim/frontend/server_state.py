@@ -55,6 +55,7 @@ class ServerState:
     admin_api_key: str | None = None
     role: Role | None = None          # --disaggregation-mode prefill|decode (`harness.sim.batching.pdroles`)
     dp: DpRanks = field(default_factory=lambda: DpRanks(1, False))  # attention-DP rank choice
+    log_routing: bool = False         # --log-level debug: a `[sim] routed` line per request (`dprank.routed_line`)
     ready: bool = False
     latency: metrics_mod.LatencyMetrics = field(default_factory=metrics_mod.LatencyMetrics)
     created: int = field(default_factory=lambda: int(time.time()))
