@@ -57,8 +57,8 @@ def _kv_pool_full(f: dict[str, Any]) -> Finding | None:
     cap = f" of {p['capacity_tokens']:,} tokens" if p.get("capacity_tokens") else ""
     return Finding("kv_pool_full", "cause",
                    f"KV pool full (>= {_pct(p['threshold'])}) in {_pct(p['value'])} of the window "
-                   f"({p['full_slices']} of {p['n']} slices; peak {_pct(p['peak_usage'])}{cap}): new prefills "
-                   "wait for room and cached prefixes are evicted", round(p["value"], 4), p["n"], p["source"])
+                   f"({p['full_slices']} of {p['n']} slices; peak {_pct(p['peak_usage'])}{cap}): no free room, so a "
+                   "prefix kept for a session's next call costs another session's", round(p["value"], 4), p["n"], p["source"])
 
 
 def _evictions(f: dict[str, Any]) -> Finding | None:

@@ -21,7 +21,8 @@ ul.findings li{margin:4px 0} .rule{font-family:monospace;font-size:12px;color:#4
 .kind-cause{color:#c92a2a;font-weight:600}.kind-warning{color:#e67700;font-weight:600}.kind-note{color:#495057}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}td,th{border:1px solid #dee2e6;padding:3px 8px;
 text-align:left}th{background:#f1f3f5}.absent{color:#868e96;font-style:italic;margin:2px 0}
-.src{color:#868e96;font-size:12px} svg.panel{display:block;margin:6px 0}
+.src{color:#868e96;font-size:12px;overflow-wrap:anywhere} svg.panel{display:block;margin:6px 0;max-width:100%;height:auto}
+table.wide{width:100%;table-layout:fixed}table.wide th{overflow-wrap:anywhere;font-size:12px}
 """
 
 
@@ -53,7 +54,7 @@ def _bands(v: PointView) -> list[Band]:
             if b["end_s"] is not None and not b["name"].startswith(("AIPerf", "requested"))]
 
 
-def _load_panel(views: Sequence[PointView], many: bool, absent: list[str]) -> Panel:
+def _load_panel(views: Sequence[PointView], many: bool) -> Panel:
     p = Panel("Requests: in flight and waiting at the client, running and queued at the server", "requests")
     for i, v in enumerate(views):
         main, second = _colors(i)
@@ -69,8 +70,11 @@ def _load_panel(views: Sequence[PointView], many: bool, absent: list[str]) -> Pa
                                 [x and x.get("avg") for x in server.get("num_running_reqs") or []], second))
             p.items.append(Line(_name(v, many, "server queued"), server["t"],
                                 [x and x.get("max") for x in server.get("num_queue_reqs") or []], second, dash=True))
-        else:
-            absent.append(f"{v.label}: server running/queued: {v.data['absent'].get('server_metrics', 'no timeslices')}")
+        elif v.data["series"]["batch_log"]:   # no /metrics: SGLang's own batch lines say the same, less often
+            batch = v.data["series"]["batch_log"]
+            p.items.append(Line(_name(v, many, "server running (log)"), batch["t"], batch["running_req"], second))
+            p.items.append(Line(_name(v, many, "server queued (log)"), batch["t"], batch["queue_req"], second,
+                                dash=True))
     return p
 
 
@@ -203,8 +207,9 @@ def _split_html(views: Sequence[PointView]) -> str:
             cells = "".join(f"<td>{p['mean_s']:.3f} s ({(p['share'] or 0) * 100:.0f} %, n={p['n']})</td>"
                             for p in split["parts"])
             rows.append(f"<tr><td>{escape(v.label)}</td><td>{escape(split['source'])}</td>{cells}</tr>")
-    return ("<h2>Where the time went (mean per request)</h2><table><tr><th>point</th><th>source</th>"
+    return ("<h2>Where the time went (mean per request)</h2><table class='wide'><tr><th>point</th><th>source</th>"
             "<th>queue wait</th><th>prefill</th><th>decode</th><th>client</th></tr>" + "".join(rows) + "</table>")
+
 
 
 def _stability_html(views: Sequence[PointView]) -> str:
@@ -217,7 +222,7 @@ def _stability_html(views: Sequence[PointView]) -> str:
         rows.append(f"<tr><td>{escape(v.label)}</td>" + "".join(f"<td>{escape(_short(s.get(k)))}</td>" for k in keys)
                     + "</tr>")
     return ("<h2>Stability diagnostics (InferenceX's definitions; descriptive, not confidence intervals)</h2>"
-            f"<table><tr><th>point</th>{head}</tr>{''.join(rows)}</table>")
+            f"<table class='wide'><tr><th>point</th>{head}</tr>{''.join(rows)}</table>")
 
 
 def _short(x: Any) -> str:
@@ -256,7 +261,7 @@ def render_page(views: Sequence[PointView]) -> str:
     if drawable:
         x_range = _x_range(drawable)
         bands = _bands(drawable[0])
-        panels: list[Panel | None] = [_load_panel(drawable, many, []), _kv_panel(drawable, many),
+        panels: list[Panel | None] = [_load_panel(drawable, many), _kv_panel(drawable, many),
                                       _evict_panel(drawable, many), _latency_panel(drawable, many),
                                       *_session_panels(drawable, many), _accept_panel(drawable, many),
                                       _power_panel(drawable, many), _truth_panel(drawable, many)]

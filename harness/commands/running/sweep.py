@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from harness.evals.plan import EvalTask
     from harness.point.servers.serve import ServerOptions
+    from harness.report.analysis.curves import Curve
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -136,3 +139,25 @@ def _report(args: argparse.Namespace, config_key: str) -> None:
     print(f"report: {outputs.html_path}")
     print(f"pr summary: {outputs.markdown_path}")
     print(f"csv:    {outputs.csv_path}")
+    print(f"inside: {outputs.html_path.parent / 'inspect'}/ (a page per point, linked from the report)")
+    hint = inspect_hint(outputs.curves)
+    if hint:
+        print(f"why the last point reads as it does: {hint}")
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the working directory where it lies below it (as the user named the run)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def inspect_hint(curves: list[Curve]) -> str | None:
+    """`harness inspect` of the highest-concurrency point against the one below it, in the first curve with two
+    points that have directories."""
+    for curve in curves:
+        own = sorted((p for p in curve.points if (p.point_dir / "status.json").exists()), key=lambda p: p.conc)
+        if len(own) >= 2:
+            return shlex.join(["harness", "inspect", _shown(own[-1].point_dir), "--vs", _shown(own[-2].point_dir)])
+    return None
