@@ -44,6 +44,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("harness.commands.results.inspect", "one point from inside: its timeline on one clock, where the time "
                 "went, and findings in words (a self-contained page and its JSON twin)"),
     "compare": ("harness.commands.results.compare", "per point, old -> new between two runs of a curve"),
+    "ingest": ("harness.commands.results.ingest", "store run directories in the results store (SQLite, or PostgreSQL "
+               "by URL): one entry per point run"),
     "export": ("harness.commands.results.export", "lay a run out as InferenceX artifacts: harness export --inferencex RUN_DIR OUT"),
     "traces": ("harness.commands.recipes.traces", "agentic trace corpora: synth, validate, stats, cap"),
     "golden": ("harness.commands.recipes.golden", "golden acceptance-length curves: list, show, lookup"),

@@ -16,6 +16,7 @@ module-scoped fixtures too), so no two overlap across pytest sessions either.
 from __future__ import annotations
 
 import fcntl
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,9 @@ _held = 0   # this process's holds on HOST_LOCK (a module's hold covers its test
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # No test writes into the user's own results store (or a team's HARNESS_DB): the store is off unless a test
+    # names one (`--db`, or HARNESS_DB set by the test itself).
+    os.environ["HARNESS_DB"] = "off"
     config.addinivalue_line("markers", "long: in make test-all only: minutes of wall time for a command that is no "
                                        "mechanism of everyday change (the search, the InferenceX reference run)")
     config.addinivalue_line("markers", "alone: make test-all runs it by itself after the parallel tiers: what it "

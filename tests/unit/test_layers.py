@@ -30,6 +30,8 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("preflight",),
     ("slurm",),
     ("search",),
+    ("regress", "history"),  # the regression gate and the history of a point, over the results store
+    ("store",),              # the results store: every point run in SQLite or PostgreSQL
     ("report",),
     ("inspect",),            # one point seen from inside: its timeline, where the time went, findings
     ("evals",),
