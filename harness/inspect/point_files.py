@@ -8,6 +8,8 @@ be read as what it should be is one `UserError` naming the file (never a traceba
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +50,62 @@ class PointFiles:
         return f"c{conc}" if conc is not None else self.point_dir.name
 
 
-def _json_lines(path: Path, what: str) -> list[dict[str, Any]]:
-    """JSON lines; a truncated last line (a killed writer) is skipped, any other bad line is an error."""
+# What inspect reads of AIPerf's per-request records and server-metrics export (a long point's files are hundreds of
+# MB; the rest is dropped as they are read)
+RECORD_METADATA = ("benchmark_phase", "credit_issued_ns", "request_start_ns", "request_end_ns", "x_request_id",
+                   "x_correlation_id", "root_correlation_id", "conversation_id", "source_trace_id", "worker_id",
+                   "was_cancelled")
+RECORD_METRICS = ("time_to_first_token", "request_latency", "inter_token_latency", "input_sequence_length",
+                  "output_sequence_length", "usage_prompt_cache_read_tokens")
+SERVER_METRICS = ("num_running_reqs", "num_queue_reqs", "kv_used_tokens", "max_total_num_tokens", "token_usage",
+                  "cache_hit_rate", "spec_accept_length", "gen_throughput", "evicted_tokens", "prompt_tokens",
+                  "num_retracted_requests", "generation_tokens", "cached_tokens", "realtime_tokens",
+                  "queue_time_seconds", "time_to_first_token_seconds", "e2e_request_latency_seconds")
+_HISTOGRAMS = ("queue_time_seconds", "time_to_first_token_seconds", "e2e_request_latency_seconds")
+
+
+# a record's per-chunk latency list (one value per streamed chunk: most of a long answer's line), which inspect does
+# not read, cut from the line before it is parsed (a line it does not match is parsed whole)
+_CHUNKS = re.compile(r'"inter_chunk_latency":\{"value":\[[-0-9.,eE ]*\],"unit":"ms"\},')
+
+
+def slim_record(record: dict[str, Any]) -> dict[str, Any]:
+    """An AIPerf record with only what inspect reads (its metadata's times and ids, six metrics, its error)."""
+    meta = record.get("metadata")
+    metrics = record.get("metrics")
+    out: dict[str, Any] = {
+        "metadata": {k: meta[k] for k in RECORD_METADATA if k in meta} if isinstance(meta, dict) else meta,
+        "metrics": {k: metrics[k] for k in RECORD_METRICS if k in metrics} if isinstance(metrics, dict) else metrics}
+    if record.get("error") is not None:
+        out["error"] = record["error"]
+    return out
+
+
+def slim_server_metrics(export: dict[str, Any]) -> dict[str, Any]:
+    """The export with only the series inspect reads; histograms keep their window totals, not their slices."""
+    out = dict(export)
+    for section in ("metrics", "warmup_metrics"):
+        metrics = export.get(section)
+        if not isinstance(metrics, dict):
+            continue
+        kept: dict[str, Any] = {}
+        for name, metric in metrics.items():
+            base = str(name).removeprefix("sglang:").removesuffix("_total")
+            if base not in SERVER_METRICS:
+                continue
+            if base in _HISTOGRAMS and isinstance(metric, dict):
+                metric = {**metric, "series": [{k: v for k, v in series.items() if k != "timeslices"}
+                                               if isinstance(series, dict) else series
+                                               for series in metric.get("series") or []]}
+            kept[name] = metric
+        out[section] = kept
+    return out
+
+
+def _json_lines(path: Path, what: str, keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+                ) -> list[dict[str, Any]]:
+    """JSON lines (each passed through `keep`); a truncated last line (a killed writer) is skipped, any other bad
+    line is an error."""
     out: list[dict[str, Any]] = []
     try:
         lines = path.read_text(errors="replace").splitlines()
@@ -59,13 +115,13 @@ def _json_lines(path: Path, what: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(_CHUNKS.sub("", line) if keep is not None else line)
         except ValueError:
             if number == len(lines):
                 continue
             raise UserError(f"{path}:{number}: not a JSON line of {what}") from None
         if isinstance(value, dict):
-            out.append(value)
+            out.append(value if keep is None else keep(value))
     return out
 
 
@@ -89,7 +145,7 @@ def read_point_files(point_dir: Path) -> PointFiles:
                         "(give one like runs/quickstart-sim/conc4)")
     records = art / aiperf.RECORDS_FILE
     if records.exists():
-        pf.requests = _json_lines(records, "AIPerf per-request records")
+        pf.requests = _json_lines(records, "AIPerf per-request records", slim_record)
     else:
         pf.absent["requests"] = f"no aiperf/{aiperf.RECORDS_FILE}: the client left no per-request records"
     if (art / aiperf.SUMMARY_FILE).exists():
@@ -98,7 +154,8 @@ def read_point_files(point_dir: Path) -> PointFiles:
         pf.absent["summary"] = f"no aiperf/{aiperf.SUMMARY_FILE}: AIPerf wrote no summary (stopped early)"
     metrics = art / aiperf.SERVER_METRICS_FILE
     if metrics.exists():
-        pf.server_metrics = read_json_object(metrics, "AIPerf server-metrics export", MAX_SERVER_METRICS_BYTES)
+        pf.server_metrics = slim_server_metrics(read_json_object(metrics, "AIPerf server-metrics export",
+                                                                 MAX_SERVER_METRICS_BYTES))
         if not aiperf.has_sglang_series(pf.server_metrics):
             pf.absent["server_metrics"] = f"aiperf/{aiperf.SERVER_METRICS_FILE} holds no sglang: series"
     else:
