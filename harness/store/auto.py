@@ -7,16 +7,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 from harness.errors import UserError, one_line
 from harness.store.db import open_store
+from harness.store.entry import point_dirs
 from harness.store.ingest import ingest, summary
 from harness.store.location import resolve
 
 
-def ingest_after(run_dirs: Sequence[Path], option: str | None = None) -> str | None:
-    """Ingest `run_dirs` into the store in use and print where; the line, or None when the store is off."""
-    dirs = [d for d in run_dirs if d.is_dir()]
+def ingest_after(run_dirs: Sequence[Path], option: str | None = None, out: TextIO | None = None) -> str | None:
+    """Ingest `run_dirs` (those that hold points) into the store in use and print where (on `out`, default stdout);
+    the line, or None when the store is off or there is nothing to store."""
+    dirs = [d for d in run_dirs if d.is_dir() and point_dirs(d)]
     try:
         location = resolve(option)
         if location is None or not dirs:
@@ -27,5 +30,5 @@ def ingest_after(run_dirs: Sequence[Path], option: str | None = None) -> str | N
         line = f"warning: not stored: {one_line(str(exc))} (HARNESS_DB=off skips the store)"
         print(line, file=sys.stderr, flush=True)
         return line
-    print(line, flush=True)
+    print(line, file=out or sys.stdout, flush=True)
     return line

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import TextIO
 
 from harness.artifacts import print_json
 
@@ -41,6 +43,7 @@ def main(args: argparse.Namespace) -> int:
 
         evals = {k: eval_json(outputs.evals.get(k)) for c in outputs.curves for k in c.config_keys}
         print_json({**report_json(outputs.curves), "evals": evals, "notes": outputs.notes})
+        _store(args, sys.stderr)
         return 0
     lines = [CURVE_DEFINITION, *(f"note: {n}" for n in outputs.notes)]
     for c in outputs.curves:
@@ -55,4 +58,12 @@ def main(args: argparse.Namespace) -> int:
     print(f"markdown: {outputs.markdown_path}")
     print(f"json: {outputs.json_path}")
     print(f"csv: {outputs.csv_path}")
+    _store(args, sys.stdout)
     return 0
+
+
+def _store(args: argparse.Namespace, out: TextIO) -> None:
+    """The run directories reported on, into the results store in use (`HARNESS_DB=off` skips it)."""
+    from harness.store.auto import ingest_after
+
+    ingest_after([Path(p) for p in args.run_dirs], out=out)

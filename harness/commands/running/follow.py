@@ -35,4 +35,7 @@ def main(args: argparse.Namespace) -> int:
     views = follow(record, interval_s=args.interval, cancel_on_interrupt=args.cancel_on_interrupt)
     print(render_table(views))
     print("\n".join(job_report(record)[0]))
+    from harness.store.auto import ingest_after
+
+    ingest_after([Path(record["out_dir"])])
     return exit_status(views, args.fail_on_invalid)

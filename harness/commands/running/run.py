@@ -189,6 +189,10 @@ def main(args: argparse.Namespace) -> int:
     if outcome.result is not None and options.variant:
         print(compare_hint(args.out / recipe.config_key, options.variant,
                            baseline_command("run", args, [args.point])))
+    if outcome.exit_status in (0, 1, 3) or len(outcomes) > 1:   # a signal or a user error: nothing to keep
+        from harness.store.auto import ingest_after
+
+        ingest_after([outcome.point_dir])
     return outcome.exit_status if len(outcomes) == 1 else worst_exit(o.exit_status for o in outcomes)
 
 

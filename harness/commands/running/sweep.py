@@ -90,6 +90,9 @@ def main(args: argparse.Namespace) -> int:
 
         print(compare_hint(args.out / recipe.config_key, options.variant,
                            baseline_command("sweep", args, list(args.points or []))))
+    from harness.store.auto import ingest_after
+
+    ingest_after([args.out / recipe.config_key])
     return worst
 
 
