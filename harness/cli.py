@@ -46,6 +46,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("harness.commands.results.compare", "per point, old -> new between two runs of a curve"),
     "ingest": ("harness.commands.results.ingest", "store run directories in the results store (SQLite, or PostgreSQL "
                "by URL): one entry per point run"),
+    "regress": ("harness.commands.results.regress", "noise-aware regression gate: baseline vs candidate per point "
+                "and metric, family-corrected (exit 1 regression, 0 none, 4 not comparable)"),
     "export": ("harness.commands.results.export", "lay a run out as InferenceX artifacts: harness export --inferencex RUN_DIR OUT"),
     "traces": ("harness.commands.recipes.traces", "agentic trace corpora: synth, validate, stats, cap"),
     "golden": ("harness.commands.recipes.golden", "golden acceptance-length curves: list, show, lookup"),
