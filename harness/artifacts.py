@@ -45,6 +45,46 @@ def write_json(path: Path, data: dict[str, Any]) -> Path:
     return _write(path, {"schema_version": SCHEMA_VERSION, **{k: v for k, v in data.items() if k != "schema_version"}})
 
 
+def write_bulk_json(path: Path, data: dict[str, Any], bulk: Iterable[str]) -> dict[str, Any]:
+    """A large document (tens of MB: a point's every series and request) as compact JSON, atomically; what was
+    written is returned (a page drawn from it shows nothing the file does not). Its own entries are redacted by
+    structure as `write_json` does; in the entries named by `bulk` (at the top level or one level down), which hold
+    numbers and the identifiers of another tool's records, every string as text, each distinct string once."""
+    names = frozenset(bulk)
+    redacted = _bulk_redacted(data, names)
+    write_bytes(path, json.dumps(redacted, separators=(",", ":"), ensure_ascii=False).encode())
+    return redacted
+
+
+def _bulk_redacted(data: dict[str, Any], bulk: frozenset[str]) -> dict[str, Any]:
+    cache: dict[str, str] = {}
+
+    def strings(value: Any) -> Any:
+        if isinstance(value, str):
+            if value not in cache:
+                cache[value] = redact_text(value)
+            return cache[value]
+        if isinstance(value, dict):
+            return {k: strings(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return value if not value or not isinstance(value[0], (str, dict, list)) else [strings(v) for v in value]
+        return value
+
+    def holds_bulk(value: Any) -> bool:
+        if isinstance(value, dict):
+            return bool(bulk & value.keys()) or any(isinstance(v, list) and holds_bulk(v) for v in value.values())
+        return isinstance(value, list) and any(isinstance(v, dict) and holds_bulk(v) for v in value)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, list):
+            return [walk(v) if holds_bulk(v) else redact_data(v) for v in value]
+        small = redact_data({k: v for k, v in value.items() if k not in bulk and not holds_bulk(v)})
+        return {k: strings(v) if k in bulk else walk(v) if holds_bulk(v) else small[k] for k, v in value.items()}
+
+    out: dict[str, Any] = walk(data)
+    return out
+
+
 def write_foreign_json(path: Path, data: dict[str, Any]) -> Path:
     """Write another tool's row as given (no `schema_version` added; secrets redacted), atomically."""
     return _write(Path(path), data)

@@ -8,9 +8,8 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from harness.inspect.findings import contrast
 from harness.inspect.svg_chart import PALETTE, Band, Bars, Dots, HLine, Line, Panel, render_panel
-from harness.inspect.view import PointView
+from harness.inspect.view import PointView, view_of
 
 _STYLE = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:16px 24px;color:#212529;max-width:1260px}
@@ -231,8 +230,9 @@ def _short(x: Any) -> str:
     return "—" if x is None else str(x)
 
 
-def render_page(views: Sequence[PointView]) -> str:
-    """The HTML of one point, or of two on shared axes."""
+def render_page(twin: dict[str, Any]) -> str:
+    """The HTML of a JSON twin (`harness.inspect.write`): one point, or two on shared axes."""
+    views = [view_of(d) for d in twin["points"]]
     many = len(views) > 1
     title = " vs ".join(v.label for v in views)
     sim = any(v.data.get("simulated") for v in views)
@@ -253,7 +253,7 @@ def render_page(views: Sequence[PointView]) -> str:
                      "not a GPU's.</div>")
     drawable = [v for v in views if v.data.get("window")]
     if many and len(drawable) == 2:
-        lines = contrast(drawable[0].label, drawable[0].facts, drawable[1].label, drawable[1].facts)
+        lines = twin["contrast"]
         parts.append("<h2>Side by side</h2><ul>" + "".join(f"<li>{escape(x)}</li>" for x in lines) + "</ul>")
     for v in views:
         parts.append(_findings_html(v, many))

@@ -27,6 +27,11 @@ class PointView:
     facts: dict[str, Any]
 
 
+def view_of(data: dict[str, Any]) -> PointView:
+    """A point's view again from its JSON twin's entry."""
+    return PointView(data["label"], data, [Finding(**f) for f in data.get("findings") or []], data.get("facts") or {})
+
+
 def _state(pf: PointFiles) -> dict[str, Any]:
     record, status = pf.record or {}, pf.status or {}
     state = status.get("state") or record.get("state") or "unknown"

@@ -186,3 +186,13 @@ def test_a_record_of_another_structure_is_one_line_naming_it(demo: Path, capsys:
 def test_a_directory_that_is_no_point_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["inspect", str(tmp_path)]) == 2
     assert "not a point's directory" in capsys.readouterr().err
+
+
+def test_a_secret_in_the_points_own_words_reaches_neither_page_nor_twin(demo: Path) -> None:
+    secret = "hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
+    record = json.loads((demo / "conc8" / "point_result.json").read_text())
+    record["variant"] = f"HF_TOKEN={secret}"
+    (demo / "conc8" / "point_result.json").write_text(json.dumps(record))
+    done = inspect_points(demo / "conc8")
+    assert secret not in done.html_path.read_text() and secret not in done.json_path.read_text()
+    assert "HF_TOKEN=" in done.json_path.read_text()
