@@ -48,6 +48,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                "by URL): one entry per point run"),
     "regress": ("harness.commands.results.regress", "noise-aware regression gate: baseline vs candidate per point "
                 "and metric, family-corrected (exit 1 regression, 0 none, 4 not comparable)"),
+    "history": ("harness.commands.results.history", "a metric of each point over time from the results store: "
+                "table, PNG trend and HTML page, with each run's interval and its changes marked"),
     "export": ("harness.commands.results.export", "lay a run out as InferenceX artifacts: harness export --inferencex RUN_DIR OUT"),
     "traces": ("harness.commands.recipes.traces", "agentic trace corpora: synth, validate, stats, cap"),
     "golden": ("harness.commands.recipes.golden", "golden acceptance-length curves: list, show, lookup"),

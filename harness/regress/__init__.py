@@ -1,4 +1,4 @@
 """The regression gate: a baseline and a candidate (run directories or store selections) compared per config, point
 and metric, with intervals from compare's noise model, a tolerance and a correction for the family of comparisons.
-`stats` holds the arithmetic (Student-t, Welch, the bootstrap's p-value, Holm and Benjamini-Hochberg), `gate` the
+`harness.report.analysis.confidence` holds the arithmetic (Student-t, Welch, Holm, Benjamini-Hochberg); `gate` the
 pairing and the calls, `changes` what differs between the sides, `render` the terminal and Markdown text."""

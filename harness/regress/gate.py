@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from harness.regress.stats import Change, adjust, percentile_change, welch_change
+from harness.report.analysis.confidence import Change, adjust, percentile_change, welch_change
 from harness.report.analysis.noise import LEVEL, spread_between_runs
 from harness.store.entry import Entry
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.regress.gate import REGRESSION, Gate, MetricCall
-from harness.regress.stats import CORRECTIONS
+from harness.report.analysis.confidence import CORRECTIONS
 
 EXIT_NONE, EXIT_REGRESSION, EXIT_NOT_COMPARABLE = 0, 1, 4
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.regress.stats import adjust, mean_interval, percentile_change, t_quantile, welch_change
+from harness.report.analysis.confidence import adjust, mean_interval, percentile_change, t_quantile, welch_change
 from tests.store_support import latencies, store_url, write_point
 
 __all__ = ["store_url"]

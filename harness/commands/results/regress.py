@@ -45,9 +45,9 @@ def _tolerance(text: str) -> float:
 def main(args: argparse.Namespace) -> int:
     from harness.artifacts import append_text, write_error
     from harness.errors import UserError
-    from harness.regress.changes import changes
     from harness.regress.gate import gate
     from harness.regress.render import conclusion, markdown, text
+    from harness.store.changes import changes
     from harness.store.db import Store, open_store
     from harness.store.location import resolve
     from harness.store.select import side
