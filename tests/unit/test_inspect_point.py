@@ -196,3 +196,20 @@ def test_a_secret_in_the_points_own_words_reaches_neither_page_nor_twin(demo: Pa
     done = inspect_points(demo / "conc8")
     assert secret not in done.html_path.read_text() and secret not in done.json_path.read_text()
     assert "HF_TOKEN=" in done.json_path.read_text()
+
+
+def test_the_command_a_sweep_prints_runs_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.commands.running.sweep import inspect_hint
+    from harness.report.analysis.curves import group_curves
+    from harness.report.results.points import load_results_noted
+
+    run = tmp_path / "runs" / "quickstart-sim"
+    for name in ("conc4", "conc8"):
+        shutil.copytree(DEMO / name, run / name)
+    monkeypatch.chdir(tmp_path)
+    hint = inspect_hint(group_curves(load_results_noted([Path("runs/quickstart-sim")])[0]))
+    assert hint == "harness inspect runs/quickstart-sim/conc8 --vs runs/quickstart-sim/conc4"
+    assert main(hint.split()[1:]) == 0
+    assert "[kv_pool_full;" in capsys.readouterr().out
+    assert (run / "conc8" / "inspect_vs_conc4.html").is_file()
