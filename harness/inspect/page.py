@@ -125,6 +125,12 @@ def _latency_panel(views: Sequence[PointView], many: bool) -> Panel:
             p.items.append(Dots(_name(v, many, "failed/cancelled"), [r["end_s"] for r in bad],
                                 [max((r["e2el_ms"] or 1.0) / 1e3, 1e-3) for r in bad], PALETTE[4], marker="cross",
                                 tips=[f"{r['error'] or 'cancelled'}" for r in bad]))
+        cut = v.facts.get("cancelled_at_cutoff")
+        end = (v.data.get("window") or {}).get("duration_s")
+        if cut and cut["value"] and end is not None:   # AIPerf keeps no record of them: one mark where they were cut
+            p.items.append(Dots(_name(v, many, f"{cut['value']} cancelled at cutoff"), [end], [1.0], PALETTE[4],
+                                marker="cross", tips=[f"{cut['value']} requests cancelled at the end of the window "
+                                                      f"({cut['source']})"]))
     return p
 
 

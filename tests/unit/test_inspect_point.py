@@ -117,6 +117,25 @@ def _with_power(pdir: Path, shift_s: float = 0.0, keep_s: float | None = None) -
             k += 1
 
 
+def test_c4s_lanes_idle_between_calls_are_named_with_the_records_figure(demo: Path) -> None:
+    record = json.loads((demo / "conc4" / "point_result.json").read_text())
+    achieved = record["achieved_concurrency"]["sessions"]
+    assert achieved < 0.9 * 4   # the demo's c4: its lanes think between calls
+    rules = {f.rule: f for f in inspect_points(demo / "conc4").views[0].findings}
+    assert rules["lanes_idle"].value == round(achieved, 4) and f"{achieved:.2f} of the target 4" in rules["lanes_idle"].text
+    assert "kv_pool_full" in rules and "server_queue" not in rules and "hit_rate_below_trace" not in rules
+
+
+def test_cancellations_at_the_cutoff_are_marked_where_they_happened(demo: Path) -> None:
+    record = json.loads((demo / "conc8" / "point_result.json").read_text())
+    record["request_accounting"]["cancelled_at_cutoff"] = 79   # the H200 seed's drain
+    (demo / "conc8" / "point_result.json").write_text(json.dumps(record))
+    done = inspect_points(demo / "conc8")
+    rules = {f.rule: f for f in done.views[0].findings}
+    assert rules["cutoff_cancellations"].value == 79
+    assert "79 requests cancelled at the end of the window" in done.html_path.read_text()
+
+
 def test_power_samples_that_stop_early_and_a_summary_an_hour_off_are_named(demo: Path) -> None:
     pdir = demo / "conc4"
     _with_power(pdir)
