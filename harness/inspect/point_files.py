@@ -57,11 +57,12 @@ RECORD_METADATA = ("benchmark_phase", "credit_issued_ns", "request_start_ns", "r
                    "was_cancelled")
 RECORD_METRICS = ("time_to_first_token", "request_latency", "inter_token_latency", "input_sequence_length",
                   "output_sequence_length", "usage_prompt_cache_read_tokens")
-SERVER_METRICS = ("num_running_reqs", "num_queue_reqs", "kv_used_tokens", "max_total_num_tokens", "token_usage",
-                  "cache_hit_rate", "spec_accept_length", "gen_throughput", "evicted_tokens", "prompt_tokens",
-                  "num_retracted_requests", "generation_tokens", "cached_tokens", "realtime_tokens",
-                  "queue_time_seconds", "time_to_first_token_seconds", "e2e_request_latency_seconds")
-_HISTOGRAMS = ("queue_time_seconds", "time_to_first_token_seconds", "e2e_request_latency_seconds")
+GAUGES = ("num_running_reqs", "num_queue_reqs", "kv_used_tokens", "max_total_num_tokens", "token_usage",
+          "cache_hit_rate", "spec_accept_length", "gen_throughput")
+COUNTERS = ("evicted_tokens", "prompt_tokens", "num_retracted_requests", "generation_tokens")
+LABELLED = ("cached_tokens", "realtime_tokens")   # counters split by a label (cache_source, mode)
+HISTOGRAMS = ("queue_time_seconds", "time_to_first_token_seconds", "e2e_request_latency_seconds")
+SERVER_METRICS = (*GAUGES, *COUNTERS, *LABELLED, *HISTOGRAMS)
 
 
 # a record's per-chunk latency list (one value per streamed chunk: most of a long answer's line), which inspect does
@@ -93,7 +94,7 @@ def slim_server_metrics(export: dict[str, Any]) -> dict[str, Any]:
             base = str(name).removeprefix("sglang:").removesuffix("_total")
             if base not in SERVER_METRICS:
                 continue
-            if base in _HISTOGRAMS and isinstance(metric, dict):
+            if base in HISTOGRAMS and isinstance(metric, dict):
                 metric = {**metric, "series": [{k: v for k, v in series.items() if k != "timeslices"}
                                                if isinstance(series, dict) else series
                                                for series in metric.get("series") or []]}

@@ -16,8 +16,9 @@ from __future__ import annotations
 from statistics import fmean
 from typing import Any
 
-_HISTOGRAMS = {"queue": "queue_time_seconds", "ttft": "time_to_first_token_seconds",
-               "e2e": "e2e_request_latency_seconds"}
+from harness.inspect.point_files import HISTOGRAMS
+
+_HISTOGRAMS = dict(zip(("queue", "ttft", "e2e"), HISTOGRAMS, strict=True))
 
 
 def _hist_mean(export: dict[str, Any], name: str) -> tuple[float, int] | None:

@@ -21,14 +21,11 @@ from typing import Any
 
 from harness.inspect.batch_log import parse_batch_log
 from harness.inspect.clock import NS, Window, aiperf_phase_ranges
-from harness.inspect.point_files import PointFiles
+from harness.inspect.point_files import COUNTERS, GAUGES, PointFiles
 
 _HARNESS_PHASES = (("launching", "server start"), ("loading", "server loading"), ("ready", "ready"),
                    ("warmup", "client start + warm-up"), ("profiling", "profiling"), ("draining", "drain"),
                    ("collecting", "teardown"))
-GAUGES = ("num_running_reqs", "num_queue_reqs", "kv_used_tokens", "max_total_num_tokens", "token_usage",
-          "cache_hit_rate", "spec_accept_length", "gen_throughput")
-COUNTERS = ("evicted_tokens", "prompt_tokens", "num_retracted_requests", "generation_tokens")
 
 
 def phase_bands(pf: PointFiles, w: Window) -> list[dict[str, Any]]:
