@@ -88,6 +88,9 @@ def _kv_panel(views: Sequence[PointView], many: bool) -> Panel | None:
             p.items.append(Line(_name(v, many, "pool use (max)"), server["t"],
                                 [x and x.get("max") for x in server["token_usage"]], main))
         p.items.append(Line(_name(v, many, "hit rate"), server["t"], server["hit_rate"], second, dash=True))
+        if any(server.get("hit_rate_host") or []):   # a DRAM tier (HiCache) served some: device and host apart
+            p.items.append(Line(_name(v, many, "hit rate (host)"), server["t"], server["hit_rate_host"], PALETTE[3],
+                                dash=True))
         theory = v.facts.get("theoretical_hit_rate")
         if theory:
             p.items.append(HLine(_name(v, many, "trace's hit rate"), theory["value"], second))

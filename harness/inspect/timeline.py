@@ -173,13 +173,12 @@ def server_series(pf: PointFiles, w: Window) -> dict[str, Any] | None:
     for name, col in columns.items():
         if col:
             out[name] = [col.get(s) for s in starts]
-    hit = []
-    for i, _ in enumerate(starts):
-        prompt = (out.get("prompt_tokens") or [None] * len(starts))[i]
-        cached = sum(x for x in ((out.get(f"cached_tokens_{s}") or [None] * len(starts))[i] for s in ("device", "host"))
-                     if x is not None)
-        hit.append(None if not prompt else round(cached / prompt, 6))
-    out["hit_rate"] = hit
+    prompt = out.get("prompt_tokens") or [None] * len(starts)
+    parts = {src: out.get(f"cached_tokens_{src}") or [None] * len(starts) for src in ("device", "host")}
+    for name, sources in (("hit_rate", ("device", "host")), ("hit_rate_device", ("device",)),
+                          ("hit_rate_host", ("host",))):
+        out[name] = [None if not prompt[i] else round(sum(parts[src][i] or 0.0 for src in sources) / prompt[i], 6)
+                     for i in range(len(starts))]
     return out
 
 
