@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import print_json
 
 if TYPE_CHECKING:
+    from harness.report.analysis.compare import CurveComparison
+    from harness.report.analysis.spread import Spread
     from harness.report.results.load import PointResult
     from harness.report.results.samples import RequestSamples
 
@@ -75,15 +77,45 @@ def main(args: argparse.Namespace) -> int:
     comparisons, only_a, only_b = compare_points(sides[0], sides[1],
                                                  allow_mixed=args.allow_mixed or args.variant is not None)
     comparisons = with_noise(comparisons, _samples_of)
+    repeats = [[(_repeat_spreads(d.old), _repeat_spreads(d.new)) for d in c.changed] for c in comparisons]
     if args.json:
-        print_json({"schema_version": 1, **comparison_json(comparisons, only_a, only_b, args.resolve),
-                    "notes": notes})
+        body = comparison_json(comparisons, only_a, only_b, args.resolve)
+        for c_json, c_repeats in zip(body["comparisons"], repeats):
+            for p_json, (a, b) in zip(c_json["points"], c_repeats):
+                p_json["repeats"] = {"a": _repeats_json(a), "b": _repeats_json(b)}
+        print_json({"schema_version": 1, **body, "notes": notes})
     else:
         for n in notes:
             print(f"note: {n}")
         print(render_comparison(comparisons, only_a, only_b, variant=args.variant is not None,
                                 resolve_pct=args.resolve), end="")
+        print(_repeat_lines(comparisons, repeats), end="")
     return 0
+
+
+def _repeat_spreads(point: PointResult) -> list[Spread]:
+    """Each metric of a point over its repeated runs (`harness.report.results.repeats`), for the Student-t interval of
+    its mean; empty for a point run once."""
+    from harness.report.analysis.spread import spreads
+    from harness.report.results.repeats import repeat_records
+
+    records = repeat_records(point.point_dir)
+    return spreads(records) if records else []
+
+
+def _repeats_json(rows: list[Spread]) -> dict[str, Any] | None:
+    from harness.report.analysis.spread import repeats_json
+
+    return None if not rows else repeats_json(rows, len(rows[0].values), [])["metrics"]
+
+
+def _repeat_lines(comparisons: list[CurveComparison], repeats: list[list[tuple[list[Spread], list[Spread]]]]) -> str:
+    """Per point run more than once on a side: each metric's mean with its Student-t 95 % interval, A and B."""
+    from harness.report.analysis.spread import INTERVALS_TITLE, interval_lines
+
+    lines = [line for c, c_repeats in zip(comparisons, repeats) for d, sides in zip(c.changed, c_repeats)
+             for side, rows in zip("AB", sides) for line in interval_lines(f"c{d.conc} {side}", rows)]
+    return "" if not lines else "\n" + INTERVALS_TITLE + "\n" + "\n".join(lines) + "\n"
 
 
 def _samples_of(point: PointResult) -> list[RequestSamples] | None:

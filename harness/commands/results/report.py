@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from harness.artifacts import print_json
+
+if TYPE_CHECKING:
+    from harness.report.analysis.curves import Curve
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,12 +57,28 @@ def main(args: argparse.Namespace) -> int:
         lines += eval_lines(c.config_keys, outputs.evals, c.simulated)
         lines.append("")
     print("\n".join(plain(line) for line in lines))   # the lines shared with report.md, without their Markdown
+    repeats = _repeat_lines(outputs.curves)
+    if repeats:
+        print(repeats)
     print(f"report: {outputs.html_path}")
     print(f"markdown: {outputs.markdown_path}")
     print(f"json: {outputs.json_path}")
     print(f"csv: {outputs.csv_path}")
     _store(args, sys.stdout)
     return 0
+
+
+def _repeat_lines(curves: list[Curve]) -> str:
+    """Each point run with `--repeat N`: its metrics' means over the runs with their Student-t 95 % intervals."""
+    from harness.report.analysis.spread import INTERVALS_TITLE, interval_lines, spreads
+    from harness.report.results.repeats import repeat_records
+
+    lines = []
+    for c in curves:
+        for p in c.points:
+            records = repeat_records(p.point_dir) if p.recorded else []
+            lines += interval_lines(f"{p.config_key or p.curve_key} c{p.conc}", spreads(records)) if records else []
+    return "" if not lines else INTERVALS_TITLE + "\n" + "\n".join(lines) + "\n"
 
 
 def _store(args: argparse.Namespace, out: TextIO) -> None:

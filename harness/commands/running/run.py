@@ -212,7 +212,15 @@ def repeat_summary(outcomes: list[PointOutcome]) -> str:
 
     records = [o.result for o in outcomes if o.result is not None]
     where = f"the runs: {outcomes[-1].point_dir} (the newest) and its attempts/ (the earlier ones)\n"
-    return where + render(spreads(records), len(records))
+    text = where + render(spreads(records), len(records))
+    if len(records) >= 2:
+        from harness.artifacts import write_json
+        from harness.report.analysis.spread import repeats_json
+
+        attempts = [str(r.get("attempt")) for r in records]
+        path = write_json(outcomes[-1].point_dir / "repeats.json", repeats_json(spreads(records), len(records), attempts))
+        text += f"repeats: {path}\n"
+    return text
 
 
 def worst_exit(statuses: Iterable[int]) -> int:

@@ -58,3 +58,11 @@ def run_samples(point_dir: Path, samples_in: Callable[[Path], RequestSamples | N
     """The per-request samples of each run of the point that has them (`samples_in` reads one run's)."""
     found = (samples_in(d) for d in repeat_dirs(point_dir))
     return [s for s in found if s is not None]
+
+
+def repeat_records(point_dir: Path) -> list[dict[str, Any]]:
+    """The records of each run of the point (`repeat_dirs`), for the Student-t interval over its repeats; empty for a
+    point run once."""
+    dirs = repeat_dirs(point_dir)
+    records = [r for d in dirs if (r := _record(d)) is not None]
+    return records if len(records) >= 2 else []
