@@ -2,7 +2,8 @@
 mark where the image, SGLang, the client, the recipe's settings or the hardware changed since the run before.
 
 A latency percentile's interval is the bootstrap of compare's noise model (`harness.report.analysis.noise`: the same
-resampling from the same seed) over the run's pooled per-request samples; a whole-run figure's is the Student-t
+exact resampling of the percentile from the same seed, 500 resamples for one run's display interval) over the run's
+pooled per-request samples; a whole-run figure's is the Student-t
 interval over the run's repeats (none for a single run). Failed and invalid entries are rows with their state and no
 value; they carry no line in the picture and never a mark's "before".
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.report.analysis.confidence import mean_interval
-from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, RESAMPLES, SEED, resampled_percentiles
+from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, SEED, resampled_percentiles
 from harness.store.changes import changes
 from harness.store.entry import Entry
 
@@ -28,7 +29,14 @@ METRICS: dict[str, tuple[str, tuple[str, float] | None]] = {
     "intvty_p90": ("interactivity p90 (tok/s/user)", None),
     "j_per_token": ("J/token", None),
 }
+HISTORY_RESAMPLES = 500   # one run's display interval; compare and regress draw 2,000 for a difference
 WATCHED = ("image", "SGLang", "client", "setting", "hardware", "scenario")
+_KEYS = ("image", "sglang_version", "client_name", "client_version", "settings_hash", "hardware", "scenario")
+
+
+def _signature(entries: Sequence[Entry]) -> set[tuple[object, ...]]:
+    """What a mark watches, per entry: the runs differ in it only where these differ (cheaper than `changes`)."""
+    return {tuple(getattr(e, k) for k in _KEYS) for e in entries}
 
 
 @dataclass
@@ -62,10 +70,9 @@ def _value(entries: Sequence[Entry], metric: str) -> tuple[float | None, float |
         value = float(np.percentile(pooled, 100 * q))
         if len(pooled) < MIN_REQUESTS:
             return value, None, None
-        draws = resampled_percentiles(pooled, q, np.random.default_rng(SEED), RESAMPLES)
-        tail = (1.0 - LEVEL) / 2.0 * 100.0
-        lo, hi = np.percentile(draws, [tail, 100.0 - tail])
-        return value, float(lo), float(hi)
+        draws = np.sort(resampled_percentiles(pooled, q, np.random.default_rng(SEED), HISTORY_RESAMPLES))
+        tail = (1.0 - LEVEL) / 2.0
+        return value, float(draws[int(tail * len(draws))]), float(draws[int((1.0 - tail) * len(draws)) - 1])
     values = [float(v) for e in entries if (v := getattr(e, metric)) is not None]
     if not values:
         return None, None, None
@@ -95,7 +102,7 @@ def histories(entries: Sequence[Entry], metric: str) -> list[History]:
             good = [e for e in row.entries if e.in_baseline]
             if not good:
                 continue
-            if previous is not None:
+            if previous is not None and _signature(previous) != _signature(good):
                 row.marks = [c for c in changes(previous, good) if c.startswith(WATCHED)]
             previous = good
         out.append(History(config_key, point, metric, rows))

@@ -49,6 +49,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX entries_point ON entries (config_key, conc, started_at_ns)",
         "CREATE INDEX entries_run ON entries (run_id)",
     ),
+    (   # 2 -> 3: a point's history by its name
+        "CREATE INDEX entries_config_point ON entries (config_key, point, started_at_ns)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -77,9 +77,13 @@ def where(terms: dict[str, str]) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
+LIGHT = ("record", "row_json", "fingerprints")   # what `light` leaves out (history needs neither)
+
+
 def select_entries(store: Store, selection: str | dict[str, str], *, baseline: bool = False,
-                   samples: bool = True) -> list[Entry]:
-    """The entries a selection names, oldest run first; with `baseline`, only those a baseline may hold."""
+                   samples: bool = True, light: bool = False) -> list[Entry]:
+    """The entries a selection names, oldest run first; with `baseline`, only those a baseline may hold; `light`
+    leaves the record, row and fingerprints out."""
     terms = parse_selection(selection) if isinstance(selection, str) else selection
     clauses, params = where(terms)
     if "run" in terms:
@@ -98,7 +102,7 @@ def select_entries(store: Store, selection: str | dict[str, str], *, baseline: b
     if baseline:
         clauses.append("e.state = 'completed' AND e.valid = 1")
     cond = " AND ".join(clauses) or "1 = 1"
-    cols = ", ".join(f"e.{c}" for c in ENTRY_COLUMNS)
+    cols = ", ".join("NULL" if light and c in LIGHT else f"e.{c}" for c in ENTRY_COLUMNS)
     rows = store.query(f"SELECT e.id, e.run_id, r.source, {cols} FROM entries e JOIN runs r ON r.id = e.run_id "
                        f"WHERE {cond} ORDER BY e.run_id, e.started_at_ns, e.id", params)
     entries = [_entry(row) for row in rows]

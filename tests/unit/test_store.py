@@ -160,6 +160,7 @@ def test_an_older_store_upgrades_itself_and_a_newer_one_is_refused(store_url: st
     with open_store(location) as store:
         store.execute("DROP INDEX entries_point")
         store.execute("DROP INDEX entries_run")
+        store.execute("DROP INDEX entries_config_point")
         store.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with open_store(location) as store:   # version 1 -> SCHEMA_VERSION
         assert schema_version(store) == SCHEMA_VERSION

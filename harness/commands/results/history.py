@@ -58,7 +58,7 @@ def main(args: argparse.Namespace) -> int:
         terms["config"] = key
     location = required(args.db)
     with open_store(location) as store:
-        found = histories(select_entries(store, terms), args.metric)
+        found = histories(select_entries(store, terms, light=True), args.metric)
     if not found:
         raise UserError(f"results store {location.shown}: no entries match "
                         f"{', '.join(f'{k}={v}' for k, v in terms.items()) or 'anything (empty store)'}")
