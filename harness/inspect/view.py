@@ -105,6 +105,8 @@ def build_view(point_dir: Path) -> PointView:
         stability=_from(art / "profile_export.jsonl", lambda: _stability(pf)),
         facts=facts, findings=[f.to_json() for f in fired],
     )
+    if "server_metrics" in pf.absent:   # said once, by the missing file
+        missing.pop("server", None)
     data["absent"].update(missing)
     return PointView(label, data, fired, facts)
 
