@@ -116,7 +116,7 @@ def test_workflow_passes_tag_and_note_to_submit() -> None:
     inputs = wf[True]["workflow_dispatch"]["inputs"]
     assert inputs["tag"]["default"] == "" and inputs["note"]["default"] == ""
     env = wf["jobs"]["sweep"]["env"]
-    assert env["TAG"] == "${{ inputs.tag }}" and "github.run_id" in env["NOTE"]   # default note: the run's URL
+    assert env["TAG"].startswith("${{ inputs.tag || ") and "github.run_id" in env["NOTE"]   # nightly: 'nightly'
     submit = {s.get("name"): s for s in wf["jobs"]["sweep"]["steps"]}["Submit the sweep (one job array)"]["run"]
     assert 'args+=(--tag "$TAG")' in submit and 'args+=(--note "$NOTE")' in submit
 

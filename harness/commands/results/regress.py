@@ -27,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="compare points measured with different client versions")
     parser.add_argument("--allow-scenario-change", action="store_true",
                         help="compare points of different scenarios or engines (simulated vs real)")
+    parser.add_argument("--allow-empty-baseline", action="store_true",
+                        help="a baseline selection with no valid point yet (the first night) exits 0, saying so")
     parser.add_argument("--markdown", type=Path, metavar="FILE",
                         help="also write the calls as Markdown (the GitHub job summary: $GITHUB_STEP_SUMMARY)")
     add_db_argument(parser)
@@ -62,6 +64,15 @@ def main(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+    if not base and args.allow_empty_baseline and cand:
+        line = f"gate: no baseline yet ({args.baseline} holds no completed valid point): nothing to judge"
+        print(line)
+        if args.markdown is not None:
+            try:
+                append_text(args.markdown, f"## Regression gate\n\n{line.removeprefix('gate: ')}\n")
+            except OSError as exc:
+                raise write_error(exc, args.markdown, "job summary") from None
+        return 0
     if not base:
         raise UserError(f"--baseline {args.baseline}: no completed valid point there (failed and invalid points never "
                         "enter a baseline)")
