@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import write_bytes, write_text
+from harness.artifacts import write_figure, write_text
 from harness.history.series import METRICS, History
 
 
@@ -107,11 +106,11 @@ def page(histories: Sequence[History], png: bytes) -> str:
 def write(histories: Sequence[History], out: Path) -> tuple[Path, Path]:
     """`history.png` and `history.html` in `out`."""
     fig = figure(histories)
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
-    import matplotlib.pyplot as plt  # heavy: loaded by figure() already
-
-    plt.close(fig)
-    png = buffer.getvalue()
     out.mkdir(parents=True, exist_ok=True)
-    return write_bytes(out / "history.png", png), write_text(out / "history.html", page(histories, png))
+    try:
+        png_path = write_figure(out / "history.png", fig, dpi=100)
+    finally:
+        import matplotlib.pyplot as plt  # heavy: loaded by figure() already
+
+        plt.close(fig)
+    return png_path, write_text(out / "history.html", page(histories, png_path.read_bytes()))
