@@ -35,7 +35,7 @@ class Location:
         """How the store is named in messages: the file, or the URL without its password."""
         if self.kind == "sqlite":
             return str(self.path)
-        return _SECRET.sub(r"\1***@", self.url or "")
+        return _SECRET.sub(r"\1<redacted>@", self.url or "")
 
 
 def default_path() -> Path:
