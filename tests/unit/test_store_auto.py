@@ -52,3 +52,23 @@ def test_off_skips_it_and_a_bad_store_is_a_warning(tmp_path: Path, monkeypatch: 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("warning: not stored: results store") and "HARNESS_DB=off" in err[0]
     assert ingest_after([tmp_path / "nothing"], option=str(tmp_path / "y.sqlite3")) is None   # no points: no line
+
+
+def test_follow_stores_the_jobs_out_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import slurm.follow
+    import slurm.jobs
+    import slurm.progress
+    import slurm.report
+
+    run = _run(tmp_path)
+    monkeypatch.setattr(slurm.jobs, "find_job", lambda job, out: {"out_dir": str(run)})
+    monkeypatch.setattr(slurm.follow, "follow", lambda record, **kw: [])
+    monkeypatch.setattr(slurm.progress, "render_table", lambda views: "table")
+    monkeypatch.setattr(slurm.progress, "exit_status", lambda views, strict: 0)
+    monkeypatch.setattr(slurm.report, "job_report", lambda record: (["report: x"], None))
+    db = tmp_path / "db.sqlite3"
+    monkeypatch.setenv("HARNESS_DB", str(db))
+    assert cli_main(["follow", "42"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == \
+        f"results store: 1 new entry as run 1, 0 already there -> {db}"
