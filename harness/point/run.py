@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.artifacts import keep_out, scrub_logs, write_json, write_text
 from harness.errors import UserError
+from harness.point.record.judged import Judging
 from harness.point.record.result import build_point_result, point_dir
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import check_aiperf
@@ -43,6 +44,8 @@ from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler
 from harness.provenance import harness_commit
 from harness.recipe.plan import PointPlan
+from harness.recipe.pricing import Price
+from harness.recipe.request_slo import RequestSlo
 from harness.recipe.router import client_routing_env
 from harness.recipe.thresholds import Thresholds
 from harness.redact import add_secret_names
@@ -63,6 +66,8 @@ class PointOptions(ServerOptions):
     variant: str | None = None          # None: the recipe as written; else variants/<name>/ (harness.point.state.variant)
     tag: str | None = None              # --tag, recorded in the result
     note: str | None = None             # --note, recorded in the result
+    slo: RequestSlo | None = None       # --slo (or the recipe's): the record's slo_attainment
+    price: Price | None = None          # --gpu-hour-price (or the recipe's): the record's cost
 
 
 @dataclass(frozen=True)
@@ -229,7 +234,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             client_run=client_run, profiling_span_s=profiling_span_s, metrics_before=metrics_before,
             metrics_after=metrics_after, state=state,
             reason=reason, corpus=corpus, tokenizer=tokenizer_used, client_tool=client_tool,
-            deployment_run=server.run_record)
+            deployment_run=server.run_record, judging=Judging(options.slo, options.price))
         if result is not None:  # strict power can turn a completed point into a failed one
             state, reason = result["state"], result["state_reason"]
         exit_status = _exit_status(state, result, sigs.received)

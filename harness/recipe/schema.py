@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from harness.errors import UserError
 from harness.recipe.deployment_schema import Deployment, PointDeployment
 from harness.recipe.fields import ENV_NAME as ENV_NAME
 from harness.recipe.fields import ArgValue as ArgValue
@@ -34,6 +35,8 @@ from harness.recipe.fields import Strict as Strict
 from harness.recipe.fields import Text as Text
 from harness.recipe.fields import check_env_name as check_env_name
 from harness.recipe.fields import check_env_value as check_env_value
+from harness.recipe.pricing import Price
+from harness.recipe.request_slo import parse_request_slo
 from harness.recipe.thresholds import Thresholds
 
 WEEK_S = 7 * 86400.0  # longest time setting
@@ -176,7 +179,29 @@ class PointSpec(Strict):
         return normalize_point_name(v) if isinstance(v, (int, str)) and not isinstance(v, bool) else v
 
 
+class Pricing(Strict):
+    """What the recipe's hardware costs (`harness.recipe.pricing`): the cost of every point run from it."""
+
+    gpu_hour: float = Field(gt=0, allow_inf_nan=False, description="price per GPU-hour, e.g. 3.0")
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$", description="three-letter currency code")
+    energy_kwh: float | None = Field(default=None, gt=0, allow_inf_nan=False, description=(
+        "price per kWh of GPU energy, added where power is measured and valid"))
+
+    def price(self) -> Price:
+        return Price(self.gpu_hour, self.currency, self.energy_kwh)
+
+
 class Recipe(Strict):
+    @field_validator("slo")
+    @classmethod
+    def _request_slo(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                parse_request_slo(v, "slo")
+            except UserError as exc:
+                raise ValueError(str(exc)) from None
+        return v
+
     @field_validator("sim_args")
     @classmethod
     def _sim_flags_only(cls, v: dict[str, ArgValue]) -> dict[str, ArgValue]:
@@ -211,6 +236,11 @@ class Recipe(Strict):
     secret_names: list[SecretName] = Field(default_factory=list, description=(
         "more environment variables or server arguments whose values are secrets, besides the built-in rule "
         "(redacted from every file and output)"))
+    slo: str | None = Field(default=None, description=(
+        "per-request SLO every point's record judges its requests by, e.g. 'ttft<=0.5,e2el<=10,intvty>=20' "
+        "(`--slo` replaces it)"))
+    pricing: Pricing | None = Field(default=None, description=(
+        "price per GPU-hour (and per kWh) every point's cost is computed at (`--gpu-hour-price` replaces it)"))
 
 
 class Point(Strict):

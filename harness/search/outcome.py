@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.recipe.pricing import Price
 from harness.search.order import Bracket, above_boundary_passes
 from harness.search.slo import Slo
 from harness.search.tested import TestedPoint
@@ -34,6 +35,8 @@ class SearchSpec:
     max_conc: int
     num_gpus: int   # of the boundary point (of the first point while there is none)
     nodes: int
+    request_slo: str | None = None   # the per-request bounds an `attainment` condition is judged at
+    price: Price | None = None       # the price capacity per currency unit per hour is counted at
 
 
 def search_json(spec: SearchSpec, tested: Sequence[TestedPoint], state: Bracket, complete: bool,
@@ -47,6 +50,7 @@ def search_json(spec: SearchSpec, tested: Sequence[TestedPoint], state: Bracket,
         "config_key": spec.config_key,
         "variant": spec.variant,
         "slo": [s.text for s in spec.slos],
+        "request_slo": spec.request_slo,
         "min_conc": spec.min_conc,
         "max_conc": spec.max_conc,
         "complete": complete,
@@ -127,7 +131,23 @@ def _capacity(spec: SearchSpec, boundary: TestedPoint | None) -> dict[str, Any]:
         "capacity_reason": None,
         "agents_per_kw_reason": boundary.power_reason,
         "boundary_power_w": boundary.power_w,
+        **_per_currency(spec, boundary),
     }
+
+
+def _per_currency(spec: SearchSpec, boundary: TestedPoint) -> dict[str, Any]:
+    """Agents per currency unit per hour at the boundary: its concurrency over the hourly cost of its GPUs (and of
+    their measured energy, where an energy price is given and power is valid); absent without a price."""
+    if spec.price is None:
+        return {}
+    price = spec.price
+    energy = None
+    if price.energy_kwh is not None and boundary.power_w is not None:
+        energy = boundary.power_w / 1000.0 * price.energy_kwh
+    hourly = spec.num_gpus * price.gpu_hour + (energy or 0.0)
+    return {"price": {"gpu_hour": price.gpu_hour, "currency": price.currency, "energy_kwh": price.energy_kwh},
+            "hourly_cost": round(hourly, 6), "hourly_energy_cost": None if energy is None else round(energy, 6),
+            "agents_per_currency_hour": round(boundary.conc / hourly, 6)}
 
 
 def render_summary(doc: dict[str, Any]) -> str:
@@ -145,7 +165,8 @@ def render_summary(doc: dict[str, Any]) -> str:
                      *cells, p["outcome"] if p.get("counted", True) else f"({p['outcome']})", why])
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [header, *rows]]
-    return "\n".join([f"SLO: {' and '.join(doc['slo'])}", *lines, answer_line(doc)]) + "\n"
+    at = f" (per request: {doc['request_slo']})" if doc.get("request_slo") else ""
+    return "\n".join([f"SLO: {' and '.join(doc['slo'])}{at}", *lines, answer_line(doc)]) + "\n"
 
 
 def answer_line(doc: dict[str, Any]) -> str:
@@ -163,8 +184,10 @@ def answer_line(doc: dict[str, Any]) -> str:
     kw = f"{doc['agents_per_kw']:g} agents/kW" if doc["agents_per_kw"] is not None else \
         f"agents/kW absent: {doc['agents_per_kw_reason']}"
     stopped = "; the search stopped before its end" if not doc["complete"] else ""
+    money = f", {doc['agents_per_currency_hour']:g} agents per {doc['price']['currency']}/hour" \
+        if doc.get("agents_per_currency_hour") is not None else ""
     return (f"answer: c{b} meets the SLO{above}: {doc['agents_per_gpu']:g} agents/GPU, "
-            f"{doc['agents_per_node']:g} agents/node, {kw}{stopped}")
+            f"{doc['agents_per_node']:g} agents/node, {kw}{money}{stopped}")
 
 
 def _fmt(value: Any) -> str:

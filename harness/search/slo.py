@@ -3,6 +3,10 @@
 A metric is a latency statistic of the published row: `<name>_<stat>` where name is one of the row's latency
 metrics (ttft, e2el, itl, tpot in seconds; intvty and e2e_norm_intvty in tokens/s per user) and stat one of
 mean, p50, p75, p90, p95, p99. A point meets an SLO when it is valid and every expression holds.
+
+`attainment` (a share from 0 to 1, `attainment>=0.95`) is the share of the point's requests that met every
+per-request bound (`harness.recipe.request_slo`, given beside it as `--slo 'ttft<=0.5,e2el<=10'` or in the recipe;
+`harness.point.record.slo`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ METRICS = ("ttft", "e2el", "itl", "tpot", "intvty", "e2e_norm_intvty")   # the r
 STATS = ("mean", "p50", "p75", "p90", "p95", "p99")
 UNITS = {"ttft": "s", "e2el": "s", "itl": "s", "tpot": "s", "intvty": "tok/s/user", "e2e_norm_intvty": "tok/s/user"}
 KNOWN = tuple(f"{m}_{s}" for m in METRICS for s in STATS)
+ATTAINMENT = "attainment"   # the share of requests meeting the per-request bounds; no statistic
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "<": operator.lt, ">": operator.gt,
@@ -37,8 +42,8 @@ class Slo:
 
     @property
     def name(self) -> str:
-        """The row metric's name, `ttft_p90`."""
-        return f"{self.metric}_{self.stat}"
+        """The row metric's name, `ttft_p90` (`attainment` alone)."""
+        return f"{self.metric}_{self.stat}" if self.stat else self.metric
 
     @property
     def text(self) -> str:
@@ -58,9 +63,17 @@ def parse_slo(text: str) -> Slo:
     if match is None:
         raise UserError(f"--slo {text!r}: expected METRIC OP VALUE with OP one of <=, >=, <, >, e.g. ttft_p90<=10")
     name, op, raw = match.groups()
+    if name == ATTAINMENT:
+        try:
+            share = float(raw)
+        except ValueError:
+            share = math.nan
+        if not 0 <= share <= 1:
+            raise UserError(f"--slo {text!r}: attainment is a share from 0 to 1, got {raw!r}")
+        return Slo(metric=ATTAINMENT, stat="", op=op, value=share)
     if name not in KNOWN:
         raise UserError(f"--slo {text!r}: unknown metric {name!r}{did_you_mean(name, KNOWN)}; metrics are "
-                        f"<{'|'.join(METRICS)}>_<{'|'.join(STATS)}>")
+                        f"<{'|'.join(METRICS)}>_<{'|'.join(STATS)}>, or {ATTAINMENT} beside per-request bounds")
     try:
         value = float(raw)
     except ValueError:

@@ -27,10 +27,12 @@ from typing import Any
 
 from harness.inputs.json_input import MAX_BYTES, finite_number, read_json_value
 from harness.point.state.status import read_status
+from harness.recipe.request_slo import RequestSlo
+from harness.report.analysis.goodput import judge as judge_goodput
 from harness.report.results.load import RECORD_FILE, PointResult, parse_result
 from harness.report.results.unfinished import status_point
 from harness.search.order import Outcome
-from harness.search.slo import Slo
+from harness.search.slo import ATTAINMENT, Slo
 from harness.search.spread import Interval, percentile_interval
 
 SAMPLE_REASONS = frozenset({"too_few_completed", "window_too_short", "concurrency_below_target"})
@@ -160,8 +162,9 @@ class TestedPoint:
 
 
 def read_tested(point_dir: Path, conc: int, slos: list[Slo],
-                 min_achieved_ratio: float = MIN_ACHIEVED_RATIO) -> TestedPoint:
-    """The tested point in `point_dir` (run at `conc`) against `slos`."""
+                 min_achieved_ratio: float = MIN_ACHIEVED_RATIO, request_slo: RequestSlo | None = None) -> TestedPoint:
+    """The tested point in `point_dir` (run at `conc`) against `slos`; `attainment` at `request_slo`, recomputed from
+    the point's per-request records (`harness.report.analysis.goodput`), else as its record holds it."""
     record_path = point_dir / RECORD_FILE
     raw: Mapping[str, Any] = {}
     if record_path.is_file():
@@ -174,7 +177,10 @@ def read_tested(point_dir: Path, conc: int, slos: list[Slo],
         return TestedPoint(conc, point_dir, "missing", False, ("no_record",),
                             tuple(Check(s, None, Interval(None, "no record")) for s in slos), None, "no record",
                             min_achieved_ratio=min_achieved_ratio)
-    checks = tuple(Check(s, point.stat(s.metric, s.stat), percentile_interval(point_dir, s)) for s in slos)
+    if request_slo is not None and any(s.metric == ATTAINMENT for s in slos):
+        point = judge_goodput([point], request_slo, None)[0][0]
+    checks = tuple(_attainment_check(s, point) if s.metric == ATTAINMENT else
+                   Check(s, point.stat(s.metric, s.stat), percentile_interval(point_dir, s)) for s in slos)
     reasons = tuple(r.code for r in point.invalid_reasons)
     if point.state != "completed" and not reasons:
         reasons = (f"state_{point.state}",)
@@ -184,6 +190,17 @@ def read_tested(point_dir: Path, conc: int, slos: list[Slo],
     return TestedPoint(conc, point_dir, point.state, point.valid, reasons, checks, power_w, power_reason,
                         point.achieved_sessions, point.num_requests_successful if point.recorded else None, window,
                         min_achieved_ratio)
+
+
+def _attainment_check(slo: Slo, point: PointResult) -> Check:
+    """`attainment` of the point with its Wilson interval, or None with the reason."""
+    block = point.slo_attainment or {}
+    value = finite_number(block.get("attainment"))
+    bounds = block.get("attainment_interval_95")
+    if value is None:
+        return Check(slo, None, Interval(None, "no attainment: no per-request records or no request SLO"))
+    return Check(slo, value, Interval((float(bounds[0]), float(bounds[1])) if bounds else None,
+                                      None if bounds else "no requests"))
 
 
 def achieved_ratio(given: float | None) -> float:

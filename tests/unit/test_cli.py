@@ -52,7 +52,7 @@ def test_a_misspelt_option_names_the_closest_even_when_an_argument_is_missing(ca
     err = _usage_error(["run", "r.yaml", "--point", "c1", "--duraton", "5"], capsys)
     assert "unrecognized arguments: --duraton 5; --duraton: did you mean '--duration'?" in err
     err = _usage_error(["compare", "a", "b", "--jsn"], capsys)
-    assert err.rstrip().endswith("--jsn: did you mean '--json'?")
+    assert "--jsn: did you mean '--json'" in err   # (or '--slo', as close)
 
 
 def test_a_misspelt_nested_choice_names_the_closest(capsys):

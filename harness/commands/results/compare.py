@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="allow simulated and real results, different images or different arms (speculative "
                              "decoding, KV offloading, DP attention, disaggregation shape, recipe fingerprint) "
                              "in one compared curve; the output names what differs")
+    from harness.commands.running.judging import add_price_options, add_slo_option
+
+    add_slo_option(parser, "judge both sides' points at this per-request SLO, recomputed from their per-request "
+                           "records (e.g. 'ttft<=0.5,e2el<=10'): attainment (95%% Wilson intervals) and goodput")
+    add_price_options(parser)
 
 
 def _percent(text: str) -> float:
@@ -49,6 +54,7 @@ def _percent(text: str) -> float:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.commands.running.judging import price_of, slo_of
     from harness.errors import UserError
     from harness.report.analysis.compare import (
         compare_points,
@@ -57,18 +63,22 @@ def main(args: argparse.Namespace) -> int:
         variant_sides,
         with_noise,
     )
+    from harness.report.analysis.compare_goodput import goodput_lines, goodput_pair_json
+    from harness.report.analysis.goodput import judge
     from harness.report.results.points import load_results_noted
 
     if (args.b is None) == (args.variant is None):
         raise UserError("compare: give two runs (A B) or one run and --variant NAME")
+    slo, price = slo_of(args), price_of(args)
     sides = []
     notes: list[str] = []
     for name, path in (("A", args.a), ("B", args.b)) if args.b is not None else (("A", args.a),):
         points, side_notes = load_results_noted([path])
         if not points:
             raise UserError(f"{path}: no result files found for {name} (expected bmk_agentic_*.json below it)")
+        points, judged = judge(points, slo, price, f"{name}: ")
         sides.append(points)
-        notes += [f"{name}: {n}" for n in side_notes]
+        notes += [f"{name}: {n}" for n in side_notes] + judged
     if args.variant is not None:
         sides = list(variant_sides(sides[0], args.variant))
         if not args.json:
@@ -83,6 +93,9 @@ def main(args: argparse.Namespace) -> int:
         for c_json, c_repeats in zip(body["comparisons"], repeats):
             for p_json, (a, b) in zip(c_json["points"], c_repeats):
                 p_json["repeats"] = {"a": _repeats_json(a), "b": _repeats_json(b)}
+        for c_json, c in zip(body["comparisons"], comparisons):
+            for p_json, d in zip(c_json["points"], c.changed):
+                p_json["goodput"] = goodput_pair_json(d.old, d.new)
         print_json({"schema_version": 1, **body, "notes": notes})
     else:
         for n in notes:
@@ -90,6 +103,7 @@ def main(args: argparse.Namespace) -> int:
         print(render_comparison(comparisons, only_a, only_b, variant=args.variant is not None,
                                 resolve_pct=args.resolve), end="")
         print(_repeat_lines(comparisons, repeats), end="")
+        print(goodput_lines(comparisons), end="")
     return 0
 
 

@@ -22,6 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report JSON on stdout instead of tables")
     parser.add_argument("--no-records", action="store_true",
                         help="do not read per-request files (no latency distributions in the plots)")
+    from harness.commands.running.judging import add_price_options, add_slo_option
+
+    add_slo_option(parser, "judge every point at this per-request SLO, recomputed from its per-request records "
+                           "(e.g. 'ttft<=0.5,e2el<=10,intvty>=20'): attainment and goodput per point")
+    add_price_options(parser)
 
 
 def default_out(run_dirs: list[Path]) -> Path:
@@ -31,6 +36,7 @@ def default_out(run_dirs: list[Path]) -> Path:
 
 
 def main(args: argparse.Namespace) -> int:
+    from harness.commands.running.judging import price_of, slo_of
     from harness.report import build_report
     from harness.report.analysis.curves import CURVE_DEFINITION
     from harness.report.analysis.report_json import report_json
@@ -40,7 +46,8 @@ def main(args: argparse.Namespace) -> int:
     from harness.report.results.evals import eval_lines
 
     out_dir = args.out or default_out(args.run_dirs)
-    outputs = build_report(args.run_dirs, out_dir, with_records=not args.no_records)
+    outputs = build_report(args.run_dirs, out_dir, with_records=not args.no_records, slo=slo_of(args),
+                           price=price_of(args))
     if args.json:
         from harness.report.results.evals import eval_json
 
@@ -57,6 +64,10 @@ def main(args: argparse.Namespace) -> int:
         lines += eval_lines(c.config_keys, outputs.evals, c.simulated)
         lines.append("")
     print("\n".join(plain(line) for line in lines))   # the lines shared with report.md, without their Markdown
+    if not any(p.cost for c in outputs.curves for p in c.points):
+        from harness.point.record.cost import HOW_TO_PRICE
+
+        print(HOW_TO_PRICE)
     repeats = _repeat_lines(outputs.curves)
     if repeats:
         print(repeats)

@@ -33,6 +33,9 @@ def add_point_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mount", action="append", default=[], help="container mount SRC:DST (repeatable)")
     parser.add_argument("--image-path", help="local .sqsh/.sif image to use instead of pulling the image")
     add_label_options(parser)
+    from harness.commands.running.judging import add_price_options
+
+    add_price_options(parser)
 
 
 def add_corpus_cache_option(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +74,10 @@ def add_label_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.commands.running.judging import add_slo_option
+
     add_point_options(parser)
+    add_slo_option(parser)
     parser.add_argument("--point", required=True, help="the point to run, e.g. c8")
     parser.add_argument("--repeat", type=_repeat_count, default=1, metavar="N",
                         help="run the point N times, each on a fresh server (earlier runs kept under "
@@ -85,6 +91,7 @@ def _repeat_count(text: str) -> int:
 
 
 def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
+    from harness.commands.running.judging import price_of, slo_of
     from harness.point.record.validity import with_required_power
     from harness.point.run import PointOptions
     from harness.point.state.variant import variant_name
@@ -96,7 +103,8 @@ def options_from_args(args: argparse.Namespace, recipe: Recipe) -> PointOptions:
                         ready_timeout_s=args.ready_timeout or recipe.server.ready_timeout_s,
                         thresholds=with_required_power(recipe.validity, args.require_power), mounts=tuple(args.mount),
                         overrides=tuple(overrides), image_path=args.image_path, stall_timeout_s=args.stall_timeout,
-                        variant=variant_name(overrides, args.tag), tag=args.tag, note=args.note)
+                        variant=variant_name(overrides, args.tag), tag=args.tag, note=args.note,
+                        slo=slo_of(args, recipe), price=price_of(args, recipe))
 
 
 def local_preflight(recipe_path: str, recipe: Recipe, plans: list[PointPlan],

@@ -24,8 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_point_options(parser)
     parser.add_argument("--slo", action="append", required=True, metavar="EXPR",
-                        help="a row metric, a comparison and a value, e.g. ttft_p90<=10 or intvty_p90>=20 "
-                             "(repeatable: a point meets the SLO when it is valid and every one holds)")
+                        help="a row metric, a comparison and a value, e.g. ttft_p90<=10 or intvty_p90>=20, or "
+                             "attainment>=0.95 (the share of requests meeting per-request bounds, given as "
+                             "another --slo 'ttft<=0.5,e2el<=10' or in the recipe) (repeatable: a point meets "
+                             "the SLO when it is valid and every one holds)")
     parser.add_argument("--min-conc", type=_conc, default=1, metavar="N", help="lowest concurrency (default: 1)")
     parser.add_argument("--max-conc", type=_conc, default=256, metavar="N",
                         help="highest concurrency (default: 256)")
@@ -82,7 +84,10 @@ def _conc(text: str) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    import dataclasses
+
     from harness.commands.running import search_cluster
+    from harness.commands.running.judging import price_of, slo_of
     from harness.commands.running.run import check_out_dir, options_from_args, overrides_with_duration
     from harness.errors import UserError
     from harness.point.state.variant import variant_name
@@ -90,9 +95,9 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import apply_overrides
     from harness.search.candidate import plan_at
     from harness.search.driver import run_rounds, run_search
-    from harness.search.slo import parse_slos
+    from harness.search.slo import ATTAINMENT, parse_slos
 
-    slos = parse_slos(args.slo)
+    slos = parse_slos(split_slos(args))
     if args.max_conc < args.min_conc:
         raise UserError(f"--max-conc {args.max_conc} is below --min-conc {args.min_conc}")
     search_cluster.check_args(args)
@@ -100,6 +105,10 @@ def main(args: argparse.Namespace) -> int:
     if args.unofficial:
         base = base.model_copy(update={"client": base.client.model_copy(update={"unofficial": True})})
     recipe, points = apply_overrides(base, None, overrides_with_duration(args), args.recipe)
+    request_slo = slo_of(args, recipe)
+    if request_slo is None and any(s.metric == ATTAINMENT for s in slos):
+        raise UserError("--slo attainment: needs per-request bounds, e.g. --slo 'ttft<=0.5,e2el<=10' (or slo: in "
+                        "the recipe)")
     first = plan_at(recipe, points, args.min_conc, args.point_template, args.recipe)   # every input error now
     if args.cluster:
         profile = search_cluster.load_cluster(args, recipe, first)
@@ -109,7 +118,9 @@ def main(args: argparse.Namespace) -> int:
         variant = options.variant
     check_out_dir(args.out)
     spec = _spec(args, recipe, first, slos, variant)
-    out_file = search_dir(args.out, recipe.config_key, variant, slos) / "search.json"
+    spec = dataclasses.replace(spec, request_slo=None if request_slo is None else request_slo.text,
+                               price=price_of(args, recipe))
+    out_file = search_dir(args.out, recipe.config_key, variant, slos, spec.request_slo) / "search.json"
     where = ""
     if args.cluster:
         width = search_cluster.round_size(args, profile)
@@ -188,13 +199,32 @@ def _retest_setting(args: argparse.Namespace, base: Recipe, window_s: float,
     return recipe, points, dataclasses.replace(options, variant=variant)
 
 
-def search_dir(out: Path, config_key: str, variant: str | None, slos: list[Slo]) -> Path:
-    """`<out>/<config_key>[/variants/<v>]/searches/<the SLO as a name>`: beside the points it tested."""
+def split_slos(args: argparse.Namespace) -> list[str]:
+    """The `--slo`s that are conditions on a point (`ttft_p90<=2`, `attainment>=0.95`); per-request bounds among
+    them (`ttft<=0.5,e2el<=10`) go to `args.request_slo`, joined (`harness.commands.running.judging.slo_of`)."""
+    from harness.errors import UserError
+    from harness.recipe.request_slo import is_request_bound
+
+    bounds = [t for t in args.slo if is_request_bound(t)]
+    args.request_slo = ",".join(bounds) if bounds else None
+    conditions = [t for t in args.slo if not is_request_bound(t)]
+    if not conditions:
+        raise UserError("--slo: per-request bounds alone set no condition on a point; add one, e.g. "
+                        "--slo attainment>=0.95 or --slo ttft_p90<=2")
+    return conditions
+
+
+def search_dir(out: Path, config_key: str, variant: str | None, slos: list[Slo],
+               request_slo: str | None = None) -> Path:
+    """`<out>/<config_key>[/variants/<v>]/searches/<the SLO as a name>`: beside the points it tested (with an
+    attainment condition, the per-request bounds are part of the name)."""
     from harness.point.state.variant import VARIANTS_DIR
 
     base = out / config_key / VARIANTS_DIR / variant if variant else out / config_key
     words = {"<=": "le", ">=": "ge", "<": "lt", ">": "gt"}
     name = "_".join(f"{s.name}-{words[s.op]}-{s.value:g}" for s in slos)
+    if request_slo and any(s.stat == "" for s in slos):
+        name += "_at_" + request_slo
     return base / "searches" / re.sub(r"[^A-Za-z0-9._=-]", "_", name)
 
 
@@ -226,7 +256,8 @@ def _test_point(args: argparse.Namespace, recipe: Recipe, plan: PointPlan, optio
     if done.stopped:
         stop.append(done.exit_status)
         return None
-    tested = read_tested(pdir, plan.conc, slos, achieved_ratio(getattr(args, "min_achieved_ratio", None)))
+    tested = read_tested(pdir, plan.conc, slos, achieved_ratio(getattr(args, "min_achieved_ratio", None)),
+                         options.slo)
     print(tested_line(tested), flush=True)
     return tested
 

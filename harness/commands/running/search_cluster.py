@@ -109,6 +109,7 @@ def round_tester(args: argparse.Namespace, base: Recipe, recipe: Recipe, points:
     """`test_round(number, tests)` for `harness.search.driver.run_rounds` (`tests`: (concurrency, attempt)
     pairs): appends each round to `rounds` (as `search.json` lists them) and the exit status of a stopped search
     to `stop`. `base`: the recipe before the search's overrides (a re-test's setting starts from it)."""
+    from harness.commands.running.judging import slo_of
     from harness.commands.running.run import overrides_with_duration
     from harness.point.record.result import point_dir
     from harness.point.sequence import completed_before
@@ -118,6 +119,7 @@ def round_tester(args: argparse.Namespace, base: Recipe, recipe: Recipe, points:
 
     out = Path(args.out).resolve()
     ratio = achieved_ratio(getattr(args, "min_achieved_ratio", None))
+    request_slo = slo_of(args, recipe)   # attainment is recomputed from each point's per-request records
 
     def setting(attempt: int) -> _Setting:
         if attempt == 1:
@@ -147,7 +149,7 @@ def round_tester(args: argparse.Namespace, base: Recipe, recipe: Recipe, points:
         status = _run_jobs(args, [(at, fresh) for at, _, fresh in groups if fresh], entry)
         if status is not None:
             stop.append(status)
-        tested_points = [read_tested(point_dir(out, p, at.variant), p.conc, slos, ratio)
+        tested_points = [read_tested(point_dir(out, p, at.variant), p.conc, slos, ratio, request_slo)
                          for at, plans, _ in groups for p in plans]
         tested_points.sort(key=lambda v: v.conc)
         answered = [v.state in ANSWERED_STATES and not _task_died(v.point_dir) for v in tested_points]

@@ -15,9 +15,11 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.commands.running.judging import add_slo_option
     from harness.commands.running.run import add_point_options
 
     add_point_options(parser)
+    add_slo_option(parser)
     parser.add_argument("--points", nargs="+", help="only these points, e.g. c1 c8 or c1,c8 (default: all)")
     parser.add_argument("--force", action="store_true", help="re-run points already completed in --out")
     parser.add_argument("--no-report", action="store_true", help="skip the report at the end")

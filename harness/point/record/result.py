@@ -25,6 +25,7 @@ from harness.errors import UserError
 from harness.point.record import inferencex_row, publishable, result_fields, samples_file
 from harness.point.record.accept_length import expected_measured
 from harness.point.record.engine_label import engine_label
+from harness.point.record.judged import NOT_JUDGED, Judging, judged_fields
 from harness.point.record.multinode_row import (
     deployment_shape,
     is_multinode,
@@ -87,12 +88,13 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        tokenizer: dict[str, str] | None = None,
                        client_tool: ClientTool | None = None,
                        deployment_run: dict[str, Any] | None = None,
+                       judging: Judging = NOT_JUDGED,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points).
     `profiling_span_s`: monotonic seconds from the profiling phase's start to the client's end, the bound a window
     measured on the wall clock must keep (`harness.point.record.validity.window_clock`).
     `client_tool`: the distribution that provides the `aiperf` that ran. `deployment_run` says which deployment a
-    point ran on when the sweep reused one."""
+    point ran on when the sweep reused one. `judging`: the request SLO and price (`harness.point.record.judged`)."""
     summary = aiperf.read_summary(artifact_dir)
     records_stamp = samples_file.stamp(artifact_dir / aiperf.RECORDS_FILE)
     raw_records = aiperf.read_records(artifact_dir)
@@ -184,6 +186,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
         # strict mode: the power audit files are written by now; the point itself fails
         result["state"] = "failed"
         result["state_reason"] = "power_invalid: " + ", ".join(result.get("power_invalid_reasons") or ["unknown"])
+    result.update(judged_fields(records, cancelled, plan.resources.num_gpus, result, judging))
     result["aiperf_submission"] = publishable.aiperf_submission(summary)
     server_metrics_export = aiperf.read_server_metrics(artifact_dir)
     result["server_metrics_sglang"] = None if server_metrics_export is None else \

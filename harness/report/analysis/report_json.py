@@ -6,6 +6,7 @@ from typing import Any
 
 from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, Curve, power_text
+from harness.report.analysis.goodput import goodput_json
 from harness.report.results.attributes import attributes, settings
 from harness.report.results.load import PointResult
 
@@ -47,6 +48,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "note": p.note,
         "harness_commit": p.harness_commit,
         "source": str(p.source),
+        **goodput_json(p),   # slo_attainment and cost (harness.report.analysis.goodput)
     }
 
 

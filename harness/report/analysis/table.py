@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.report.analysis.curves import Curve
+from harness.report.analysis.goodput import render_goodput
 from harness.report.analysis.thin import marked, thin_note
 from harness.report.results.attributes import describe
 from harness.report.results.load import PointResult, parse_result
@@ -91,7 +92,7 @@ def render_curve(c: Curve) -> str:
 
     note = thin_note(c.labelled())
     return ("\n".join([f"== {curve_title(c)}", *curve_notes(c)]) + "\n" + render_table(c.points, conc_cells(c))
-            + (note + "\n" if note else ""))
+            + (note + "\n" if note else "") + render_goodput(list(zip(conc_cells(c), c.points))))
 
 
 def ordered(points: Iterable[PointResult], cells: Sequence[str] | None) -> list[tuple[str, PointResult]]:

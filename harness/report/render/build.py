@@ -14,8 +14,12 @@ from pathlib import Path
 from harness.artifacts import staged_dir, write_json, write_text
 from harness.errors import UserError
 from harness.inspect.write import inspect_points
+from harness.recipe.pricing import Price
+from harness.recipe.request_slo import RequestSlo
 from harness.report.analysis.curves import FRONTIER_AXES, Curve, group_curves
+from harness.report.analysis.goodput import judge
 from harness.report.analysis.report_json import report_json
+from harness.report.render.cost_plot import plot_cost_frontier
 from harness.report.render.csv_export import render_csv
 from harness.report.render.html import render_html
 from harness.report.render.markdown import render_markdown
@@ -68,9 +72,11 @@ def _point_quantiles(path: Path) -> tuple[Quantiles | None, Quantiles | None]:
     return sample_quantiles(load_request_samples(path))
 
 
-def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = True) -> ReportOutputs:
+def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = True,
+                 slo: RequestSlo | None = None, price: Price | None = None) -> ReportOutputs:
     """Read every result under `run_dirs` and write report.json, report.md, report.html and the PNGs
-    (pareto.png: throughput/GPU vs E2EL p90; pareto_<axis>.png for the other axes; latency_by_conc.png)."""
+    (pareto.png: throughput/GPU vs E2EL p90; pareto_<axis>.png for the other axes; latency_by_conc.png; with a
+    price, cost_frontier.png). `slo` and `price` judge every point anew (`harness.report.analysis.goodput`)."""
     run_dirs = [Path(d) for d in run_dirs]
     points, notes = load_results_noted(run_dirs)
     if not points:
@@ -78,6 +84,8 @@ def build_report(run_dirs: list[Path], out_dir: Path, *, with_records: bool = Tr
             f"{', '.join(map(str, run_dirs))}: no result files found (expected bmk_agentic_*.json or "
             "InferenceX agentic aggregates somewhere below)"
         )
+    points, judged = judge(points, slo, price)
+    notes += judged
     curves = group_curves(points)
     final = Path(out_dir)
     if final.exists() and not final.is_dir():
@@ -126,6 +134,8 @@ def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], note
         links = write_inspect_pages(curves, out_dir, notes) if with_records else {}
         dist = read_distributions()
     pngs.append(plot_latency_by_conc(curves, out_dir / "latency_by_conc.png", dist))
+    if any(p.cost for c in curves for p in c.points):
+        pngs.append(plot_cost_frontier(curves, out_dir / "cost_frontier.png"))
 
     evals = newest_evals(run_dirs)
     keys = {k: all(c.simulated for c in curves if k in c.config_keys)   # config key -> only simulated curves

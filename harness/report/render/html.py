@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve, power_text
+from harness.report.analysis.goodput import render_goodput
 from harness.report.analysis.table import (
     OUTPUT_PER_GPU,
     SIMULATED,
@@ -198,6 +199,15 @@ def report_title(curves: Sequence[Curve], title: str = "Agentic sweep report") -
     return f"{SIMULATED}: {title}" if any(c.simulated for c in curves) else title
 
 
+def _goodput_section(curves: Sequence[Curve]) -> str:
+    """Each curve's attainment, goodput and cost table (`harness.report.analysis.goodput`), when any point has one."""
+    tables = [(c, render_goodput(list(zip(conc_cells(c), c.points)))) for c in curves]
+    if not any(t for _, t in tables):
+        return ""
+    return ('<h2 id="goodput">SLO attainment, goodput and cost</h2>'
+            + "".join(f"<h3>{_e(c.label)}</h3><pre>{_e(t)}</pre>" for c, t in tables if t))
+
+
 def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Agentic sweep report",
                 links: Links | None = None, positions: Mapping[str, Positions] | None = None) -> str:
     """The whole report as one HTML string: verdicts, Pareto coverage, plots, details; every image is
@@ -212,6 +222,7 @@ def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Age
     body = (banner + f'<p class="tag">{_e(CURVE_DEFINITION)}</p>'
             + f'<h2 id="verdicts">Verdicts</h2><p class="tag">{_e(COLUMN_NOTE)}</p>'
             + "".join(_verdict_section(c, i, links) for i, c in enumerate(curves))
+            + _goodput_section(curves)
             + '<h2 id="frontier">Pareto coverage</h2><p class="tag">x-axis vs total throughput per GPU; invalid '
             "points are excluded.</p>" + "".join(_coverage_section(c) for c in curves)
             + ('<h2 id="plots">Plots</h2>' + "".join(_img(p, _spots(curves, links or {}, (positions or {}).get(p.name, {}))) for p in pngs) if pngs else "")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve
+from harness.report.analysis.goodput import goodput_markdown
 from harness.report.analysis.table import SIMULATED, conc_cells, curve_notes
 from harness.report.analysis.thin import thin_note
 from harness.report.analysis.verdicts import COLUMN_NOTE, COLUMNS, NUMERIC, footnotes, verdict_rows
@@ -103,6 +104,10 @@ def render_markdown(curves: Sequence[Curve], plots: Sequence[str] = ()) -> str:
     out += ["## Verdicts", "", _text(COLUMN_NOTE), ""]
     for c in curves:
         out += [_heading(c), "", *_identity(c), *verdict_lines(c), ""]
+    judged = [(c, goodput_markdown(list(zip(conc_cells(c), c.points)))) for c in curves]
+    if any(lines for _, lines in judged):
+        out += ["## SLO attainment, goodput and cost", ""]
+        out += [line for c, lines in judged if lines for line in (_heading(c), "", *lines, "")]
     out += ["## Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]
     for c in curves:
         out += [_heading(c), "", *coverage_lines(c), ""]

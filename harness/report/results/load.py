@@ -99,6 +99,9 @@ class PointResult:
     achieved_sessions: float | None = None   # our record's achieved concurrency (live session trees), if any
     window_seconds: float | None = None      # the throughput window (first profiled start -> last ok end)
     series: Series | None = None        # the InferenceX-app series (None: no record names it)
+    slo_attainment: Mapping[str, Any] | None = None   # the record's (or the report's --slo) `slo_attainment` block
+    cost: Mapping[str, Any] | None = None             # the record's (or the report's price) `cost` block
+    power_w: float | None = None        # average total GPU power over the window, when power is valid
 
     @property
     def config_arm(self) -> Arm:
@@ -293,6 +296,9 @@ def parse_result(d: Mapping[str, Any], source: Path) -> PointResult:
         achieved_sessions=finite_number(_dig(d, "achieved_concurrency", "sessions")),
         window_seconds=finite_number(_dig(metrics, "throughput", "duration_seconds")),
         series=series_of(d, hw),
+        slo_attainment=_map(d.get("slo_attainment")) or None,
+        cost=_map(d.get("cost")) or None,
+        power_w=finite_number(d.get("avg_total_gpu_power_w")) if power_valid is True else None,
     )
 
 
