@@ -39,6 +39,11 @@ ELSEWHERE: dict[str, str] = {
         "needs an H200 node",
     "harness compare runs/musespark-fp4-h200-sglang-agentic-dflash --variant chunked-prefill-size=16384":
         "compares the two GPU runs above; compare on simulator runs is tests/integration's",
+    "V=runs/quickstart-sim/variants/burst_phase_starts=true,warmup_requests_per_lane=1,grace_s=20,duration_s=45":
+        "names make demo's variant directory for the command below",
+    "harness inspect $V/conc8 --vs $V/conc4":
+        "inspects make demo's points: tests/unit/test_inspect_point.py runs the command a sweep prints on the demo's "
+        "own c4 and c8 (tests/fixtures/inspect/demo), and the Chromium test opens its page",
     "harness profile clusters/gb300.yaml": "the shipped profile is a template whose SITE values a site fills in",
     "harness traces stage recipes/musespark-fp4-gb300-sglang-agentic-dflash.yaml --to /lustre/harness/corpora":
         "downloads the AgentX corpus from the Hugging Face hub",
