@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from harness.inspect.svg_chart import PALETTE, Band, Bars, Dots, HLine, Line, Panel, render_panel
+from harness.inspect.svg_chart import PALETTE, Band, Bars, Dots, HLine, Line, Panel, Span, render_panel
 from harness.inspect.view import PointView, view_of
 
 _STYLE = """
@@ -168,7 +168,7 @@ def _accept_panel(views: Sequence[PointView], many: bool) -> Panel | None:
 
 
 def _power_panel(views: Sequence[PointView], many: bool) -> Panel | None:
-    p = Panel("GPU power per GPU (NVML samples); the shaded band is AIPerf's window", "watts")
+    p = Panel("GPU power per GPU (NVML samples), AIPerf's window and the one InferenceX integrates over", "watts")
     for i, v in enumerate(views):
         power = v.data["series"]["power"]
         if not power:
@@ -176,6 +176,13 @@ def _power_panel(views: Sequence[PointView], many: bool) -> Panel | None:
         for j, (gpu, s) in enumerate(sorted(power["gpus"].items())):
             color = PALETTE[(2 * i + j) % len(PALETTE)]
             p.items.append(Line(_name(v, many, f"GPU {gpu[-6:]}"), s["t"], s["w"], color))
+        end = (v.data.get("window") or {}).get("duration_s")
+        if end is not None:
+            p.items.append(Span(_name(v, many, "AIPerf window (UTC)"), 0.0, end, "#212529"))
+            offset = v.facts.get("power_clock_offset")
+            if offset:   # the summary's naive times as read: a skew shows as a second, shifted window
+                p.items.append(Span(_name(v, many, f"integrated ({offset['value']:+.1f} s)"), offset["value"],
+                                    offset["value"] + end, PALETTE[4]))
     return p if p.items else None
 
 
@@ -186,7 +193,7 @@ def _truth_panel(views: Sequence[PointView], many: bool) -> Panel | None:
         truth = v.data["series"]["truth"]
         if not truth:
             continue
-        main, second = _colors(i)
+        main, second = (PALETTE[3], PALETTE[2]) if i == 0 else (PALETTE[4], PALETTE[5])   # apart from each other
         q = [t for t in truth if t["queue_s"]]
         p.items.append(Dots(_name(v, many, "queue wait"), [t["arrival_s"] for t in q], [t["queue_s"] for t in q], main))
         pre = [t for t in truth if t["prefill_s"]]

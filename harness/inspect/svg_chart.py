@@ -56,6 +56,16 @@ class HLine:
 
 
 @dataclass
+class Span:
+    """A stretch of the time axis drawn as two vertical dashed lines (a window) with its label."""
+
+    label: str
+    start: float
+    end: float
+    color: str
+
+
+@dataclass
 class Band:
     name: str
     start: float
@@ -66,7 +76,7 @@ class Band:
 class Panel:
     title: str
     y_label: str
-    items: list[Line | Dots | Bars | HLine] = field(default_factory=list)
+    items: list[Line | Dots | Bars | HLine | Span] = field(default_factory=list)
     height: int = 190
     y_max: float | None = None
     log_y: bool = False
@@ -203,7 +213,11 @@ def render_panel(panel: Panel, x_range: tuple[float, float], bands: Sequence[Ban
     return "".join(out)
 
 
-def _item(item: Line | Dots | Bars | HLine, f: _Frame) -> str:
+def _item(item: Line | Dots | Bars | HLine | Span, f: _Frame) -> str:
+    if isinstance(item, Span):
+        return "".join(f'<line x1="{f.x(x):.1f}" x2="{f.x(x):.1f}" y1="{TOP}" y2="{TOP + f.ph}" stroke="{item.color}" '
+                       f'stroke-dasharray="5 3" stroke-width="2"><title>{escape(item.label)}</title></line>'
+                       for x in (item.start, item.end) if f.x0 <= x <= f.x1)
     if isinstance(item, HLine):
         yy = f.y(item.y)
         return (f'<line x1="{LEFT}" x2="{LEFT + f.pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="{item.color}" '
@@ -265,7 +279,7 @@ def _item(item: Line | Dots | Bars | HLine, f: _Frame) -> str:
     return "".join(parts)
 
 
-def _legend(items: Sequence[Line | Dots | Bars | HLine]) -> str:
+def _legend(items: Sequence[Line | Dots | Bars | HLine | Span]) -> str:
     out = []
     for i, item in enumerate(items):
         y = TOP + 4 + i * 15

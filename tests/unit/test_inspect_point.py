@@ -139,6 +139,7 @@ def test_cancellations_at_the_cutoff_are_marked_where_they_happened(demo: Path) 
 def test_power_samples_that_stop_early_and_a_summary_an_hour_off_are_named(demo: Path) -> None:
     pdir = demo / "conc4"
     _with_power(pdir)
+    (pdir / "agentic_power_timezone_offset.txt").write_text("+00:00\n")   # the zone the fixture's AIPerf wrote in
     rules = {f.rule: f for f in inspect_points(pdir).views[0].findings}
     assert "power_not_bracketing" not in rules and "power_clock_offset" not in rules
     (pdir / "agentic_power_timezone_offset.txt").write_text("+01:00\n")   # the H200 seed: naive times read an hour off
@@ -232,3 +233,21 @@ def test_the_command_a_sweep_prints_runs_as_printed(tmp_path: Path, monkeypatch:
     assert main(hint.split()[1:]) == 0
     assert "[kv_pool_full;" in capsys.readouterr().out
     assert (run / "conc8" / "inspect_vs_conc4.html").is_file()
+
+
+def test_a_skewed_summary_window_is_drawn_beside_the_utc_window(demo: Path) -> None:
+    from datetime import datetime, timedelta
+
+    pdir = demo / "conc4"
+    _with_power(pdir)
+    (pdir / "agentic_power_timezone_offset.txt").write_text("+00:00\n")
+    path = pdir / "aiperf" / "profile_export_aiperf.json"
+    summary = json.loads(path.read_text())
+    for key in ("start_time", "end_time"):   # AIPerf's naive times 4 s late, as a skewed clock writes them
+        summary[key] = (datetime.fromisoformat(summary[key]) + timedelta(seconds=4)).isoformat()
+    path.write_text(json.dumps(summary))
+    done = inspect_points(pdir)
+    rules = {f.rule: f for f in done.views[0].findings}
+    assert rules["power_clock_offset"].value == pytest.approx(4.0, abs=0.05)
+    page = done.html_path.read_text()
+    assert "AIPerf window (UTC)" in page and "integrated (+4.0 s)" in page
