@@ -128,6 +128,7 @@ def prepare(req: SubmitRequest, now_ns: int, loaded: tuple[Recipe, list[PointPla
     sweep = render.sweep_plan(plans, profile, out_dir, req.ready_timeout_s or recipe.server.ready_timeout_s,
                               list(req.overrides), thresholds, variant=req.variant, tag=req.tag, note=req.note,
                               stall_timeout_s=req.stall_timeout_s, reuse_deployment=req.reuse_deployment)
+    sweep.slo, sweep.pricing = recipe.slo, recipe.pricing or profile.pricing   # each record's attainment and cost
     if req.with_eval:
         sweep.eval = _staged_eval(req, profile)
     sbatch = render.sbatch_argv(profile, job_name=f"harness-{recipe.config_key}", n_tasks=sweep.n_tasks,

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from harness.errors import UserError
 from harness.inputs.input_errors import first_error
 from harness.inputs.yaml_input import Where, load_yaml_file, short
+from harness.recipe.schema import Pricing
 from harness.redact import add_secret_names
 
 TIME_LIMIT = re.compile(r"^(\d{1,3}-)?\d{1,5}(:\d{2}){0,2}$")
@@ -88,6 +89,10 @@ class ClusterProfile(Strict):
                           "for HiCache may be at most this DRAM times the share of the node's GPUs a point uses "
                           "(and 3 TB on an HGX server); unset: only the 3 TB cap is checked",
         examples=[{"gb": 960, "system": "nvl72"}])
+    pricing: Pricing | None = Field(
+        None, description="what a GPU-hour (and a kWh) of this cluster costs: the cost of every point submitted to it "
+                          "when its recipe names no `pricing:` (docs/reports.md, goodput and cost)",
+        examples=[{"gpu_hour": 3.0, "currency": "USD", "energy_kwh": 0.12}])
     account: str | None = Field(None, description="Slurm account (`--account`); unset: the user's default",
                                 examples=["bench-team"])
     partition: str | None = Field(None, description="Slurm partition (`--partition`); unset: the cluster's default",

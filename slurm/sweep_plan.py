@@ -19,6 +19,8 @@ from harness.errors import UserError, pydantic_error_line
 from harness.evals.plan import EvalTask
 from harness.point.run import PointOptions
 from harness.recipe.plan import PointPlan
+from harness.recipe.request_slo import parse_request_slo
+from harness.recipe.schema import Pricing
 from harness.recipe.thresholds import Thresholds
 from harness.redact import sealed_numbers, unseal
 
@@ -46,6 +48,8 @@ class SweepPlanFile(BaseModel):
     points: list[PointPlan]
     eval: EvalTask | None = None   # one more array task after the points (`submit --with-eval`)
     reuse_deployment: bool = False   # `submit --reuse-deployment`: ONE task runs every point on one deployment
+    slo: str | None = None           # the recipe's per-request SLO (each record's slo_attainment)
+    pricing: Pricing | None = None   # the recipe's, else the cluster profile's price (each record's cost)
 
     @property
     def n_tasks(self) -> int:
@@ -58,7 +62,9 @@ class SweepPlanFile(BaseModel):
                             thresholds=self.thresholds, mounts=tuple(self.mounts),
                             gpus=None if self.gpus is None else tuple(self.gpus), overrides=tuple(self.overrides),
                             image_path=self.image_path, variant=self.variant, tag=self.tag, note=self.note,
-                            stall_timeout_s=self.stall_timeout_s)
+                            stall_timeout_s=self.stall_timeout_s,
+                            slo=None if self.slo is None else parse_request_slo(self.slo, "slo"),
+                            price=None if self.pricing is None else self.pricing.price())
 
 
 def load_sweep_plan(path: Path) -> SweepPlanFile:

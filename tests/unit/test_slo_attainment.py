@@ -157,3 +157,13 @@ def test_prices_and_search_conditions_parse() -> None:
         parse_slo("attainment>=95")
     assert is_request_bound("ttft<=0.5,e2el<=10") and not is_request_bound("ttft_p90<=2")
     assert not is_request_bound("attainment>=0.9")
+
+
+def test_a_submitted_sweep_carries_the_slo_and_price_to_its_points() -> None:
+    from harness.recipe.schema import Pricing
+    from slurm.sweep_plan import SweepPlanFile
+
+    plan = SweepPlanFile(out_dir="out", points=[], slo="ttft<=1", pricing=Pricing(gpu_hour=2.0, currency="EUR"))
+    options = SweepPlanFile.model_validate_json(plan.model_dump_json()).options()
+    assert options.slo == parse_request_slo("ttft<=1") and options.price == Price(2.0, "EUR", None)
+    assert SweepPlanFile(out_dir="out", points=[]).options().price is None

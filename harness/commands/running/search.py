@@ -118,8 +118,10 @@ def main(args: argparse.Namespace) -> int:
         variant = options.variant
     check_out_dir(args.out)
     spec = _spec(args, recipe, first, slos, variant)
-    spec = dataclasses.replace(spec, request_slo=None if request_slo is None else request_slo.text,
-                               price=price_of(args, recipe))
+    price = price_of(args, recipe)
+    if price is None and args.cluster and profile.pricing is not None:
+        price = profile.pricing.price()   # on Slurm: the cluster profile's price, as its points' records have it
+    spec = dataclasses.replace(spec, request_slo=None if request_slo is None else request_slo.text, price=price)
     out_file = search_dir(args.out, recipe.config_key, variant, slos, spec.request_slo) / "search.json"
     where = ""
     if args.cluster:
