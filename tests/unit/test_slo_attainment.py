@@ -15,7 +15,7 @@ from harness.point.record.result_fields import RequestRecord, parse_record
 from harness.point.record.slo import attainment, wilson_interval
 from harness.recipe.pricing import Price, parse_price
 from harness.recipe.request_slo import is_request_bound, parse_request_slo
-from harness.report.analysis.goodput import judge, render_goodput
+from harness.report.analysis.goodput import GOODPUT_COLUMNS, goodput_cells, judge, render_goodput
 from harness.report.results.load import parse_result
 from harness.search.slo import parse_slo
 
@@ -119,6 +119,8 @@ def test_report_recomputes_from_the_records_and_prices_the_point(tmp_path: Path)
     assert judged.cost["per_good_request"] == pytest.approx(6.0 / (2 / 14 * 3600))
     table = render_goodput([("4", judged)])
     assert "0.222 [" in table and "2/9" in table and "3 USD/GPU-hour" in table
+    cells = dict(zip(GOODPUT_COLUMNS, goodput_cells(judged)))   # report.csv's last columns
+    assert (cells["slo"], cells["slo_good"], cells["slo_requests"], cells["currency"]) == (SLO, "2", "9", "USD")
     # without records: said, not guessed
     (pdir / "aiperf" / "profile_export.jsonl").unlink()
     [bare], notes = judge([point], parse_request_slo(SLO), None)

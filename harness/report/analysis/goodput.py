@@ -28,6 +28,10 @@ from harness.vocabulary import TOTAL_PER_GPU
 COLUMNS = ("conc", "SLO", "attainment (95% CI)", "good/req", "good req/s", f"good {TOTAL_PER_GPU}", "cost/Mtok",
            "cost/Mtok out", "cost/agent-h", "cost/good req")
 
+GOODPUT_COLUMNS = ("slo", "attainment", "attainment_low", "attainment_high", "slo_good", "slo_requests",
+                   "request_goodput_rps", "token_goodput_total_tps_per_gpu", "currency", "cost_per_million_total_tokens",
+                   "cost_per_million_output_tokens", "cost_per_agent_hour", "cost_per_good_request")
+
 
 def read_request_records(path: Path) -> list[RequestRecord]:
     """Every request of a `profile_export.jsonl` (a truncated or unreadable line is skipped)."""
@@ -148,3 +152,14 @@ def goodput_markdown(points: Sequence[tuple[str, PointResult]]) -> list[str]:
     out = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" if i == 1 else "---:" for i in range(len(COLUMNS))) + "|"]
     out += ["| " + " | ".join(v.replace("|", "\\|") for v in row(cell, p)) + " |" for cell, p in shown]
     return out
+
+
+def goodput_cells(p: PointResult) -> list[str]:
+    """The point's `GOODPUT_COLUMNS` for report.csv (empty cells where it has no SLO or price)."""
+    s, c = p.slo_attainment or {}, p.cost or {}
+    interval = s.get("attainment_interval_95") or [None, None]
+    values = [s.get("slo"), s.get("attainment"), interval[0], interval[1], s.get("good"), s.get("requests"),
+              s.get("request_goodput_rps"), (s.get("token_goodput") or {}).get("total_tps_per_gpu"), c.get("currency"),
+              c.get("per_million_total_tokens"), c.get("per_million_output_tokens"), c.get("per_agent_hour"),
+              c.get("per_good_request")]
+    return ["" if v is None else repr(v) if isinstance(v, float) else str(v) for v in values]

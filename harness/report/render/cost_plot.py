@@ -39,6 +39,8 @@ def plot_cost_frontier(curves: Sequence[Curve], path: Path) -> Path:
                 continue
             if not p.valid:
                 ax.scatter([x], [y], marker="x", color="0.55", zorder=3)
+                ax.annotate(f"{pid} (invalid)", (x, y), textcoords="offset points", xytext=(4, -10), fontsize=7,
+                            color="0.45")
                 continue
             ax.scatter([x], [y], marker=marker(p), color=color, alpha=0.45 if pid not in on else 1.0, zorder=3)
             ax.annotate(point_label(pid, p), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8,
@@ -49,7 +51,7 @@ def plot_cost_frontier(curves: Sequence[Curve], path: Path) -> Path:
         if fx:
             order = sorted(range(len(fx)), key=lambda k: fx[k])
             ax.plot([fx[k] for k in order], [fy[k] for k in order], "-", color=color,
-                    label=f"{c.label}  cost frontier {len(fx)}/{sum(1 for p in c.points if cost_per_mtok(p))}")
+                    label=f"{c.label}  cost frontier {len(fx)}/{sum(1 for p in c.points if p.valid and cost_per_mtok(p))}")
     ax.set_xlabel("E2EL p90 (s)  (lower is better)")
     ax.set_ylabel(f"cost per million total tokens ({'/'.join(currencies) or '-'})")
     ax.set_title(title(curves, "Cost per million tokens vs E2EL p90: down and to the left is better"))

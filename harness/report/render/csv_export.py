@@ -2,7 +2,8 @@
 row names its curve, the point's identity in it and the point's attributes.
 
 Latency columns are `<metric>_<stat>` for every metric and statistic a result publishes (seconds;
-tokens/s/user for the interactivity metrics); an unmeasured value is an empty cell.
+tokens/s/user for the interactivity metrics); an unmeasured value is an empty cell. The last columns are the
+point's SLO attainment, goodput and cost (`harness.report.analysis.goodput`), empty without an SLO or a price.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import io
 from collections.abc import Sequence
 
 from harness.report.analysis.curves import Curve, power_text
+from harness.report.analysis.goodput import GOODPUT_COLUMNS, goodput_cells
 from harness.report.results.attributes import topology
 from harness.report.results.configs import config_name
 from harness.report.results.load import LATENCY_METRICS
@@ -23,7 +25,7 @@ COLUMNS = (
     *(f"{m}_{s}" for m in LATENCY_METRICS for s in STATS),
     "num_requests_total", "num_requests_successful", "errors", "cancelled_at_cutoff", "power",
     "curve", "point", "topology", "spec_decoding", "kv_offloading", "dp_attention", "disagg", "recipe_fingerprint",
-    "harness_commit", "source", "publishable", "publish_label",
+    "harness_commit", "source", "publishable", "publish_label", *GOODPUT_COLUMNS,
 )
 
 
@@ -45,6 +47,7 @@ def render_csv(curves: Sequence[Curve]) -> str:
                 power_text(p), c.key, pid, topology(p), p.arm.spec_decoding, p.arm.kv_offloading, p.arm.dp_attention, p.arm.disagg,
                 p.recipe_fingerprint or "", p.harness_commit or "", str(p.source),
                 "" if p.publishable is None else str(p.publishable).lower(), p.publish_label or "",
+                *goodput_cells(p),
             ])
     return buf.getvalue()
 
