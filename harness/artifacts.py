@@ -258,6 +258,18 @@ def write_error(exc: OSError, path: Path, what: str) -> UserError:
     return UserError(f"{exc.filename or path}: cannot write the {what}: {exc.strerror or exc}")
 
 
+def _put(item: Path, dst: Path) -> None:
+    """Move `item` to `dst`: a file over the earlier one; a directory in place of the earlier one, whole (what it
+    held is this build's, and nothing of the earlier one is kept beside it)."""
+    if item.is_dir() and dst.is_dir() and not dst.is_symlink():
+        aside = Path(tempfile.mkdtemp(prefix=f".{dst.name}.earlier-", dir=dst.parent))
+        os.replace(dst, aside / dst.name)
+        os.replace(item, dst)
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        os.replace(item, dst)
+
+
 @contextmanager
 def staged_dir(out: Path, what: str, *, merge: bool = False) -> Iterator[Path]:
     """A temporary directory beside `out` to build `what` in, put in place only when the build completes: renamed
@@ -274,7 +286,7 @@ def staged_dir(out: Path, what: str, *, merge: bool = False) -> Iterator[Path]:
         if merge:
             out.mkdir(exist_ok=True)
             for item in sorted(tmp.iterdir()):
-                os.replace(item, out / item.name)
+                _put(item, out / item.name)
             tmp.rmdir()
         else:
             if out.is_dir():

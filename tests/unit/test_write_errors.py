@@ -97,6 +97,19 @@ def test_report_write_error_is_one_line_and_keeps_the_earlier_report(code: int, 
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_report_over_an_earlier_one_replaces_its_inspect_pages_whole(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run(tmp_path)
+    rep = tmp_path / "rep"
+    assert main(["report", str(run), "--out", str(rep)]) == 0
+    stale = rep / "inspect" / "a-point-no-longer-in-the-run.html"
+    stale.write_text("stale")
+    assert main(["report", str(run), "--out", str(rep)]) == 0   # the same directory again, as make demo reruns
+    assert not stale.exists() and any((rep / "inspect").glob("*.html"))
+    assert [p.name for p in rep.iterdir() if p.name.startswith(".")] == []
+    capsys.readouterr()
+
+
 def test_a_write_error_no_command_handles_is_still_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*_: object) -> None:
