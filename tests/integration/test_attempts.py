@@ -55,6 +55,10 @@ def test_repeated_runs_are_attempts_each_naming_itself_and_the_spread_is_printed
     earlier = json.loads((earlier_dir / "point_result.json").read_text())
     assert earlier["attempt"] == earlier_dir.name != newest["attempt"]
     assert json.loads((pdir / "status.json").read_text())["attempt"] == newest["attempt"]
+    # the newest record carries the Student-t intervals over both runs, as repeats.json beside it does
+    assert newest["repeats"] == json.loads((pdir / "repeats.json").read_text())
+    assert newest["repeats"]["runs"] == 2
+    assert sorted(newest["repeats"]["attempts"]) == sorted([newest["attempt"], earlier["attempt"]])
 
 
 @pytest.mark.parametrize("command", ["run", "sweep"])

@@ -50,6 +50,12 @@ def test_report_and_compare_give_the_interval_of_each_repeated_point(tmp_path: P
     out = capsys.readouterr().out
     assert "repeats: the mean over the runs with its Student-t 95% interval" in out
     assert "quickstart-sim c4  total tok/s/GPU  mean 100 [" in out and "(3 runs)" in out
+    report = json.loads((tmp_path / "r" / "report.json").read_text())   # the report's files carry them too
+    tput = report["curves"][0]["points"][0]["repeats"]["metrics"]["total tok/s/GPU"]
+    assert (tput["n"], tput["mean"], tput["std"]) == (3, pytest.approx(100.0), pytest.approx(10.0))
+    assert tput["ci95"][0] == pytest.approx(100 - 4.302653 * 10 / 3 ** 0.5, rel=1e-5)   # t(0.975, 2) = 4.3027
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "Repeated points" in html and f"[{tput['ci95'][0]:.4g}, {tput['ci95'][1]:.4g}]" in html
     assert cli_main(["compare", str(a), str(b)]) == 0
     out = capsys.readouterr().out
     assert "c4 A  total tok/s/GPU  mean 100 [" in out and "c4 B  total tok/s/GPU  mean 110 [" in out

@@ -222,11 +222,15 @@ def repeat_summary(outcomes: list[PointOutcome]) -> str:
     where = f"the runs: {outcomes[-1].point_dir} (the newest) and its attempts/ (the earlier ones)\n"
     text = where + render(spreads(records), len(records))
     if len(records) >= 2:
-        from harness.artifacts import write_json
+        from harness.artifacts import read_json, write_json
         from harness.report.analysis.spread import repeats_json
 
         attempts = [str(r.get("attempt")) for r in records]
-        path = write_json(outcomes[-1].point_dir / "repeats.json", repeats_json(spreads(records), len(records), attempts))
+        block = repeats_json(spreads(records), len(records), attempts)
+        path = write_json(outcomes[-1].point_dir / "repeats.json", block)
+        newest = outcomes[-1].point_dir / "point_result.json"
+        if newest.is_file():   # the newest run's record carries the intervals over all its runs too
+            write_json(newest, {**read_json(newest, "point record"), "repeats": block})
         text += f"repeats: {path}\n"
     return text
 

@@ -9,6 +9,7 @@ from harness.report.analysis.curves import CURVE_DEFINITION, Curve, power_text
 from harness.report.analysis.goodput import goodput_json
 from harness.report.results.attributes import attributes, settings
 from harness.report.results.load import PointResult
+from harness.report.results.repeats import repeat_block
 
 
 def point_json(p: PointResult) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def point_json(p: PointResult) -> dict[str, Any]:
         "harness_commit": p.harness_commit,
         "source": str(p.source),
         **goodput_json(p),   # slo_attainment and cost (harness.report.analysis.goodput)
+        "repeats": repeat_block(p.point_dir) if p.recorded else None,   # --repeat N: Student-t 95 % intervals
     }
 
 

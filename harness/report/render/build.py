@@ -27,6 +27,7 @@ from harness.report.render.plots import Positions, Quantiles, plot_latency_by_co
 from harness.report.results.evals import EvalSummary, eval_html, eval_json, eval_markdown, newest_evals
 from harness.report.results.load import PointResult
 from harness.report.results.points import load_results_noted
+from harness.report.results.repeats import repeat_block
 from harness.report.results.samples import load_request_samples, record_file
 
 
@@ -143,7 +144,9 @@ def _write_report(run_dirs: list[Path], out_dir: Path, curves: list[Curve], note
     write_json(out_dir / "report.json",
                {**report_json(curves), "evals": {k: eval_json(evals.get(k)) for k in keys}, "notes": notes})
     write_text(out_dir / "report.md", render_markdown(curves, [p.name for p in pngs]) + "\n" + eval_markdown(keys, evals))
-    page = render_html(curves, pngs, links=links, positions=positions)
+    repeats = {(i, j): block for i, c in enumerate(curves) for j, p in enumerate(c.points)
+               if p.recorded and (block := repeat_block(p.point_dir)) is not None}
+    page = render_html(curves, pngs, links=links, positions=positions, repeats=repeats)
     page = page.replace("</body>", eval_html(keys, evals) + "</body>", 1)
     write_text(out_dir / "report.html", page)
 

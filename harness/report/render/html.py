@@ -15,6 +15,7 @@ import base64
 import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve, power_text
@@ -208,8 +209,30 @@ def _goodput_section(curves: Sequence[Curve]) -> str:
             + "".join(f"<h3>{_e(c.label)}</h3><pre>{_e(t)}</pre>" for c, t in tables if t))
 
 
+def _repeats_section(curves: Sequence[Curve], repeats: Mapping[tuple[int, int], Mapping[str, Any]]) -> str:
+    """Each point run with `--repeat N`: per metric the mean over the runs with its Student-t 95 % interval."""
+    rows = []
+    for (ci, pi), block in sorted(repeats.items()):
+        c = curves[ci]
+        for metric, m in block["metrics"].items():
+            if "ci95" not in m:
+                continue
+            cv = "-" if m["cv_pct"] is None else f"{m['cv_pct']:.1f} %"
+            rows.append(f"<tr><td>{_e(c.ids[pi])}</td><td>{_e(c.key)}</td><td>{_e(metric)}</td>"
+                        f'<td class="n">{m["mean"]:.4g}</td><td class="n">[{m["ci95"][0]:.4g}, {m["ci95"][1]:.4g}]</td>'
+                        f'<td class="n">{m["std"]:.3g}</td><td class="n">{cv}</td><td class="n">{m["se"]:.3g}</td>'
+                        f'<td class="n">{m["n"]}</td></tr>')
+    if not rows:
+        return ""
+    return ('<h2 id="repeats">Repeated points</h2><p class="tag">The mean over the runs of a point run with '
+            "<code>--repeat N</code>, with its Student-t 95 % interval (mean ± t·s/√n).</p><table><tr><th>point</th>"
+            "<th>curve</th><th>metric</th><th>mean</th><th>95 % interval</th><th>std</th><th>CV</th><th>SE</th>"
+            f"<th>runs</th></tr>{''.join(rows)}</table>")
+
+
 def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Agentic sweep report",
-                links: Links | None = None, positions: Mapping[str, Positions] | None = None) -> str:
+                links: Links | None = None, positions: Mapping[str, Positions] | None = None,
+                repeats: Mapping[tuple[int, int], Mapping[str, Any]] | None = None) -> str:
     """The whole report as one HTML string: verdicts, Pareto coverage, plots, details; every image is
     inlined, nothing is fetched. `links`: each point's inspect page, linked from its verdict row and, where
     `positions` (PNG name -> where each point is drawn) says, from the point in the plot."""
@@ -226,6 +249,7 @@ def render_html(curves: Sequence[Curve], pngs: Sequence[Path], title: str = "Age
             + '<h2 id="frontier">Pareto coverage</h2><p class="tag">x-axis vs total throughput per GPU; invalid '
             "points are excluded.</p>" + "".join(_coverage_section(c) for c in curves)
             + ('<h2 id="plots">Plots</h2>' + "".join(_img(p, _spots(curves, links or {}, (positions or {}).get(p.name, {}))) for p in pngs) if pngs else "")
+            + _repeats_section(curves, repeats or {})
             + '<h2 id="details">Details</h2>' + "".join(_curve_section(c) for c in curves))
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

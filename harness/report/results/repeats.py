@@ -17,6 +17,7 @@ from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
 from harness.point.record.samples_file import RequestSamples
 from harness.point.state.attempt import ATTEMPTS_DIR
+from harness.report.analysis.spread import repeats_json, spreads
 
 RECORD_FILE = "point_result.json"
 SAME = ("recipe_fingerprint", "overrides", "image", "engine", "conc")
@@ -66,3 +67,11 @@ def repeat_records(point_dir: Path) -> list[dict[str, Any]]:
     dirs = repeat_dirs(point_dir)
     records = [r for d in dirs if (r := _record(d)) is not None]
     return records if len(records) >= 2 else []
+
+
+def repeat_block(point_dir: Path) -> dict[str, Any] | None:
+    """The Student-t intervals over a point's repeated runs (`repeats.json`'s form), or None for a point run once."""
+    records = repeat_records(point_dir)
+    if not records:
+        return None
+    return repeats_json(spreads(records), len(records), [str(r.get("attempt")) for r in records])
