@@ -1,4 +1,4 @@
-"""Scale of the results store (SQLite): ingest, history and regress, against the issue's targets.
+"""Scale of the results store (SQLite): ingest, history and regress, against its targets.
 
 1. ingest 100,000 points (1,000 runs of 100 points, 10 per-request E2EL and TTFT samples each: 1M samples of each)
    through the store's write path (`harness.store.ingest.write_entries`: one transaction per run, each entry with a

@@ -78,7 +78,7 @@ def test_ingest_is_idempotent_and_a_rerun_is_a_new_entry(store_url: str, tmp_pat
     assert _count(store_url) == 3 and _count(store_url, "runs") == 2
 
 
-def test_an_entry_holds_what_the_issue_names_and_the_samples_compare_reads(store_url: str, tmp_path: Path) -> None:
+def test_an_entry_holds_record_row_settings_versions_and_the_samples_compare_reads(store_url: str, tmp_path: Path) -> None:
     run = _run(tmp_path)
     with _store(store_url) as store:
         ingest(store, [run])
