@@ -21,7 +21,8 @@ __all__ = ["store_url"]
 pytestmark = pytest.mark.long   # three nights of two runs each: about four minutes
 
 ROOT = Path(__file__).resolve().parents[2]
-SHORT = ["--duration", "20", "--set", "client.warmup_requests_per_lane=1", "--set", "client.burst_phase_starts=true"]
+# 30 s windows: the slowed night serves about 0.4 requests/s, and a valid point needs 10
+SHORT = ["--duration", "30", "--set", "client.warmup_requests_per_lane=1", "--set", "client.burst_phase_starts=true"]
 SLOWER = ["--set", "args.max-running-requests=2"]
 
 
@@ -67,7 +68,8 @@ def _regress(nights: Nights, db: str, baseline: str, candidate: str) -> subproce
 def _check(slower: subprocess.CompletedProcess[str], same: subprocess.CompletedProcess[str]) -> None:
     assert slower.returncode == 1, slower.stdout + slower.stderr
     last = slower.stdout.strip().splitlines()[-1]
-    assert last.startswith("gate: REGRESSION") and "E2EL p90" in last
+    # the slower night's latencies: which percentiles clear the corrected intervals varies with the windows' samples
+    assert last.startswith("gate: REGRESSION") and ("E2EL p" in last or "TTFT p" in last)
     assert "setting args.max-running-requests: 32 -> 2" in slower.stdout
     assert same.returncode == 0, same.stdout + same.stderr
     assert same.stdout.strip().splitlines()[-1].startswith("gate: no regression")
