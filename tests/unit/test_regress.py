@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.cli import main as cli_main
@@ -39,6 +40,18 @@ def test_the_statistics_match_their_definitions() -> None:
     same = percentile_change(latencies(50, 1.0, 1), latencies(50, 1.0, 1), 0.9)
     assert same.low_pct is not None and same.high_pct is not None and same.low_pct < 0 < same.high_pct
     assert welch_change([1.0], [2.0]).reason is not None   # one run a side: no interval
+
+
+def test_a_percentile_change_whose_interval_excludes_zero_has_a_p_value_that_agrees() -> None:
+    # a heavy-tailed baseline against one ten times slower: the ratio's bootstrap is skewed, its log is not
+    rng = np.random.default_rng(7)
+    base = list(np.exp(rng.normal(-1.5, 1.2, 40)))
+    slow = list(10.0 * np.exp(rng.normal(-1.5, 1.2, 32)))
+    change = percentile_change(base, slow, 0.9)
+    assert change.low_pct is not None and change.low_pct > 0 and change.p is not None
+    assert change.p < 0.05 / 5   # beyond zero even after Holm over a family of five
+    same = percentile_change(base, list(np.exp(rng.normal(-1.5, 1.2, 32))), 0.9)
+    assert same.p is not None and same.p > 0.05
 
 
 def test_a_slower_night_is_a_regression_naming_the_metric_and_the_setting(tmp_path: Path,
