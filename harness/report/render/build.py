@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import re
+import signal
+import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -64,9 +67,25 @@ def reading_distributions(curves: list[Curve]) -> Iterator[Callable[[], Distribu
     if min(len(jobs), cpus) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield lambda: {key: _point_quantiles(path) for key, path in jobs}
         return
-    with ProcessPoolExecutor(min(len(jobs), cpus), mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(min(len(jobs), cpus), mp_context=multiprocessing.get_context("fork"),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         futures = [(key, pool.submit(_point_quantiles, path)) for key, path in jobs]
         yield lambda: {key: future.result() for key, future in futures}
+
+
+_PR_SET_PDEATHSIG = 1   # <linux/prctl.h>
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker's initializer: on Linux the worker is sent SIGKILL when `parent` (the process that started it)
+    dies, by SIGKILL or otherwise, so a killed report leaves no worker holding its caller's pipes; a worker whose
+    parent died before this ran exits at once."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _point_quantiles(path: Path) -> tuple[Quantiles | None, Quantiles | None]:
