@@ -6,8 +6,9 @@ Each subcommand lives in its own module under `harness/commands/` and exposes tw
     main(args: argparse.Namespace) -> int          # the process exit status
 
 Only the module of the subcommand being run is imported, so `harness --help` stays instant.
-A misspelt subcommand or option is an argparse error that also names the closest valid ones
-(`harness swep` -> did you mean 'sweep'?). User errors raise `harness.errors.UserError` and become one line on
+No parser reads an abbreviated option (`--point` is not `--points`; `harness sim` alone reads SGLang's flags as
+SGLang does): a misspelt or shortened subcommand or option is an argparse error that also names the closest valid
+ones (`harness swep` -> did you mean 'sweep'?), and `--set KEY VALUE` is answered with `--set KEY=VALUE`. User errors raise `harness.errors.UserError` and become one line on
 stderr with exit status 2;
 `--debug` shows the traceback instead. Everything a command prints goes through `harness.artifacts` (stdout and
 stderr are wrapped, line by line), so no secret reaches the terminal or a captured log.
@@ -69,10 +70,14 @@ def _version() -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors name the closest valid subcommand or option to a misspelt one."""
+    """An argument parser that reads no abbreviated option, and whose errors name the closest valid subcommand or
+    option to a misspelt one. Subcommands' own subparsers are of this class too."""
 
     argv: list[str] = []       # the command line being parsed (set on the top-level parser's class)
     root: argparse.ArgumentParser | None = None
+
+    def __init__(self, *args: typing.Any, allow_abbrev: bool = False, **kwargs: typing.Any) -> None:
+        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
 
     def error(self, message: str) -> typing.NoReturn:
         super().error(message + _hints(message, _Parser.argv, _Parser.root or self))
@@ -93,12 +98,19 @@ def _hints(message: str, argv: list[str], root: argparse.ArgumentParser) -> str:
     known = _options_on_path(root, argv)
     for token in argv[: argv.index("--") if "--" in argv else len(argv)]:
         name = token.split("=", 1)[0]
-        if (name.startswith("-") and name != "-" and not re.fullmatch(r"-\d[\d.]*", name) and name not in known
-                and not any(k.startswith(name) for k in known if k.startswith("--") and name.startswith("--"))):
+        if name.startswith("-") and name != "-" and not re.fullmatch(r"-\d[\d.]*", name) and name not in known:
             hint = did_you_mean(name, known).strip(" ()")
             if hint:
                 hints.append(f"{name}: {hint}")
+    hints += _set_hints(argv)
     return "".join(f"; {h}" for h in hints if h)
+
+
+def _set_hints(argv: list[str]) -> list[str]:
+    """The one-token form of each `--set KEY VALUE` on the command line (a setting is one SETTING=VALUE token)."""
+    return [f"--set takes one SETTING=VALUE argument; write --set {key}={value}"
+            for flag, key, value in zip(argv, argv[1:], argv[2:])
+            if flag == "--set" and "=" not in key and not key.startswith("-") and not value.startswith("-")]
 
 
 def _options_on_path(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -124,7 +136,8 @@ def _build_parser(argv: list[str]) -> tuple[argparse.ArgumentParser, object | No
     chosen = next((a for a in argv if not a.startswith("-")), None)
     module = None
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        sp = sub.add_parser(name, help=help_text, description=help_text)
+        # `harness sim` takes sglang.launch_server's argv, whose prefixes SGLang's argparse reads.
+        sp = sub.add_parser(name, help=help_text, description=help_text, allow_abbrev=name == "sim")
         if name == chosen:
             module = importlib.import_module(module_name)
             module.add_arguments(sp)

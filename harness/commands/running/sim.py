@@ -17,5 +17,5 @@ def main(args: argparse.Namespace) -> int:
     from harness.sim.frontend.cli import run
 
     argv = sys.argv[sys.argv.index("sim") + 1 :] if "sim" in sys.argv else []
-    check_sim_args(args, argparse.ArgumentParser(prog="harness sim"))
+    check_sim_args(args, argparse.ArgumentParser(prog="harness sim", allow_abbrev=False))
     return run(args, argv)

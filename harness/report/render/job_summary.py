@@ -81,12 +81,13 @@ def plots_note(images: list[str], artifact: str | None, where: str | None) -> st
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.report.render.job_summary", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m harness.report.render.job_summary", description=__doc__,
+                                     allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
-    f = sub.add_parser("fence", help="a heading, then a file's text (default: stdin) in a fenced code block")
+    f = sub.add_parser("fence", allow_abbrev=False, help="a heading, then a file's text (default: stdin) in a fenced code block")
     f.add_argument("title")
     f.add_argument("file", nargs="?", type=Path)
-    r = sub.add_parser("report", help="the report's markdown without the images a job summary cannot show")
+    r = sub.add_parser("report", allow_abbrev=False, help="the report's markdown without the images a job summary cannot show")
     r.add_argument("report_md", type=Path)
     r.add_argument("--artifact", help="name of the uploaded artifact that holds the report")
     r.add_argument("--where", help="the report's directory on the runner")
