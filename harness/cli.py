@@ -76,8 +76,9 @@ class _Parser(argparse.ArgumentParser):
     argv: list[str] = []       # the command line being parsed (set on the top-level parser's class)
     root: argparse.ArgumentParser | None = None
 
-    def __init__(self, *args: typing.Any, allow_abbrev: bool = False, **kwargs: typing.Any) -> None:
-        super().__init__(*args, allow_abbrev=allow_abbrev, **kwargs)
+    def __init__(self, **kwargs: typing.Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(**kwargs)
 
     def error(self, message: str) -> typing.NoReturn:
         super().error(message + _hints(message, _Parser.argv, _Parser.root or self))
