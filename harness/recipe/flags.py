@@ -127,6 +127,15 @@ class FlagTable(BaseModel):
         raise UserError(f"{spelled}: not a server flag of SGLang {self.version}; {hint}")
 
 
+    def abbreviated(self, name: str) -> str | None:
+        """The option string that `name` (with or without `--`) abbreviates, as SGLang's argparse reads a unique
+        prefix; None when `name` is a spelling of its own, unknown or ambiguous."""
+        spelled = _dashed(name)
+        if spelled in self._by_string or "=" in spelled or len(spelled) <= 2:
+            return None
+        matches = self._with_prefix(spelled)
+        return matches[0] if len(matches) == 1 else None
+
     def _with_prefix(self, prefix: str) -> list[str]:
         start = bisect.bisect_left(self._sorted, prefix)
         end = start

@@ -6,7 +6,7 @@ resolves `extends` chains and `zip:` into the effective args, env and KV offload
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -74,6 +74,32 @@ def parse_recipe(raw: Any, source: str = "<recipe>", where: Where | None = None)
     _check_rules(recipe, where)
     expand_points(recipe, source, where)  # inheritance errors surface at load time
     return recipe
+
+
+def abbreviated_flags(text: str, source: str, overrides: Sequence[str], version: str) -> list[str]:
+    """One warning for each SGLang flag that the recipe text or an `args.`/`server.args.` `--set` writes as a
+    unique prefix of a longer flag: SGLang's argparse reads it as that flag, and so does the plan, which writes the
+    full flag; the warning names it."""
+    table = flags.load_table(version)
+    raw, _ = load_yaml(text, source, _normalize_key)
+    written: list[tuple[str, str]] = []   # (where, flag name as written)
+
+    def walk(node: Any, path: list[str]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "args" and isinstance(value, dict):
+                    written.extend((f"{source}: {'.'.join([*path, 'args', str(k)])}", str(k)) for k in value)
+                else:
+                    walk(value, [*path, str(key)])
+
+    walk(raw, [])
+    for setting in overrides:
+        key = setting.partition("=")[0]
+        head = next((h for h in ("server.args.", "args.") if key.startswith(h)), None)
+        if head is not None:
+            written.append((f"--set {key}", key[len(head):]))
+    return [f"{where}: --{name.lstrip('-')} is read as {full}, as SGLang reads a unique prefix; write {full}"
+            for where, name in written if (full := table.abbreviated(name)) is not None]
 
 
 # ------------------------------------------------------------------------------------------ checks

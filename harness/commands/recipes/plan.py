@@ -38,11 +38,12 @@ def main(args: argparse.Namespace) -> int:
         return 0
     if not args.recipe:
         raise UserError("plan: give a recipe file (or --schema)")
-    from harness.commands.running.run import warn_idle_overrides
+    from harness.commands.running.run import warn_abbreviated_flags, warn_idle_overrides
     from harness.preflight.aiperf_scenario import refuse_unless_accepted
     from harness.recipe.points import load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, args.overrides, args.unofficial)
+    warn_abbreviated_flags(args.recipe, recipe.server.sglang_version, args.overrides)
     warn_idle_overrides(args.recipe, args.points, args.overrides, args.unofficial, plans, args.overrides)
     refuse_unless_accepted(plans, args.recipe)
     if args.json:

@@ -152,6 +152,18 @@ def warn_idle_overrides(recipe_path: str, point_names: list[str] | None, overrid
         print(f"warning: {idle_warning(text, plans)}", file=sys.stderr, flush=True)
 
 
+def warn_abbreviated_flags(recipe_path: str, version: str, overrides: list[str]) -> None:
+    """A warning on stderr (one line each) for every SGLang flag of the recipe or a `--set` written as a prefix of
+    the flag it selects (`harness.recipe.load.abbreviated_flags`)."""
+    import sys
+
+    from harness.inputs.yaml_input import read_text
+    from harness.recipe.load import abbreviated_flags
+
+    for line in abbreviated_flags(read_text(recipe_path, "recipe"), recipe_path, overrides, version):
+        print(f"warning: {line}", file=sys.stderr, flush=True)
+
+
 def overrides_with_duration(args: argparse.Namespace) -> list[str]:
     """`--set`s, then `--duration S` as `client.duration_s=S` (a shortened window is a variant too)."""
     extra = [f"client.duration_s={args.duration:g}"] if args.duration else []
@@ -167,6 +179,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import check_placeable, load_plans
 
     recipe, plans = load_plans(args.recipe, [args.point], overrides_with_duration(args), args.unofficial)
+    warn_abbreviated_flags(args.recipe, recipe.server.sglang_version, args.overrides)
     warn_idle_overrides(args.recipe, [args.point], overrides_with_duration(args), args.unofficial, plans,
                         args.overrides)
     options = options_from_args(args, recipe)

@@ -44,6 +44,7 @@ def main(args: argparse.Namespace) -> int:
         local_preflight,
         options_from_args,
         overrides_with_duration,
+        warn_abbreviated_flags,
         warn_idle_overrides,
     )
     from harness.point.record.result import point_dir
@@ -55,6 +56,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import check_placeable, load_plans
 
     recipe, plans = load_plans(args.recipe, args.points, overrides_with_duration(args), args.unofficial)
+    warn_abbreviated_flags(args.recipe, recipe.server.sglang_version, args.overrides)
     warn_idle_overrides(args.recipe, args.points, overrides_with_duration(args), args.unofficial, plans,
                         args.overrides)
     options = options_from_args(args, recipe)
