@@ -10,10 +10,10 @@ LOAD = {"concurrency_below_target"}                                             
 MIN_ACHIEVED = 0.7                                                               # --min-achieved-ratio's default
 
 
-def own_outcome(record: dict[str, Any], conc: int, value: float | None, interval: list[float] | None,
+def own_outcome(record: dict[str, Any], conc: int, value: float | None, interval: list[float | None] | None,
                 threshold: float) -> str:
     """`fail`, `inconclusive` or `pass` for the point whose record this is, `value` its metric and `interval` the
-    95 % interval of it (the search's: a record holds no bootstrap)."""
+    95 % bounds of it (the search's, `[low, high]`, an unbounded end null: a record holds no per-request bounds)."""
     if record["state"] != "completed":
         return "fail"
     reasons = {r["code"] for r in record["validity"]["reasons"]}
@@ -21,7 +21,8 @@ def own_outcome(record: dict[str, Any], conc: int, value: float | None, interval
         return "fail"
     achieved = (record.get("achieved_concurrency") or {}).get("sessions")
     low_load = achieved is not None and achieved < MIN_ACHIEVED * conc
-    straddles = interval is not None and interval[0] <= threshold <= interval[1]
+    straddles = interval is not None and (interval[0] is None or interval[0] <= threshold) and (
+        interval[1] is None or threshold <= interval[1])
     clear_breach = value is not None and value > threshold and interval is not None and not straddles
     if clear_breach and reasons <= LOAD and (low_load or reasons):
         return "fail"   # less load than the target's already breaches it: the target's load does too

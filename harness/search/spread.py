@@ -1,38 +1,58 @@
-"""The measured spread of a point's percentile: the central 95 % of its bootstrap distribution over the point's
-per-request records (`harness.report.analysis.noise.resampled_percentiles`, fixed seed: the same records give the same
-interval). The per-request records hold TTFT and E2EL; other metrics, and means, have no interval (a reason).
+"""The measured spread of a point's percentile: distribution-free 95 % bounds of it from the point's per-request
+records (`harness.report.analysis.noise.quantile_bounds`: order statistics and the binomial law, each bound
+one-sided at 95 %). A bound can lie at or beyond the sample's largest value, and is unbounded when the point has too
+few requests for it (a p90 needs `min_requests_for_bound(0.9)` = 29 for an upper bound): such a point cannot pass a
+`<=` condition, however low its measured percentile. The per-request records hold TTFT and E2EL; other metrics, and
+means, have no interval (a reason).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, RESAMPLES, SEED, resampled_percentiles
+from harness.report.analysis.noise import LEVEL, min_requests_for_bound, quantile_bounds
 from harness.report.results.samples import load_request_samples, record_file
 from harness.search.slo import Slo
 
 SAMPLED = ("ttft", "e2el")   # the metrics the per-request samples hold
+ORDER_STATISTICS = "distribution-free 95 % bounds"   # how the console names a percentile's interval
+WILSON = "95 % Wilson interval"                       # ... and attainment's
 
 
 @dataclass(frozen=True)
 class Interval:
-    """(low, high) of the statistic, or the reason there is none."""
+    """(low, high) of the statistic (either end may be infinite: unbounded), or the reason there is none; `name`
+    says what kind of interval it is, in words."""
 
     bounds: tuple[float, float] | None
     reason: str | None = None
+    name: str = ORDER_STATISTICS
+
+    def as_json(self) -> list[float | None] | None:
+        """[low, high] rounded, an unbounded end as null; None without bounds."""
+        if self.bounds is None:
+            return None
+        return [round(v, 6) if math.isfinite(v) else None for v in self.bounds]
+
+    def text(self) -> str:
+        """`[0.235, unbounded]`: the bounds as the console shows them."""
+        if self.bounds is None:
+            return "none"
+        return "[" + ", ".join(f"{v:.4g}" if math.isfinite(v) else "unbounded" for v in self.bounds) + "]"
 
 
 def interval_of(samples: list[float], q: float) -> Interval:
-    """The bootstrap `LEVEL` interval of percentile q (0..1) of `samples`."""
-    if len(samples) < MIN_REQUESTS:
-        return Interval(None, f"{len(samples)} requests (fewer than {MIN_REQUESTS}): no interval")
-    draws = resampled_percentiles(samples, q, np.random.default_rng(SEED), RESAMPLES)
-    tail = (1.0 - LEVEL) / 2.0 * 100.0
-    lo, hi = np.percentile(draws, [tail, 100.0 - tail])
-    return Interval((float(lo), float(hi)))
+    """The `LEVEL` bounds of percentile q (0..1) of `samples` (see the module docstring); no interval without
+    samples."""
+    if not samples:
+        return Interval(None, "no requests: no interval")
+    low, high = quantile_bounds(samples, q, LEVEL)
+    unbounded = [f"{min_requests_for_bound(p, LEVEL)} for a {LEVEL:.0%} {side} bound"
+                 for side, p, end in (("lower", 1.0 - q, low), ("upper", q, high)) if math.isinf(end)]
+    reason = f"{len(samples)} requests: a p{round(q * 100)} needs {' and '.join(unbounded)}" if unbounded else None
+    return Interval((low, high), reason)
 
 
 def percentile_interval(point_dir: Path, slo: Slo) -> Interval:

@@ -2,20 +2,22 @@
 its `status.json` when it left none (a server that never became ready: the point fails the SLO).
 
 Each expression's value is the record's row metric. Where the point's per-request records hold the metric's
-samples (TTFT and E2EL), the 95 % bootstrap interval of its percentile is computed (`spread`).
+samples (TTFT and E2EL), distribution-free 95 % bounds of its percentile are computed (`spread`: order statistics,
+each bound one-sided at 95 %, unbounded when the point has too few requests for it).
 
 The outcome (`judge`, a pure function) is one of three, each with the reasons it gives (`why`):
 
 - `fail`: the point failed (a server that never became ready, a crash), is invalid for a reason that is not
   its sample (errors, context overflows, an environment not applied, ...), or is a valid point on which an
-  expression is breached (its interval clear of the threshold); also a point whose load fell short of its target
+  expression is breached (its bounds clear of the threshold); also a point whose load fell short of its target
   (achieved concurrency low, and no other sample reason) that breaches an expression clear of its interval: more
   sessions do not bring latency down (the search's own premise), so the target's load breaches it too;
 - `inconclusive`: the point's sample cannot tell: invalid only for sample reasons (`SAMPLE_REASONS`: too few
   completed requests, too short a window, achieved concurrency below the record's bound), an achieved concurrency
-  below `min_achieved_ratio` of its target (default `MIN_ACHIEVED_RATIO`), or a threshold inside the interval of
-  its percentile. It is never counted as a pass or a fail (`harness.search.order`);
-- `pass`: a valid point with every expression holding and none of the above.
+  below `min_achieved_ratio` of its target (default `MIN_ACHIEVED_RATIO`), or a threshold inside the bounds of
+  its percentile (an unbounded end included: too few requests to bound it). It is never counted as a pass or a fail (`harness.search.order`);
+- `pass`: a valid point with every expression holding and none of the above: for a `<=` condition on a percentile,
+  its upper bound below the threshold (for `>=`, its lower bound above it).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from harness.report.results.load import RECORD_FILE, PointResult, parse_result
 from harness.report.results.unfinished import status_point
 from harness.search.order import Outcome
 from harness.search.slo import ATTAINMENT, Slo
-from harness.search.spread import Interval, percentile_interval
+from harness.search.spread import WILSON, Interval, percentile_interval
 
 SAMPLE_REASONS = frozenset({"too_few_completed", "window_too_short", "concurrency_below_target"})
 LOAD_REASONS = frozenset({"concurrency_below_target"})   # the sample reasons that say the load fell short
@@ -54,12 +56,12 @@ class Check:
 
     @property
     def near(self) -> bool:
-        """The threshold lies inside the value's interval: within the measured spread."""
+        """The threshold lies inside the value's bounds (an unbounded end included): within the measured spread."""
         return self.interval.bounds is not None and self.interval.bounds[0] <= self.slo.value <= self.interval.bounds[1]
 
     def as_json(self) -> dict[str, Any]:
         return {"expression": self.slo.text, "value": self.value, "holds": self.holds,
-                "interval_95": None if self.interval.bounds is None else [round(v, 6) for v in self.interval.bounds],
+                "interval_95": self.interval.as_json(),
                 "interval_reason": self.interval.reason, "within_spread": self.near}
 
 
@@ -91,15 +93,14 @@ def judge(state: str, valid: bool, invalid_reasons: Sequence[str], checks: Seque
     clear = [c for c in checks if c.value is not None and not c.holds and c.interval.bounds is not None and not c.near]
     if clear and set(invalid_reasons) <= LOAD_REASONS and (low_load or invalid_reasons):
         # less load than the target's already breaches it: the target's load (more sessions) breaches it too
-        return Judgement("fail", (*(f"{c.slo.name}={c.value:.4g} breaches {c.slo.text} (its 95 % interval clear of "
-                                    "the threshold)" for c in clear),
+        return Judgement("fail", (*(f"{c.slo.name}={c.value:.4g} breaches {c.slo.text} (the threshold outside its "
+                                    f"{c.interval.name} {c.interval.text()})" for c in clear),
                                   f"at a load below its target ({_load_text(achieved, conc)}): the full load "
                                   "breaches it too"))
     for c in checks:
-        if c.near and c.interval.bounds is not None:
-            lo, hi = c.interval.bounds
-            unsure.append(f"{c.slo.text}: {c.slo.name}={c.value:.4g}, its 95 % interval [{lo:.4g}, {hi:.4g}] "
-                          f"holds the threshold")
+        if c.near:
+            unsure.append(f"{c.slo.text}: {c.slo.name}={c.value:.4g}, the threshold lies within its "
+                          f"{c.interval.name} {c.interval.text()}" + (f" ({c.interval.reason})" if c.interval.reason else ""))
     if unsure:
         return Judgement("inconclusive", tuple(unsure))
     missing = [c.slo.name for c in checks if c.value is None]
@@ -200,7 +201,7 @@ def _attainment_check(slo: Slo, point: PointResult) -> Check:
     if value is None:
         return Check(slo, None, Interval(None, "no attainment: no per-request records or no request SLO"))
     return Check(slo, value, Interval((float(bounds[0]), float(bounds[1])) if bounds else None,
-                                      None if bounds else "no requests"))
+                                      None if bounds else "no requests", WILSON))
 
 
 def achieved_ratio(given: float | None) -> float:

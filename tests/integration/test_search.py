@@ -33,7 +33,7 @@ def _search(out: Path) -> subprocess.CompletedProcess[str]:
                           cwd=ROOT)
 
 
-def _own_outcome(point_dir: Path, conc: int, interval: list[float] | None) -> tuple[str, float | None]:
+def _own_outcome(point_dir: Path, conc: int, interval: list[float | None] | None) -> tuple[str, float | None]:
     """(outcome, ttft p90) from the point's own record, independently of the search's code."""
     path = point_dir / "point_result.json"
     if not path.is_file():

@@ -54,7 +54,7 @@ def test_achieved_concurrency_well_below_its_target_is_inconclusive() -> None:
 def test_a_clear_breach_at_a_load_below_the_target_fails() -> None:
     low = judge("completed", True, (), [check(0.9, (0.8, 1.0))], 8, 2.9)
     assert low.outcome == "fail" and low.why == (
-        "ttft_p90=0.9 breaches ttft_p90<=0.5 (its 95 % interval clear of the threshold)",
+        "ttft_p90=0.9 breaches ttft_p90<=0.5 (the threshold outside its distribution-free 95 % bounds [0.8, 1])",
         "at a load below its target (achieved concurrency 2.9 of 8): the full load breaches it too")
     record = judge("completed", False, ("concurrency_below_target",), [check(0.9, (0.8, 1.0))], 8, 2.9)
     assert record.outcome == "fail"
@@ -67,7 +67,8 @@ def test_a_clear_breach_at_a_load_below_the_target_fails() -> None:
 
 def test_a_threshold_inside_the_interval_of_the_percentile_is_inconclusive() -> None:
     j = judge("completed", True, (), [check(0.48, (0.41, 0.57))], 8, 8.0)
-    assert j.outcome == "inconclusive" and "its 95 % interval [0.41, 0.57] holds the threshold" in j.why[0]
+    assert j.outcome == "inconclusive" and (
+        "the threshold lies within its distribution-free 95 % bounds [0.41, 0.57]" in j.why[0])
 
 
 def test_a_failed_point_or_an_invalidity_other_than_the_sample_fails() -> None:

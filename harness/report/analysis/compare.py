@@ -29,12 +29,12 @@ from harness.errors import UserError
 from harness.point.state.variant import next_compare
 from harness.report.analysis.noise import (
     LEVEL,
-    MIN_REQUESTS,
     NO_RECORDS,
     RESAMPLES,
     SEED,
     WHOLE_RUN,
     NoiseInterval,
+    min_requests,
     no_interval,
     percentile_diff_interval,
     spread_between_runs,
@@ -342,7 +342,9 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
         "only_in_a": only_old,
         "only_in_b": only_new,
         "noise_method": {"interval": "bootstrap percentile interval of B - A", "level": LEVEL,
-                         "resamples": RESAMPLES, "seed": SEED, "min_requests": MIN_REQUESTS,
+                         "resamples": RESAMPLES, "seed": SEED,
+                         "min_requests": {name: min_requests(pq[1]) for name, _, _ in METRICS
+                                          if (pq := _percentile_of(name)) is not None},
                          "repeats": "each side's runs pooled; a change within one side's spread between runs "
                                     "is within noise",
                          "to_resolve": RESOLVE_METHOD},

@@ -15,12 +15,22 @@ An interval that contains zero is `within noise`: these requests cannot tell B f
 A side measured more than once (`harness run --repeat N`) is pooled: its interval is drawn from all its runs'
 requests, and a change no larger than the spread of the percentile between one side's runs is
 `within the repeats' spread` however narrow the pooled interval.
-Fewer than `MIN_REQUESTS` requests on a side give no interval (a reason instead): a bootstrap of a
-handful of requests is not a measure of noise.
+Fewer than `min_requests(q)` requests on a side give no interval (a reason instead): `MIN_REQUESTS`, or more
+where the percentile needs more for a distribution-free bound (`quantile_bounds`; 11 for a p75, 29 for a p90). A
+resampled percentile never exceeds the sample's largest request, so below that count the bootstrap is narrowest
+exactly where the tail is unknown.
+
+One point's percentile against a fixed threshold (`quantile_bounds`, what `harness search` judges) is bounded
+without resampling, by order statistics: of n independent requests, the number below the true q-quantile is
+Binomial(n, q) whatever the latency distribution, so a sorted sample's k-th value is an upper bound of the
+quantile with probability P(Binomial(n, q) <= k - 1). Unlike a bootstrap, whose draws never exceed the sample's
+largest value, such a bound can lie at the maximum or beyond it: it is unbounded when n is too small
+(q^n > 1 - level; a p90 needs 29 requests for a 95 % upper bound).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,8 +137,9 @@ def percentile_diff_interval(a: Sequence[float] | npt.NDArray[np.float64],
     n_a, n_b = len(a), len(b)
     if n_a == 0 or n_b == 0:
         return no_interval(NO_RECORDS, n_a or None, n_b or None)
-    if min(n_a, n_b) < MIN_REQUESTS:
-        return no_interval(f"fewer than {MIN_REQUESTS} requests: no interval", n_a, n_b)
+    need = min_requests(q, level)
+    if min(n_a, n_b) < need:
+        return no_interval(f"fewer than {need} requests: no interval", n_a, n_b)
     rng = np.random.default_rng(seed)
     ra = resampled_percentiles(a, q, rng, resamples)
     rb = resampled_percentiles(b, q, rng, resamples)
@@ -142,6 +153,54 @@ def percentile_diff_interval(a: Sequence[float] | npt.NDArray[np.float64],
                 float(np.percentile(np.asarray(b, dtype=np.float64), 100 * q)))
     return NoiseInterval(n_a=n_a, n_b=n_b, diff=(float(lo), float(hi)), pct=pct, se_a=float(np.std(ra)),
                          se_b=float(np.std(rb)), observed=observed)
+
+
+def binomial_cdf(n: int, q: float) -> npt.NDArray[np.float64]:
+    """P(Binomial(n, q) <= k) for k = 0..n (0 < q < 1), from the log of each term (no overflow at large n)."""
+    k = np.arange(n + 1, dtype=np.float64)
+    log_comb = np.concatenate(([0.0], np.cumsum(np.log(np.arange(n, 0, -1, dtype=np.float64)) - np.log(k[1:]))))
+    return np.cumsum(np.exp(log_comb + k * np.log(q) + (n - k) * np.log1p(-q)))
+
+
+def quantile_bounds(sample: Sequence[float] | npt.NDArray[np.float64], q: float,
+                    level: float = LEVEL) -> tuple[float, float]:
+    """Distribution-free one-sided `level` bounds (low, high) of the q-quantile (0 < q < 1) of the population
+    `sample` was drawn from: order statistics of the sorted sample x(1) <= ... <= x(n), from the binomial law
+    of how many requests fall below the quantile.
+
+    - high = x(k), k the smallest with P(Binomial(n, q) <= k - 1) >= level; +inf when none (q^n > 1 - level);
+    - low = x(j), j the largest with P(Binomial(n, q) <= j - 1) <= 1 - level; -inf when none ((1 - q)^n > 1 - level).
+
+    Each bound is one-sided at `level` (not a central interval whose ends hold (1 - level) / 2 each) because each
+    is used alone: a point meets `metric <= threshold` only when `high` is below the threshold, and breaches it
+    only when `low` is above it. The true quantile lies on one side of the threshold, so only one of the two
+    claims can be wrong, and it is wrong with probability at most 1 - level.
+    """
+    xs = np.sort(np.asarray(sample, dtype=np.float64))
+    n = len(xs)
+    if n == 0:
+        raise ValueError("quantile_bounds: an empty sample has no bounds")
+    cdf = binomial_cdf(n, q)          # cdf[k - 1] = P(Binomial(n, q) <= k - 1), the coverage of x(k)
+    above = np.flatnonzero(cdf[:n] >= level)
+    below = np.flatnonzero(cdf[:n] <= 1.0 - level)
+    high = float(xs[above[0]]) if above.size else math.inf
+    low = float(xs[below[-1]]) if below.size else -math.inf
+    return low, high
+
+
+def min_requests_for_bound(q: float, level: float = LEVEL) -> int:
+    """The fewest requests whose largest value is a one-sided `level` upper bound of the q-quantile: the
+    smallest n with q^n <= 1 - level (29 for a p90 at 95 %)."""
+    n = 1
+    while q ** n > 1.0 - level:
+        n += 1
+    return n
+
+
+def min_requests(q: float, level: float = LEVEL) -> int:
+    """The fewest requests a side needs for an interval of its q-quantile: `MIN_REQUESTS`, or as many as bound
+    the quantile on both sides distribution-free (`min_requests_for_bound`)."""
+    return max(MIN_REQUESTS, min_requests_for_bound(q, level), min_requests_for_bound(1.0 - q, level))
 
 
 def spread_between_runs(runs: Sequence[Sequence[float]], q: float) -> float | None:
