@@ -194,6 +194,16 @@ def append_text(path: Path, text: str) -> None:
         fh.write(redact_text(text))
 
 
+def move_aside(src: Path, dst: Path) -> Path:
+    """Move a file of a run to `dst` (its directory made if needed), by a rename within the run's filesystem: the
+    file is at one place or the other, never in both or in part (a row set aside beside a record that cannot be
+    read, `harness.point.state.quarantine`)."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(src, dst)
+    return dst
+
+
 class RedactingStream:
     """The console: a text stream that writes whole lines, secrets redacted (a partial line on flush). The CLI
     puts one over stdout and one over stderr, so all that a command prints passes here."""

@@ -27,6 +27,7 @@ from harness.artifacts import data_view
 from harness.errors import UserError
 from harness.inputs.json_input import finite_number, read_json_object
 from harness.point.state.attempt import ATTEMPTS_DIR
+from harness.point.state.truth import unreadable
 from harness.report.results.samples import load_request_samples, record_file
 
 RECORD = "point_result.json"
@@ -136,7 +137,7 @@ def is_point_dir(path: Path) -> bool:
 def read_entry(point_dir: Path) -> Entry | None:
     """The entry of one run directory of a point (the newest, or one under `attempts/`); None for a point still
     running (nothing to keep yet). A record or status that cannot be read is one line (`UserError`)."""
-    record = read_json_object(point_dir / RECORD, "point record") if (point_dir / RECORD).is_file() else None
+    record = _record(point_dir) if (point_dir / RECORD).is_file() else None
     status = read_json_object(point_dir / STATUS, "point status") if (point_dir / STATUS).is_file() else None
     plan = read_json_object(point_dir / PLAN, "point plan") if (point_dir / PLAN).is_file() else None
     state = _str(_get(status, "state")) or _str(_get(record, "state")) or "completed"
@@ -175,6 +176,15 @@ def read_entry(point_dir: Path) -> Entry | None:
     entry.started_at_ns = _started(record, status, point_dir)
     entry.entry_key = _hash([config_key, entry.variant, entry.tag, conc, entry.attempt or _hash(entry.record)])
     return entry
+
+
+def _record(point_dir: Path) -> dict[str, Any]:
+    """The point's record; one that cannot be read is one line, its row set aside first
+    (`harness.point.state.quarantine`)."""
+    try:
+        return read_json_object(point_dir / RECORD, "point record")
+    except UserError as exc:
+        raise UserError(unreadable(point_dir, str(exc)).message) from None
 
 
 def _hash(value: Any) -> str:

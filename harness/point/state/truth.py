@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
+from harness.point.state.quarantine import quarantine_rows
 from harness.point.state.status import read_status
 
 RECORD_FILE = "point_result.json"
@@ -89,7 +90,7 @@ def reconcile(status: Mapping[str, Any] | None, record: RecordState) -> PointTru
 
 
 def read_record(point_dir: Path) -> RecordState:
-    """The record in `point_dir`, Unreadable, or None when there is none."""
+    """The record in `point_dir`, Unreadable (its rows set aside, `unreadable`), or None when there is none."""
 
     path = Path(point_dir) / RECORD_FILE
     if not path.exists() and not path.is_symlink():
@@ -97,10 +98,17 @@ def read_record(point_dir: Path) -> RecordState:
     try:
         data = read_json_object(path, "point record")
     except UserError as exc:
-        return Unreadable(str(exc))
+        return unreadable(Path(point_dir), str(exc))
     except OSError as exc:
-        return Unreadable(f"{path}: {exc.strerror or exc}")
+        return unreadable(Path(point_dir), f"{path}: {exc.strerror or exc}")
     return data
+
+
+def unreadable(point_dir: Path, why: str) -> Unreadable:
+    """A record that cannot be read, for `why`: the point's rows are moved into `quarantine/` and the message
+    says where they went (or why they could not go)."""
+    words = quarantine_rows(point_dir, why).words(point_dir)
+    return Unreadable(f"{why}; {words}" if words else why)
 
 
 def read_point_status(point_dir: Path) -> dict[str, Any] | None:

@@ -27,7 +27,10 @@ symlink leading out of the tree, a corrupt or foreign row, or two points that wo
 are refused with one line before anything is written. Earlier attempts (`attempts/`) are not exported.
 
 Only publishable points are exported (`harness.point.record.publishable`: AIPerf's check and our validity verdict);
-`include_unofficial` exports the others too (smoke runs, simulated points). Every record is checked either way.
+`include_unofficial` exports the others too (smoke runs, simulated points, invalid points). Every record is checked
+either way. Every exported row's verdict (state, validity, publishability) goes into `harness_verdicts.json` at OUT's
+root (`harness.report.results.verdicts`), where `harness report` and `harness check --results` read it: a point
+counts the same in the run and in its export, and an invalid one exported is named in the summary.
 A point that did not complete (its record's or its `status.json`'s state is failed or cancelled) is never
 exported as a row, with or without `include_unofficial`: it is listed as failed with its reason, and a run
 whose points all failed is refused as such ("all N points failed: ...").
@@ -48,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.artifacts import staged_dir, write_foreign_json, write_text
+from harness.artifacts import staged_dir, write_foreign_json, write_json, write_text
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
 from harness.inspect.write import inspect_points
@@ -58,6 +61,7 @@ from harness.point.servers.server_logs import server_logs
 from harness.point.state.truth import read_point_status, read_record, reconcile
 from harness.power import inferencex_evidence as ev
 from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
+from harness.report.results.verdicts import VERDICTS_FILE, invalid_words, verdict_of, verdicts_document
 
 RECORD_FILE = "point_result.json"
 EVAL_RESULT_FILE = "eval_result.json"
@@ -76,6 +80,8 @@ class ExportPlan:
     sources: dict[Path, Path] = field(default_factory=dict)   # destination -> the run's file it comes from
     rows: int = 0
     evals: int = 0
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)   # row path inside OUT -> its verdict
+    invalid: dict[Path, str] = field(default_factory=dict)   # point directory exported with an invalid verdict -> why
 
     def add(self, dst: Path, write: Callable[[Path], None], source: Path) -> None:
         if dst in self.files:
@@ -183,8 +189,14 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
     if not include_unofficial and not of(record)["publishable"]:
         return False
     body = rounded_row(row)
-    plan.add(out / f"bmk_agentic_{name}" / f"bmk_agentic_{name}.json", lambda dst: _write_row(dst, body), row_path)
+    row_dst = out / f"bmk_agentic_{name}" / f"bmk_agentic_{name}.json"
+    plan.add(row_dst, lambda dst: _write_row(dst, body), row_path)
     plan.rows += 1
+    verdict = verdict_of(record)
+    plan.verdicts[row_dst.relative_to(out).as_posix()] = verdict
+    why = invalid_words(verdict)
+    if why is not None:
+        plan.invalid[pdir] = why
     aiperf = pdir / "aiperf"
     if aiperf.is_dir() and not aiperf.is_symlink():
         for dirpath, dirnames, filenames in os.walk(aiperf):
@@ -316,6 +328,10 @@ def _write_row(dst: Path, row: dict[str, Any]) -> None:
     write_foreign_json(dst, row)
 
 
+def _write_ours(dst: Path, body: dict[str, Any]) -> None:
+    write_json(dst, body)
+
+
 def _write(dst: Path, text: str) -> None:
     write_text(dst, text)
 
@@ -327,6 +343,7 @@ class ExportSummary:
     files: list[Path]
     left_out: list[Path]        # point directories not exported: not publishable
     failed: dict[Path, str] = field(default_factory=dict)   # point directories that did not complete -> why
+    invalid: dict[Path, str] = field(default_factory=dict)  # exported (unofficial) points that are not valid -> why
 
 
 def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False) -> ExportSummary:
@@ -348,9 +365,12 @@ def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False
                 and not plan_point(pdir, root, out, plan, include_unofficial)]
     for edir in _walk(run_dir, EVAL_RESULT_FILE):
         plan_eval(edir, root, out, plan)
+    if plan.verdicts:
+        document = verdicts_document(plan.verdicts)
+        plan.add(out / VERDICTS_FILE, lambda dst: _write_ours(dst, document), run_dir)
     with staged_dir(out, "export") as tmp:   # renamed to OUT when complete; removed if anything fails
         for dst, write in plan.files.items():
             staged = tmp / dst.relative_to(out)
             _prepare(tmp, staged)
             write(staged)
-    return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out, failed)
+    return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out, failed, plan.invalid)

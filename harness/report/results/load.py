@@ -3,7 +3,8 @@
 A directory is searched recursively. A point directory of this harness holds our own record,
 `point_result.json`, and the published InferenceX row beside it (`bmk_agentic_*.json`): the record is read
 and the row beside it is skipped. Files named `bmk_agentic_*.json` without a record beside them are
-InferenceX rows (ours exported with `harness export --inferencex`, or InferenceX's own); any other `*.json`
+InferenceX rows (ours exported with `harness export --inferencex`, read with the verdict the export keeps for
+each, `harness.report.results.verdicts`, or InferenceX's own); any other `*.json`
 (except the known companion artifacts such as AIPerf exports and fingerprints) is read when it is small
 and is kept if it looks like an agentic aggregate: an object with `conc` and `request_metrics`, or a list
 holding such objects (InferenceX's concatenated `agg_*.json`; its fixed-sequence rows are skipped and
@@ -29,6 +30,7 @@ from harness.inputs.json_input import MAX_BYTES, finite_number, read_json_value
 from harness.point.record.engine_label import engine_label
 from harness.report.results.arms import Arm, arm_of
 from harness.report.results.series import Series, model_name, series_of
+from harness.report.results.verdicts import row_verdict
 
 RESULT_PREFIX = "bmk_agentic_"
 ATTEMPTS_DIR = "attempts"        # harness.point.state.attempt: a point's earlier attempts, never read as results
@@ -37,7 +39,7 @@ RECORD_FILE = "point_result.json"
 # Companion artifacts that are never results; skipped without being opened.
 _NOT_RESULTS = re.compile(
     r"^(profile_export.*|fingerprint_.*|server_metrics_export.*|inputs|\.aiperf_results_ready|report"
-    r"|plan|status|power_.*|agentic_power_.*|gpu_metrics.*)\.json$"
+    r"|plan|status|power_.*|agentic_power_.*|gpu_metrics.*|harness_verdicts)\.json$"
 )
 _MAX_CANDIDATE_BYTES = 8 * 1024 * 1024
 LATENCY_METRICS = ("ttft", "e2el", "itl", "tpot", "intvty", "e2e_norm_intvty")
@@ -162,6 +164,8 @@ def read_candidate(path: Path) -> tuple[list[PointResult], str | None]:
             raise
         return [], None  # another tool's JSON (or not JSON at all): not a result, not an error
     if isinstance(data, dict) and _looks_like_result(data):
+        if path.name.startswith(RESULT_PREFIX):
+            data = {**data, **row_verdict(path)}   # an exported row's verdict (harness.report.results.verdicts)
         return [parse_result(data, path)], None
     if isinstance(data, list):
         agentic = [r for r in data if isinstance(r, dict) and _looks_like_result(r)]
