@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from slurm import query
-from slurm.progress import finished, point_views
+from slurm.progress import finished, point_views, shown_state
 
 PROGRESS_NOTE = " [progress] "   # harness.log's copy of a progress line
 
@@ -93,7 +93,7 @@ def follow(record: dict[str, Any], *, interval_s: float = 2.0, out: TextIO | Non
                 if seen.get(i) != key:
                     seen[i] = key
                     extra = f" ({v['reason']})" if v["reason"] and v["state"] != "running" else ""
-                    emit(f"{_stamp()} [{v['name']} task {v['task_id']}] {v['state']}"
+                    emit(f"{_stamp()} [{v['name']} task {v['task_id']}] {shown_state(v)}"
                          f"{' / ' + v['phase'] if v['phase'] else ''} (slurm {v['slurm_state'] or '?'}){extra}")
             for (i, kind), tail in tails.items():
                 for line in tail.new_lines():

@@ -90,6 +90,14 @@ def invalid(view: dict[str, Any]) -> bool:
     return view.get("exit_code") == 3
 
 
+def shown_state(view: dict[str, Any]) -> str:
+    """A point's state as the tables print it: `completed, invalid (exit 3)` for a point that completed with an
+    invalid verdict (its exit status 3 is what Slurm reports as the task FAILED), else the state."""
+    if view["state"] == "completed" and invalid(view):
+        return "completed, invalid" + ("" if view.get("exit_code") is None else f" (exit {view['exit_code']})")
+    return str(view["state"])
+
+
 def render_table(views: list[dict[str, Any]]) -> str:
     rows = [("task", "point", "state", "phase", "slurm", "exit", "result / reason")]
     for v in views:
@@ -98,7 +106,7 @@ def render_table(views: list[dict[str, Any]]) -> str:
             tail = f"{tail}  [{v['publishable']}]"
         if v["reason"]:
             tail = f"{tail}  ({v['reason']})" if tail else v["reason"]
-        rows.append((str(v["task_id"]), v["name"], v["state"], v["phase"] or "-", v["slurm_state"] or "-",
+        rows.append((str(v["task_id"]), v["name"], shown_state(v), v["phase"] or "-", v["slurm_state"] or "-",
                      "-" if v["exit_code"] is None else str(v["exit_code"]), tail))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1] for r in rows)

@@ -83,3 +83,22 @@ def test_follow_shows_each_progress_line_once(tmp_path):
     text = buf.getvalue()
     assert text.count("c2 profiling 17/30 s") == 1 and f"[c2 slurm] {line}" in text
     assert "[c2 harness] 2026-12-01T07:28:47Z [phase] profiling (AIPerf)" in text
+
+
+def test_a_completed_invalid_point_reads_as_such_in_the_table_and_the_follow_lines(tmp_path: Path) -> None:
+    import io
+
+    from slurm.follow import follow
+
+    rec = _record(tmp_path)
+    rec["points"] = rec["points"][:1]   # type: ignore[index]
+    p0 = tmp_path / "k" / "conc2"
+    write_json(p0 / "status.json", {"state": "completed", "phase": "collecting", "exit_status": 3, "valid": False})
+    write_json(p0 / "bmk_c2.json", {})
+    write_json(p0 / "point_result.json", {"config_key": "k", "conc": 2, "state": "completed"})
+    tasks = {0: TaskState(0, "FAILED", 3, "NonZeroExitCode", "vm", "43")}
+    row = render_table(point_views(rec, tasks)).splitlines()[1]
+    assert "  completed, invalid (exit 3)  " in row and row.split()[:2] == ["0", "c2"]
+    buf = io.StringIO()
+    follow(rec, interval_s=0, out=buf, states=lambda record: (tasks, "sacct"))
+    assert "[c2 task 0] completed, invalid (exit 3) (slurm FAILED)" in buf.getvalue()
