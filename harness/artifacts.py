@@ -3,10 +3,16 @@
 
 Every writer here is the boundary where data leaves the process, and the only one: what it writes passes through
 `harness.redact` first (JSON by structure, text by pattern, a command by its argv and env), as do `print_json` for
-`--json` output and `RedactingStream`, the console every command prints to. Callers pass the real values."""
+`--json` output and `RedactingStream`, the console every command prints to. Callers pass the real values.
+
+A result written here survives a crash of the machine: each writer writes a temporary file beside its target,
+flushes and fsyncs it, renames it into place and fsyncs the directory; a move into place (`staged_dir`) syncs
+what it moves and then the directory it moved into; `sync_tree` does the same for files another process wrote (a
+point's AIPerf outputs and power samples). Streamed logs (`append_text`) are not synced line by line."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -14,7 +20,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -159,12 +165,55 @@ def write_bytes(path: Path, data: bytes) -> Path:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    sync_dir(path.parent)
     return path
+
+
+def sync_dir(directory: Path) -> None:
+    """Make the entries of `directory` durable (a file renamed into it, one moved out): fsync the directory. A
+    filesystem that cannot sync a directory (EINVAL on some FUSE and network mounts) is left to its own rules."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+def sync_tree(root: Path, skip: Callable[[str], bool] | None = None) -> None:
+    """fsync every regular file below `root`, then each directory after what it holds: what another process wrote
+    there (AIPerf's outputs, the power samples) or was copied there survives a crash. Entries whose name `skip`
+    accepts (streamed logs, earlier attempts) are left as they are; a link is not followed; a file that vanishes
+    meanwhile is passed over."""
+    root = Path(root)
+    if not root.is_dir():
+        return
+    with os.scandir(root) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
+        if (skip is not None and skip(entry.name)) or entry.is_symlink():
+            continue
+        if entry.is_dir():
+            sync_tree(Path(entry.path), skip)
+        elif entry.is_file():
+            try:
+                fd = os.open(entry.path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    sync_dir(root)
 
 
 def write_figure(path: Path, fig: Any, dpi: float | None = None) -> Path:
@@ -201,6 +250,8 @@ def move_aside(src: Path, dst: Path) -> Path:
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
     os.replace(src, dst)
+    sync_dir(dst.parent)
+    sync_dir(Path(src).parent)
     return dst
 
 
@@ -249,9 +300,13 @@ def scrub_log(path: Path) -> None:
                 clean = scrub_remembered(line)
                 changed = changed or clean != line
                 dst.write(clean)
+            if changed:
+                dst.flush()
+                os.fsync(dst.fileno())
         if changed:
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
+            sync_dir(path.parent)
     finally:
         Path(tmp).unlink(missing_ok=True)
 
@@ -293,15 +348,18 @@ def staged_dir(out: Path, what: str, *, merge: bool = False) -> Iterator[Path]:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
         os.chmod(tmp, 0o755)
         yield tmp
+        sync_tree(tmp)   # every file of the build on disk before any of it is in place
         if merge:
             out.mkdir(exist_ok=True)
             for item in sorted(tmp.iterdir()):
                 _put(item, out / item.name)
+            sync_dir(out)
             tmp.rmdir()
         else:
             if out.is_dir():
                 out.rmdir()   # empty: the caller checked
             os.rename(tmp, out)
+        sync_dir(out.parent)
         tmp = None
     except OSError as exc:
         name = exc.filename if isinstance(exc.filename, str) else None

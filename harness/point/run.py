@@ -19,14 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.artifacts import keep_out, scrub_logs, write_json, write_text
+from harness.artifacts import keep_out, scrub_logs, sync_tree, write_json, write_text
 from harness.errors import UserError
 from harness.point.record.judged import Judging
 from harness.point.record.result import build_point_result, point_dir
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import check_aiperf
 from harness.point.replay.aiperf_keyed import KEY_ENV, keyed_argv
-from harness.point.replay.client_phase import ClientProgress
+from harness.point.replay.client_phase import NOT_TIMED, ClientProgress
 from harness.point.replay.client_stall import ClientStallWatch
 from harness.point.replay.corpus_input import aiperf_corpus
 from harness.point.replay.progress import ClientLiveProgress
@@ -35,7 +35,7 @@ from harness.point.servers.deployment_server import DeploymentServer
 from harness.point.servers.readiness import NotReady
 from harness.point.servers.serve import FreshServer, PointStopped, ServerOptions, prepare_server, slurm_env
 from harness.point.servers.server_metrics import scrape_all
-from harness.point.state.attempt import start_attempt
+from harness.point.state.attempt import ATTEMPTS_DIR, start_attempt
 from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, disk_full_reason, run_guarded
 from harness.point.state.ownership import PointLock
 from harness.point.state.status import PointStatus
@@ -157,7 +157,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
     power: PowerSampler | NodePowerSamplers | None = None
     client: aiperf.AiperfProcess | None = None
     client_run = None
-    profiling_span_s: float | None = None   # the window's monotonic bound (`ClientProgress.profiling_span_s`)
+    profiling = NOT_TIMED   # the profiling phase on the monotonic clock (`ClientProgress.clock`)
     metrics_before = metrics_after = None
     state, reason = "failed", None
     with StopSignals(status) as sigs:
@@ -197,7 +197,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
                     client_run = client.wait(timeout, should_stop=should_stop, on_tick=on_tick)
                 finally:
                     live.close()
-                    profiling_span_s = phases.profiling_span_s()
+                    profiling = phases.clock()
             status.phase("draining")
             metrics_after = scrape_all(server.metrics_urls) if server.exit_code() is None else None
             power.stop()
@@ -227,11 +227,13 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
             if server.logs_final:
                 scrub_logs(pdir)  # a server may echo its arguments (SGLang logs its api_key)
             shutil.rmtree(client_tmp, ignore_errors=True)
+        # what the record is built from (AIPerf's outputs, the power samples) on disk before the record says it
+        sync_tree(pdir, skip=lambda name: name.endswith(".log") or name == ATTEMPTS_DIR)
         status.phase("collecting")
         result, result_path = build_point_result(
             plan, overrides=options.overrides, labels=labels, thresholds=options.thresholds, pdir=pdir,
             artifact_dir=artifact_dir,
-            client_run=client_run, profiling_span_s=profiling_span_s, metrics_before=metrics_before,
+            client_run=client_run, profiling=profiling, metrics_before=metrics_before,
             metrics_after=metrics_after, state=state,
             reason=reason, corpus=corpus, tokenizer=tokenizer_used, client_tool=client_tool,
             deployment_run=server.run_record, judging=Judging(options.slo, options.price))

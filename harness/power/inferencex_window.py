@@ -29,6 +29,13 @@ WINDOW = "aiperf_benchmark_start_to_end"
 def aiperf_window_ns(summary: Mapping[str, Any] | None, naive_tz: tzinfo | None = None) -> tuple[int, int] | None:
     """AIPerf's benchmark window as UTC nanoseconds. AIPerf writes naive local time: they are read in
     `naive_tz` (InferenceX's `agentic_power_timezone_offset.txt`), by default this machine's zone."""
+    bounds = aiperf_bounds_ns(summary, naive_tz)
+    return bounds if bounds is not None and bounds[1] > bounds[0] else None
+
+
+def aiperf_bounds_ns(summary: Mapping[str, Any] | None, naive_tz: tzinfo | None = None) -> tuple[int, int] | None:
+    """`start_time` and `end_time` of AIPerf's summary as UTC nanoseconds, as they read: an end before the start
+    (the wall clock stepped back inside the window) is kept. None where either is missing or unreadable."""
     bounds = []
     for key in ("start_time", "end_time"):
         raw = (summary or {}).get(key)
@@ -41,7 +48,7 @@ def aiperf_window_ns(summary: Mapping[str, Any] | None, naive_tz: tzinfo | None 
         if moment.tzinfo is None and naive_tz is not None:
             moment = moment.replace(tzinfo=naive_tz)
         bounds.append(round(moment.astimezone().timestamp() * NS_PER_S))
-    return (bounds[0], bounds[1]) if bounds[1] > bounds[0] else None
+    return bounds[0], bounds[1]
 
 
 def inferencex_power(samples: Sequence[PowerSample], window_ns: tuple[int, int] | None,

@@ -6,10 +6,10 @@
 - `bmk_agentic_<config_key>_conc<N>.json`: the published row, exactly one InferenceX AgentX row
   (`harness.point.record.inferencex_row`), written only for a completed point (the record's `row` names it; null
   for a failed or cancelled point, whose directory holds nothing that InferenceX's collectors, which take every
-  `bmk_agentic_*.json` under a run, would read as a result). A simulated point records and publishes `hw: sim`, never a real GPU
-  name (our record keeps the recipe's GPU type as `recipe_hw`).
-- `aiperf/request_samples.bin`: the E2EL and TTFT samples a report plots, beside the per-request records
-  they come from (`harness.point.record.samples_file`).
+  `bmk_agentic_*.json` under a run, would read as a result). A simulated point records and publishes `hw: sim`,
+  never a real GPU name (our record keeps the recipe's GPU type as `recipe_hw`).
+- `aiperf/request_samples.bin`: the E2EL and TTFT samples a report plots, beside the per-request records they
+  come from (`harness.point.record.samples_file`).
 
 Built for every point that got as far as the client, completed or not (a failed or cancelled point keeps
 its partial result in its record, marked invalid, and has no published row).
@@ -39,6 +39,7 @@ from harness.point.record.stickiness import stickiness
 from harness.point.record.validity import verdict, window_clock
 from harness.point.replay import aiperf
 from harness.point.replay.aiperf_check import ClientTool
+from harness.point.replay.client_phase import NOT_TIMED, ProfilingClock
 from harness.point.servers.node_power import power_csvs
 from harness.point.servers.server_env import SERVER_ENV_FILE
 from harness.point.servers.server_logs import member_label, member_log_name, worker_logs
@@ -82,7 +83,7 @@ def spec_decoding_label(algorithm: Any) -> str:
 
 def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: dict[str, Any],
                        thresholds: Thresholds, pdir: Path, artifact_dir: Path, client_run: Any,
-                       profiling_span_s: float | None = None, metrics_before: dict[str, float] | None,
+                       profiling: ProfilingClock = NOT_TIMED, metrics_before: dict[str, float] | None,
                        metrics_after: dict[str, float] | None,
                        state: str, reason: str | None, corpus: dict[str, Any],
                        tokenizer: dict[str, str] | None = None,
@@ -91,8 +92,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
                        judging: Judging = NOT_JUDGED,
                        ) -> tuple[dict[str, Any] | None, Path | None]:
     """Build and write the result from whatever the client left (also for failed/cancelled points).
-    `profiling_span_s`: monotonic seconds from the profiling phase's start to the client's end, the bound a window
-    measured on the wall clock must keep (`harness.point.record.validity.window_clock`).
+    `profiling`: AIPerf's profiling phase on the monotonic clock (`harness.point.record.validity.window_clock`).
     `client_tool`: the distribution that provides the `aiperf` that ran. `deployment_run` says which deployment a
     point ran on when the sweep reused one. `judging`: the request SLO and price (`harness.point.record.judged`)."""
     summary = aiperf.read_summary(artifact_dir)
@@ -192,7 +192,7 @@ def build_point_result(plan: PointPlan, *, overrides: tuple[str, ...], labels: d
     result["server_metrics_sglang"] = None if server_metrics_export is None else \
         aiperf.has_sglang_series(server_metrics_export)
     result["server_queue"] = server_queue(server_metrics_export)
-    result["window_clock"] = window_clock(metrics, plan.client.duration_s, plan.client.grace_s, profiling_span_s)
+    result["window_clock"] = window_clock(metrics, plan.client.duration_s, plan.client.grace_s, profiling, summary)
     result["validity"] = verdict(result, plan.client.duration_s, thresholds)
     if result["state"] != "completed":
         result["validity"]["valid"] = False

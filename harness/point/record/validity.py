@@ -7,8 +7,9 @@ completed requests above 0.10, `error_ratio`), its required `sglang:` server-met
 coverage under 95 % of the window, context overflows above 1 %, a cancelled run). `env_not_applied`: a variable the
 harness set for the server (recipe `server.env`, the golden `SGLANG_SIMULATE_ACC_*`, its own) is missing from the
 running server's environment or has another value there (a container runtime's precedence, an entrypoint).
-`window_clock_mismatch`: the window measured on the wall clock is longer than the requested window and its grace, or
-than the monotonic span of the client's profiling phase, or not positive (the wall clock stepped: `window_clock`).
+`window_clock_mismatch`: the wall clock stepped inside the window (`window_clock`): AIPerf's profiling phase on the
+wall clock is longer or shorter than the same phase timed by the harness on the monotonic clock, beyond
+max(2 s, 2 %), or the window is longer than the requested window and its grace, or not positive.
 The thresholds themselves are the recipe's (`harness.recipe.thresholds`).
 """
 
@@ -16,28 +17,63 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.point.replay.client_phase import ProfilingClock
 from harness.point.servers.server_env import describe_not_applied
+from harness.power.inferencex_window import aiperf_bounds_ns
 from harness.recipe.thresholds import Thresholds
 
 CLOCK_SLACK_S = 2.0        # the profiling phase is seen within a second of its start
 CLOCK_SLACK_FRACTION = 0.02
+# How far AIPerf's profiling phase on the wall clock may differ from the harness's monotonic timing of it, either
+# way: 2 s for the two sights of AIPerf's log (each at most `PHASE_CHECK_S` late), and 2 % of the phase, 40 times
+# the most an NTP slew moves a clock (500 ppm), so a step that leaves the point valid moves its throughput < 2 %.
+PHASE_TOLERANCE_S = 2.0
+PHASE_TOLERANCE_FRACTION = 0.02
 
 
-def window_clock(metrics: dict[str, Any], requested_s: float, grace_s: float,
-                 monotonic_s: float | None) -> dict[str, Any]:
-    """The record's `window_clock` block: the window as measured on the wall clock (AIPerf's request times), the
+def window_clock(metrics: dict[str, Any], requested_s: float, grace_s: float, profiling: ProfilingClock,
+                 summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record's `window_clock` block. The window as measured on the wall clock (AIPerf's request times) and the
     longest it can honestly be (the requested window and its grace, and the monotonic span from the profiling
-    phase's start to the client's end), and whether the two agree. A wall-clock step inside the window (an NTP step)
-    moves AIPerf's times and not the monotonic clock, so the window then reads hours long, or negative."""
+    phase's start to the client's end); AIPerf's profiling phase on the wall clock (its summary's `start_time` →
+    `end_time`) and the same phase timed by the harness on the monotonic clock, with the tolerance between them;
+    whether all agree. A wall-clock step inside the window (an NTP step) moves AIPerf's times and not the monotonic
+    clock: a forward step makes the window read longer, a backward one shorter (its throughput higher)."""
     tput = metrics.get("throughput")
     wall = float(tput["duration_seconds"]) if tput else None
     slack = CLOCK_SLACK_S + CLOCK_SLACK_FRACTION * requested_s
     bound = requested_s + grace_s + slack
-    if monotonic_s is not None:
-        bound = min(bound, monotonic_s + slack)
-    agrees = None if wall is None else 0 < wall <= bound
-    return {"wall_s": wall, "monotonic_s": monotonic_s, "requested_s": requested_s, "grace_s": grace_s,
-            "max_s": round(bound, 3), "agrees": agrees}
+    if profiling.span_s is not None:
+        bound = min(bound, profiling.span_s + slack)
+    within_bound = None if wall is None else 0 < wall <= bound
+    bounds = aiperf_bounds_ns(summary)
+    phase_wall = None if bounds is None else round((bounds[1] - bounds[0]) / 1e9, 3)
+    phase_mono = None if profiling.phase_s is None else round(profiling.phase_s, 3)
+    tolerance = None if phase_mono is None else round(max(PHASE_TOLERANCE_S, PHASE_TOLERANCE_FRACTION * phase_mono), 3)
+    same_phase = None if phase_wall is None or phase_mono is None or tolerance is None \
+        else abs(phase_wall - phase_mono) <= tolerance
+    checks = [c for c in (within_bound, same_phase) if c is not None]
+    return {"wall_s": wall, "monotonic_s": profiling.span_s, "requested_s": requested_s, "grace_s": grace_s,
+            "max_s": round(bound, 3), "phase_wall_s": phase_wall, "phase_monotonic_s": phase_mono,
+            "phase_tolerance_s": tolerance, "agrees": all(checks) if checks else None}
+
+
+def clock_mismatch_message(clock: dict[str, Any]) -> str:
+    """Why the window's clocks disagree, naming both spans (the record's `window_clock`)."""
+    why: list[str] = []
+    wall, mono, tolerance = clock.get("phase_wall_s"), clock.get("phase_monotonic_s"), clock.get("phase_tolerance_s")
+    if wall is not None and mono is not None and tolerance is not None and abs(wall - mono) > tolerance:
+        way = "shorter" if wall < mono else "longer"
+        why.append(f"AIPerf's profiling phase reads {wall:.1f} s on the wall clock but {mono:.1f} s on the monotonic "
+                   f"clock, {abs(wall - mono):.1f} s {way} (tolerance {tolerance:.1f} s)")
+    window = clock.get("wall_s")
+    if window is not None and not 0 < window <= clock["max_s"]:
+        span = clock.get("monotonic_s")
+        measured = f"{span:.1f} s by the monotonic clock, " if span is not None else ""
+        why.append(f"the window reads {window:.1f} s on the wall clock, but {measured}the requested "
+                   f"{clock['requested_s']:.0f} s and its {clock['grace_s']:.0f} s grace allow at most "
+                   f"{clock['max_s']:.1f} s")
+    return "; ".join(why) + ": the wall clock stepped inside the window"
 
 
 def with_required_power(thresholds: Thresholds, required: bool) -> Thresholds:
@@ -84,11 +120,7 @@ def verdict(result: dict[str, Any], requested_duration_s: float, thresholds: Thr
                                f"{thresholds.min_window_fraction:.0%} of the requested {requested_duration_s:.0f} s"))
     clock = result.get("window_clock") or {}
     if clock.get("agrees") is False:
-        mono = clock.get("monotonic_s")
-        measured = f"{mono:.1f} s by the monotonic clock, " if mono is not None else ""
-        reasons.append(_reason("window_clock_mismatch", f"the window reads {window:.1f} s on the wall clock, but "
-                               f"{measured}the requested {clock['requested_s']:.0f} s and its {clock['grace_s']:.0f} s "
-                               f"grace allow at most {clock['max_s']:.1f} s: the wall clock stepped inside it"))
+        reasons.append(_reason("window_clock_mismatch", clock_mismatch_message(clock)))
     if errors and (not ok or errors / ok > thresholds.max_error_ratio):
         rate = f"{errors / ok:.1%}" if ok else "no request completed"
         reasons.append(_reason("error_ratio", f"{errors} failed against {ok} completed requests "

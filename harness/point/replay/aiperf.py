@@ -330,6 +330,7 @@ def _exit_words(exit_code: int | None) -> str:
 
 
 _PHASE_STARTED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) started")
+_PHASE_ENDED = re.compile(r"Phase \S+ \((?P<kind>\w+)\) complete")   # not "sending complete": every request back
 
 
 class NewLines:
@@ -352,17 +353,23 @@ class NewLines:
 
 
 class PhaseWatcher:
-    """Follows AIPerf's log and reports the kind of the phase that started last (`warmup`, `profiling`)."""
+    """Follows AIPerf's log and reports the kind of the phase that started last (`warmup`, `profiling`); `ended`
+    holds the kinds of the phases whose every request has come back."""
 
     def __init__(self, artifact_dir: Path):
         self.lines = NewLines(artifact_dir / LOG_FILE)
         self.kind: str | None = None
+        self.ended: set[str] = set()
 
     def update(self) -> str | None:
         for line in self.lines.read():
-            m = _PHASE_STARTED.search(line.decode(errors="replace"))
+            text = line.decode(errors="replace")
+            m = _PHASE_STARTED.search(text)
             if m:
                 self.kind = m.group("kind")
+            m = _PHASE_ENDED.search(text)
+            if m:
+                self.ended.add(m.group("kind"))
         return self.kind
 
 

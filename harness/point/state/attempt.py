@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from harness.artifacts import read_json
+from harness.artifacts import read_json, sync_dir
 from harness.point.state.ownership import LOCK_FILE
 from harness.point.state.status import STATUS_FILE, reconcile_killed
 from harness.point.state.status_reserve import RESERVE_FILE
@@ -71,6 +71,8 @@ def set_aside(run_dir: Path) -> Path | None:
     target.mkdir(parents=True)
     for entry in entries:
         os.replace(entry, target / entry.name)
+    sync_dir(target)
+    sync_dir(run_dir)
     return target
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import SCHEMA_VERSION
-from harness.artifacts import json_text, write_json
+from harness.artifacts import json_text, sync_dir, write_json
 
 RESERVE_FILE = ".status.reserve"
 RESERVE_BYTES = 64 * 1024
@@ -49,6 +49,7 @@ class StatusReserve:
                     os.close(fd)
                 os.chmod(self.path, 0o644)
                 os.replace(self.path, target)
+                sync_dir(target.parent)
                 return
             except OSError:
                 pass
