@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 class UserError(Exception):
@@ -25,13 +25,20 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
+def and_more(rest: Sequence[str], most: int = 10) -> str:
+    """` (and N more: a; b)` naming each of `rest` (the first `most`, then how many are left unnamed); '' for
+    none."""
+    if not rest:
+        return ""
+    unnamed = f"; {len(rest) - most} unnamed" if len(rest) > most else ""
+    return f" (and {len(rest)} more: {'; '.join(rest[:most])}{unnamed})"
+
+
 def pydantic_error_line(source: str, exc: object) -> str:
-    """Render the first error of a pydantic ValidationError as `source: key.path: message`."""
+    """Render the first error of a pydantic ValidationError as `source: key.path: message`, naming the others."""
     errors = exc.errors()  # type: ignore[attr-defined]
-    first = errors[0]
-    loc = ".".join(str(p) for p in first.get("loc", ()))
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{source}: {loc or '<root>'}: {first.get('msg')}{more}"
+    lines = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: {e.get('msg')}" for e in errors]
+    return f"{source}: {lines[0]}{and_more(lines[1:])}"
 
 
 MAX_MESSAGE_CHARS = 600

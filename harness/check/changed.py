@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.check import gitrev
-from harness.errors import UserError
+from harness.errors import UserError, and_more
 from harness.inputs.yaml_input import load_yaml_file
 from harness.recipe.load import expand_points, load_recipe
 from harness.recipe.plan import build_plans
@@ -134,7 +134,7 @@ def changed_keys(root: Path, base_rev: str) -> tuple[list[KeyChange], list[str]]
     commit = gitrev.resolve(root, base_rev)
     head, head_problems = load_curves(sorted((root / RECIPES_DIR).glob("*.yaml")))
     if head_problems:
-        raise UserError(head_problems[0] + (f" (and {len(head_problems) - 1} more)" if len(head_problems) > 1 else ""))
+        raise UserError(head_problems[0] + and_more(head_problems[1:]))
     with tempfile.TemporaryDirectory(prefix="harness-base-") as tmp:
         base_dir = Path(tmp) / RECIPES_DIR
         base_dir.mkdir()

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from harness.errors import did_you_mean
+from harness.errors import and_more, did_you_mean
 
 
 def first_error(exc: ValidationError, model: type[BaseModel]) -> tuple[tuple[Any, ...], str]:
@@ -27,8 +27,9 @@ def first_error(exc: ValidationError, model: type[BaseModel]) -> tuple[tuple[Any
         msg = f"unknown key {str(loc[-1])!r}{did_you_mean(str(loc[-1]), keys_at(model, loc[:-1]))}"
     else:
         msg = str(first.get("msg", "")).removeprefix("Value error, ")
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return loc, msg + more
+    rest = [f"{'.'.join(str(p) for p in e.get('loc', ())) or '<root>'}: "
+            f"{str(e.get('msg', '')).removeprefix('Value error, ')}" for e in errors if e is not first]
+    return loc, msg + and_more(rest)
 
 
 def keys_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:

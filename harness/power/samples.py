@@ -142,7 +142,7 @@ def read_power_csv(path: Path) -> ParsedTelemetry:
         return ParsedTelemetry([], [Reason(rc.TELEMETRY_FILE_UNREADABLE, f"{path}: {exc}")])
     problems = []
     if bad:
-        shown = "; ".join(bad[:3]) + (f"; and {len(bad) - 3} more" if len(bad) > 3 else "")
+        shown = "; ".join(bad[:10]) + (f"; {len(bad) - 10} unnamed" if len(bad) > 10 else "")
         problems.append(Reason(rc.INVALID_SAMPLE_ROW, f"{path}: {len(bad)} unparsable row(s): {shown}"))
     return ParsedTelemetry(samples, problems)
 

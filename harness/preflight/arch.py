@@ -48,7 +48,7 @@ def nodes(cpu_arch: str, found: NodeArches | str, cluster_src: str) -> list[Find
         return [Finding("pass", "cpu_arch", where, f"{cpu_arch}: the {len(arches)} node(s) of partition "
                                                    f"{partition!r} are {cpu_arch}")]
     kinds = ", ".join(sorted(set(other.values())))
-    names = ", ".join(sorted(other)[:3]) + (f" and {len(other) - 3} more" if len(other) > 3 else "")
+    names = ", ".join(sorted(other)[:10]) + (f", {len(other) - 10} unnamed" if len(other) > 10 else "")
     if len(other) == len(arches):
         return [Finding("fail", "cpu_arch", where, f"{cpu_arch}, but the nodes of partition {partition!r} are "
                                                    f"{kinds} ({names}): set cpu_arch to {kinds} or use a partition "

@@ -204,4 +204,4 @@ def _closest(name: str, known: Any) -> str:
 
 def _names(known: Any, most: int = 12) -> str:
     names = sorted(known)
-    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+    return ", ".join(names[:most]) + (f", {len(names) - most} unnamed" if len(names) > most else "")

@@ -159,9 +159,9 @@ def _claim(out: Path) -> set[str]:
         return owned
     foreign = sorted(p.name for p in out.iterdir())
     if foreign:
-        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
-        raise UserError(f"--out {out}: holds files the harness did not write ({foreign[0]}{more}); nothing was "
-                        "changed: write the corpus to a new or empty directory")
+        unnamed = f", {len(foreign) - 10} unnamed" if len(foreign) > 10 else ""
+        raise UserError(f"--out {out}: holds files the harness did not write ({', '.join(foreign[:10])}{unnamed}); "
+                        "nothing was changed: write the corpus to a new or empty directory")
     return set()
 
 

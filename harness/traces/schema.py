@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, NonNegativeInt, ValidationError
 
-from harness.errors import UserError
+from harness.errors import UserError, and_more
 from harness.inputs.yaml_input import short
 
 StopReason = Literal["", "tool_use", "end_turn", "max_tokens", "stop_sequence", "pause_turn", "refusal"]
@@ -188,13 +188,13 @@ def error_location(loc: tuple[Any, ...]) -> str:
 
 
 def trace_error_line(source: str, raw: Any, exc: ValidationError) -> str:
-    """One line: `source: trace ID: requests[3].in: message (and N more)`."""
+    """One line: `source: trace ID: requests[3].in: message (and N more: …)`."""
 
     errors = exc.errors()
     first = errors[0]
     tid = raw.get("id") if isinstance(raw, dict) else None
     who = f"trace {tid if len(tid) <= 80 and tid.isprintable() else short(tid)}: " if isinstance(tid, str) and tid else ""  # noqa: E501
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    more = and_more([f"{error_location(tuple(e.get('loc', ())))}: {e.get('msg', 'invalid')}" for e in errors[1:]])
     msg = str(first.get("msg", "invalid"))
     if first.get("type") == "union_tag_invalid":
         msg = "type must be one of 'n', 's', 'subagent'"

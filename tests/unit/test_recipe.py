@@ -70,7 +70,8 @@ def test_unknown_top_level_key_names_file_line_and_path() -> None:
 def test_a_misspelt_top_level_key_is_named_before_the_key_it_leaves_missing() -> None:
     raw = recipe()
     raw["clinet"] = raw.pop("client")
-    assert error(raw) == "r.yaml:17: clinet: unknown key 'clinet' (did you mean 'client'?) (and 1 more)"
+    assert error(raw) == ("r.yaml:17: clinet: unknown key 'clinet' (did you mean 'client'?) "
+                          "(and 1 more: client: Field required)")
 
 
 def test_a_misspelt_nested_key_names_the_closest_key_of_its_own_section() -> None:

@@ -167,7 +167,7 @@ def _validate(args: argparse.Namespace) -> int:
     if report.errors:
         for line in report.errors[1:]:
             print(f"error: {line}", file=sys.stderr)
-        more = f" (and {len(report.errors) - 1} more)" if len(report.errors) > 1 else ""
+        more = f" (and the {len(report.errors) - 1} above)" if len(report.errors) > 1 else ""
         raise UserError(report.errors[0] + more)
     if args.strict and report.warnings:
         raise UserError(f"{args.path}: {len(report.warnings)} warning(s) with --strict")
