@@ -28,6 +28,9 @@ token-like name (`apiToken: ...`, `"auth": "..."`, `X-Api-Key: ...`) is masked i
 in an identifier word (`session_id`, `*_hash`) is never judged so. A variant name's mark of a secret
 (`redacted-<8 hex digits>`, `harness.point.state.variant`) is kept as written.
 
+**Settings by allow-list** (`harness.redact_plain`): in an environment (`env`, `server_env`, `-e NAME=VALUE`) and in
+server arguments (`args`, `sim_args`), a value whose name is not on the allow-list is written as its `setting_hash`.
+
 **What is replaced** by `<redacted>` (only text that is written or printed; what is launched keeps the real
 values): the value of a secret-named variable, mapping key or `KEY=VALUE` assignment; the value after a
 secret flag (`--api-key VALUE`, `--api-key=VALUE`) in argv lists and rendered command lines; the password
@@ -35,8 +38,8 @@ secret flag (`--api-key VALUE`, `--api-key=VALUE`) in argv lists and rendered co
 `?api_key=`, `sig`, `signature`, `auth`); and anywhere, verbatim, a value registered with `remember` (the
 plan's secret values, at least 6 characters), which is what keeps them out of logs that echo them.
 
-`seal` is `redact_data` with numbered placeholders (`<redacted:1>`) and the values returned beside, so a file
-that must travel without its secrets (the Slurm sweep plan) can be `unseal`ed by the process that runs it.
+`seal` is `redact_data` with numbered placeholders (`<redacted:1>`) and the values beside, so a file that travels
+without its secrets (the Slurm sweep plan) can be `unseal`ed by the process that runs it.
 """
 
 from __future__ import annotations
@@ -47,7 +50,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from harness.redact_forms import AUTH_SCHEMES, MAYBE, MYSQL_CLIENT, SERVICE_TOKENS, mask_forms, random_looking
+from harness.redact_forms import AUTH_SCHEMES, MAYBE, MYSQL_CLIENT, TOKEN_SHAPES, mask_forms, random_looking
+from harness.redact_plain import SETTING_HASH, is_plain_arg, is_plain_env, setting_hash
+from harness.redact_plain import override_outside_allow_list as _override_outside
 
 REDACTED = "<redacted>"
 MIN_REMEMBERED = 6
@@ -66,7 +71,10 @@ _SETTING_WORDS_KEPT = frozenset({"TOKENS", "TOKENIZER", "TOKENIZERS", "DETOKENIZ
                                  "PASSES", "SESSIONS", "BYPASS", "COMPASS", "AUTHOR", "AUTHORS"})
 _SETTING_NOT_SECRET = re.compile(r"_(?:FILE|PATH|DIR|MODE|MAP)$|FORWARD_PASS")
 _PLAIN_VALUE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|true|false|True|False|none|None|null")
-_SETTINGS_KEYS = frozenset({"env", "args", "sim_args", "environment", "server_env", "server_args"})
+_ENV_KEYS = frozenset({"env", "environment", "server_env"})
+_SETTINGS_KEYS = _ENV_KEYS | {"args", "sim_args", "server_args"}
+_ENV_FLAGS = frozenset({"-e", "--env", "--container-env"})   # a command's `-e NAME=VALUE`
+_ENV_ASSIGN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 _BEARER = re.compile(r"\b([Bb]earer)(\s+)([A-Za-z0-9._~+/=-]{4,})")
 _PEM = re.compile(r"(-----BEGIN ([A-Z0-9 ]{1,64})-----)(.*?)(-----END \2-----|\Z)", re.DOTALL)
 
@@ -83,27 +91,13 @@ _COLON = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*:[ \t]*)(?!//)
 _ID_WORDS = frozenset({"ID", "IDS", "UUID", "NAME", "NAMES", "HASH", "DIGEST", "SHA", "SHA1", "SHA256", "MD5",
                        "FINGERPRINT", "COUNT", "TYPE", "KIND", "VERSION", "LEN", "LENGTH", "SIZE"})
 
-# Values that are secrets whatever they are called: well-known token formats (the whole token is masked).
-_TOKEN_SHAPES = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:"
-    r"hf_[A-Za-z0-9]{20,}"                                  # Hugging Face
-    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
-    r"|glpat-[A-Za-z0-9_-]{20,}"                            # GitLab
-    r"|sk-[A-Za-z0-9_-]{20,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"  # OpenAI, Anthropic, Stripe
-    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"                           # AWS access key id
-    r"|AIza[0-9A-Za-z_-]{35}"                               # Google API key
-    r"|xox[abposre]-[A-Za-z0-9-]{10,}"                      # Slack
-    r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}"          # npm, PyPI
-    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWT
-    + SERVICE_TOKENS + r")(?![A-Za-z0-9_-])")
 _SLACK_HOOK = re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)([A-Za-z0-9/_-]+)")
 _BASIC = re.compile(r"\b([Bb]asic)(\s+)([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])")
 _USER_FLAG = re.compile(r"(?<![\w-])(-u|--user|--proxy-user)(=|[ \t]+)(['\"]?)([^\s:'\"]+):([^\s'\"]+)")
 
 # Every pattern below needs one of these (a secret name holds TOKEN, KEY, SECRET, PASS, PAT, ...): a fast path.
 _MAYBE = re.compile(r"token|key|secret|pass|pat\b|_pw|@|sig|auth|credential|private|cookie|session|bearer|basic"
-                    r"|-----BEGIN|hf_|gh[pousr]_|github_pat|glpat|sk-|[sr]k_|AKIA|ASIA|AIza|xox|npm_|pypi-|eyJ"
-                    r"|hooks\.slack|-u\b|--user|--proxy-user" + MAYBE, re.IGNORECASE)
+                    r"|-----BEGIN|hooks\.slack|-u\b|--user|--proxy-user" + MAYBE, re.IGNORECASE)
 
 Mask = Callable[[str], str]
 
@@ -163,9 +157,14 @@ def _mask(value: str) -> str:
     return REDACTED
 
 
+def _hash(value: str) -> str:
+    return setting_hash(redact_text(value))   # outside the allow-list: the text's hash, known secrets masked
+
+
 def _keep(value: str, mask: Mask) -> str:
     """`mask(value)`, except that an empty value or a placeholder stays as it is."""
-    return value if not value or PLACEHOLDER.fullmatch(value) or VARIANT_MARK.match(value) else mask(value)
+    return value if not value or PLACEHOLDER.fullmatch(value) or VARIANT_MARK.match(value) \
+        or SETTING_HASH.fullmatch(value) else mask(value)
 
 
 def _quoted(value: str, mask: Mask) -> str:
@@ -186,7 +185,7 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     text = _BEARER.sub(lambda m: m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
     text = _BASIC.sub(lambda m: m.group(0) if not _basic_credentials(m.group(3))
                       else m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
-    text = _TOKEN_SHAPES.sub(lambda m: _keep(m.group(0), mask), text)
+    text = TOKEN_SHAPES.sub(lambda m: _keep(m.group(0), mask), text)
     text = mask_forms(text, lambda v: _keep(v, mask))
     text = _SLACK_HOOK.sub(lambda m: m.group(1) + _keep(m.group(2), mask), text)
     text = _USER_FLAG.sub(lambda m: m.group(0) if m.group(5).isdigit()   # `-u 1000:1000` is a uid:gid
@@ -233,8 +232,9 @@ def _replace_remembered(text: str, mask: Mask) -> str:
 
 
 def _assigns_secret(name: str, value: str) -> bool:
-    """`NAME=` or a dotted override path (`server.env.HF_TOKEN=`, `server.args.api-key=`) naming a secret."""
-    return bool(_ASSIGN_NAME.fullmatch(name)) and _setting_secret(name.rsplit(".", 1)[-1], value)
+    """`NAME=` or an override path naming a secret (`server.env.HF_TOKEN=`) or outside the allow-list."""
+    return bool(_ASSIGN_NAME.fullmatch(name)) and (_setting_secret(name.rsplit(".", 1)[-1], value)
+                                                   or _override_outside(name))
 
 
 def _unquoted(value: str) -> str:
@@ -256,9 +256,11 @@ def _query_secret(name: str) -> bool:
     return name.upper() in _QUERY_SECRET or is_secret_setting_name(name)
 
 
-def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
-    """An argv list: the value after a secret flag, `--flag=VALUE`, `NAME=VALUE`, and secrets inside tokens."""
+def redact_argv(argv: Sequence[str], mask: Mask = _mask, unknown: Mask | None = None) -> list[str]:
+    """An argv list: the value after a secret flag, `--flag=VALUE`, `NAME=VALUE`, and secrets inside tokens; a
+    variable's value after `-e`/`--env` by the allow-list (`unknown` for a value outside it)."""
     out: list[str] = []
+    env_next = False               # the token after `-e`/`--env`: a variable, `NAME=VALUE`
     hide_next: str | None = None   # the secret flag whose value is the next token
     header: str | None = None      # a secret header's `Name:` whose value is the next token (after a scheme)
     mysql = netrc = False          # a MySQL client's arguments (`-pPASSWORD`), a netrc entry (`password PW`)
@@ -273,6 +275,12 @@ def redact_argv(argv: Sequence[str], mask: Mask = _mask) -> list[str]:
             header = None
             continue
         header = None
+        if env_next and _ENV_ASSIGN.fullmatch(token):
+            name, _, value = token.partition("=")
+            out.append(f"{name}={_env_value(name, value, mask, unknown)}")
+            env_next = False
+            continue
+        env_next = token in _ENV_FLAGS
         mysql = mysql or bool(MYSQL_CLIENT.search(token))
         netrc = netrc or token in ("machine", "default")
         if (mysql and len(token) > 2 and token.startswith("-p") and not token.startswith("-p=")) or (
@@ -314,44 +322,57 @@ def _pair_secret(previous: str, token: str) -> bool:
     return previous.lower().endswith("basic") and _basic_credentials(token)
 
 
-def redact_env(env: Mapping[str, str], mask: Mask = _mask) -> dict[str, str]:
-    """An environment: secret names' values masked, secrets inside other values (URLs) masked."""
-    return {k: (_keep(v, mask) if _setting_secret(k, v) else redact_text(v, mask)) for k, v in env.items()}
+def redact_env(env: Mapping[str, str], mask: Mask = _mask, unknown: Mask | None = None) -> dict[str, str]:
+    """An environment: secrets masked, allow-listed values as text, any other as `unknown` (`_hash`)."""
+    return {k: _env_value(k, v, mask, unknown) for k, v in env.items()}
 
 
-def redact_data(value: Any, mask: Mask = _mask) -> Any:
-    """Any JSON-like value: mappings by key name, string lists as argv, strings as text. Returns a copy."""
+def _env_value(name: str, value: str, mask: Mask, unknown: Mask | None) -> str:
+    if _setting_secret(name, value):
+        return _keep(value, mask)
+    return redact_text(value, mask) if is_plain_env(name) else _keep(value, unknown or _hash)
+
+
+def redact_data(value: Any, mask: Mask = _mask, unknown: Mask | None = None) -> Any:
+    """Any JSON-like value: mappings by key name (settings by the allow-list), string lists as argv, strings as text."""
     if isinstance(value, Mapping):
-        return {k: _secret_value(v, mask) if isinstance(k, str) and (
+        return {k: _secret_value(v, mask, unknown) if isinstance(k, str) and (
                     is_secret_name(k) or (isinstance(v, str) and _random_secret(k, v)))
-                else _settings(v, mask) if k in _SETTINGS_KEYS and isinstance(v, Mapping)
-                else redact_data(v, mask)
+                else _settings(v, k in _ENV_KEYS, mask, unknown) if k in _SETTINGS_KEYS and isinstance(v, Mapping)
+                else redact_data(v, mask, unknown)
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(v, str) for v in value):
-            return redact_argv(value, mask)
-        return [redact_data(v, mask) for v in value]
+            return redact_argv(value, mask, unknown)
+        return [redact_data(v, mask, unknown) for v in value]
     if isinstance(value, str):
         return redact_text(value, mask)
     return value
 
 
-def _settings(settings: Mapping[Any, Any], mask: Mask) -> dict[Any, Any]:
-    """An `env` or `args` mapping: each entry by the wider rule for settings (a zip's value lists too)."""
-    def secret(name: Any, v: Any) -> bool:
-        values = v if isinstance(v, (list, tuple)) else [v]
-        return isinstance(name, str) and any(isinstance(x, str) and _setting_secret(name, x) for x in values)
+def _settings(settings: Mapping[Any, Any], env: bool, mask: Mask, unknown: Mask | None) -> dict[Any, Any]:
+    """An `env` or `args` mapping: strings by the rule for settings and the allow-list (a zip's lists too)."""
+    def one(name: Any, v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return [one(name, x) for x in v]
+        if not isinstance(v, str) or not isinstance(name, str):
+            return redact_data(v, mask, unknown)
+        if env:
+            return _env_value(name, v, mask, unknown)
+        if _setting_secret(name, v):
+            return _keep(v, mask)
+        return redact_text(v, mask) if is_plain_arg(name) else _keep(v, unknown or _hash)
 
-    return {k: _secret_value(v, mask) if secret(k, v) else redact_data(v, mask) for k, v in settings.items()}
+    return {k: one(k, v) for k, v in settings.items()}
 
 
-def _secret_value(value: Any, mask: Mask) -> Any:
+def _secret_value(value: Any, mask: Mask, unknown: Mask | None) -> Any:
     """The value under a secret-named key: strings masked (a list of them too, e.g. a zip's env column)."""
     if isinstance(value, str):
         return _keep(value, mask)
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) or v is None for v in value):
         return [v if v is None else _keep(v, mask) for v in value]
-    return redact_data(value, mask)
+    return redact_data(value, mask, unknown)
 
 
 def secret_values(data: Any) -> set[str]:
@@ -362,7 +383,7 @@ def secret_values(data: Any) -> set[str]:
         found.add(v)
         return REDACTED
 
-    redact_data(data, record)
+    redact_data(data, record, lambda v: record(v) if random_looking(v) else REDACTED)
     return found
 
 
@@ -397,7 +418,7 @@ def seal(data: Any) -> tuple[Any, dict[str, str]]:
         n = numbers.setdefault(v, str(len(numbers) + 1))
         return f"<redacted:{n}>"
 
-    sealed = redact_data(data, number)
+    sealed = redact_data(data, number, number)
     return sealed, {n: v for v, n in numbers.items()}
 
 

@@ -1,6 +1,14 @@
 """Secret forms recognised by their shape or their syntax, whatever they are called (`harness.redact` applies
 them with its other rules).
 
+**Well-known token formats** (`TOKEN_SHAPES`), masked whole: Hugging Face, GitHub, GitLab (`glpat-`, `glrt-`,
+`glptt-`, `gldt-`, ...), Grafana `glsa_`, OpenAI `sk-`, Stripe, `whsec_` webhook secrets, AWS key ids, Google
+(`AIza`, `GOCSPX-`), Slack `xox?-`/`xapp-`, npm, PyPI, JWTs, Atlassian `ATATT`, Linear `lin_api_`, Notion
+`secret_`/`ntn_`, Doppler `dp.pt.`, Pulumi `pul-`, New Relic `NRAK-`, Sentry `sntrys_`, Docker Hub `dckr_pat_`,
+Postman `PMAK-`, Supabase `sbp_`, Fly.io `fo1_`/`fm2_`, Discord bot tokens and Kubernetes bootstrap tokens
+(`abcdef.0123456789abcdef`). This list is the second line: a setting's value is kept out by the allow-list of
+`harness.redact_plain` whatever its shape.
+
 **Service tokens**, masked whole: Google OAuth access tokens `ya29.…`, Vault tokens `hvs.`/`hvb.`/`hvr.…`,
 Databricks `dapi…`, SendGrid `SG.<id>.<secret>`, Twilio account SIDs `AC…` and API keys `SK…` (32 hex digits; a
 32-hex auth token written after a SID is masked too), DigitalOcean `dop_v1_`/`doo_v1_`/`dor_v1_…`, Shopify
@@ -26,20 +34,41 @@ from collections.abc import Callable
 
 Keep = Callable[[str], str]
 
+# Values that are secrets whatever they are called: well-known token formats (the whole token is masked).
+_WELL_KNOWN = (
+    r"hf_[A-Za-z0-9]{20,}|api_org_[A-Za-z0-9]{20,}"           # Hugging Face (user, organisation)
+    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"  # GitHub
+    r"|gl(?:pat|rt|ptt|dt|soat|cbt|imt|ffct|oas)-[A-Za-z0-9_-]{20,}|glsa_[A-Za-z0-9_]{32,}"  # GitLab, Grafana
+    r"|sk-[A-Za-z0-9_-]{20,}|(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{20,}"  # OpenAI, Stripe
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"                           # AWS access key id
+    r"|AIza[0-9A-Za-z_-]{35}|GOCSPX-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}"  # Google key, client secret, OAuth
+    r"|xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[A-Za-z0-9-]{10,}"  # Slack
+    r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}"          # npm, PyPI
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWT
+    r"|AT(?:ATT|CTT)[A-Za-z0-9_=-]{20,}"                    # Atlassian
+    r"|lin_(?:api|oauth)_[A-Za-z0-9]{32,}|ntn_[A-Za-z0-9]{40,}|secret_[A-Za-z0-9]{43}"  # Linear, Notion
+    r"|dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{32,}|pul-[a-f0-9]{40}"  # Doppler, Pulumi
+    r"|NR(?:AK|II|JS)-[A-Za-z0-9]{20,}|sntry[su]_[A-Za-z0-9+/=_-]{20,}"  # New Relic, Sentry
+    r"|dckr_pat_[A-Za-z0-9_-]{20,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}"  # Docker Hub, Postman
+    r"|sbp_[a-f0-9]{40}|fo1_[A-Za-z0-9_-]{20,}|fm[12][ar]?_[A-Za-z0-9+/=_-]{20,}"  # Supabase, Fly.io
+    r"|[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"  # Discord bot token
+    r"|[a-z0-9]{6}\.(?=[a-z]{0,15}[0-9])[a-z0-9]{16}"        # Kubernetes bootstrap token
+)
 SERVICE_TOKENS = (
-    r"|ya29\.[A-Za-z0-9_-]{20,}"                           # Google OAuth access token
     r"|hv[sbr]\.[A-Za-z0-9_-]{20,}"                        # Vault
     r"|dapi[0-9a-f]{32}(?:-\d+)?"                          # Databricks
     r"|SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"     # SendGrid
     r"|(?:AC|SK)[0-9a-f]{32}"                              # Twilio account SID, API key
     r"|do[por]_v1_[a-f0-9]{64}"                            # DigitalOcean
     r"|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"                 # Shopify
-    r"|api_org_[A-Za-z0-9]{20,}"                           # Hugging Face organisation token
     r"|AGE-SECRET-KEY-1[0-9A-Za-z]{20,}"                   # age
 )
+TOKEN_SHAPES = re.compile(r"(?<![A-Za-z0-9_-])(?:" + _WELL_KNOWN + SERVICE_TOKENS + r")(?![A-Za-z0-9_-])")
 # What the fast path of `harness.redact` looks for (case-insensitive) before trying these forms.
 MAYBE = (r"|ya29\.|hv[sbr]\.|dapi|SG\.|AC[0-9a-f]{8}|SK[0-9a-f]{8}|_v1_|shp|api_org|:AA|AGE-SECRET|pwd|mysql"
-         r"|mariadb|machine|login")
+         r"|mariadb|machine|login|hf_|gh[pousr]_|github_pat|gl[a-z]{1,4}[-_]|sk-|[sr]k_|AKIA|ASIA|AIza|xox|xapp-|npm_"
+         r"|pypi-|eyJ|whsec_|GOCSPX-|ATATT|ATCTT|lin_|ntn_|secret_|dp\.|pul-|NR(?:AK|II|JS)-|sntry|dckr_|PMAK-|sbp_"
+         r"|fo1_|fm[12]|[MNO][A-Za-z0-9_-]{23,25}\.|[a-z0-9]{6}\.[a-z0-9]{16}")
 
 _TWILIO_AUTH = re.compile(r"(?<![A-Za-z0-9])(AC[0-9a-f]{32}|<redacted(?::\d+)?>)([:/\s,]+)([0-9a-f]{32})(?![0-9a-f])")
 _TELEGRAM = re.compile(r"(?<![0-9])([0-9]{6,12}:AA[A-Za-z0-9_-]{30,})(?![A-Za-z0-9_-])")

@@ -53,7 +53,7 @@ LADDER: tuple[tuple[str, ...], ...] = (
     ("inputs",),
     ("provenance", "user_cache"),
     ("redact",),
-    ("redact_forms",),
+    ("redact_forms", "redact_plain"),
     ("errors", "harness", "vocabulary"),   # `harness`: the package's face (its version and schema version); the
                                            # throughput words every command prints
 )

@@ -21,6 +21,7 @@ from harness.redact import (
     sealed_numbers,
     unseal,
 )
+from harness.redact_plain import is_plain_env, setting_hash
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,7 +61,7 @@ def test_argv_every_flag_form() -> None:
     assert redact_argv(argv) == [
         "python3", "-m", "sglang.launch_server", "--api-key", REDACTED, f"--admin-api-key={REDACTED}",
         "--api-key-file", "/run/key.txt", "--max-total-tokens", "4096", "--port", "8000",
-        "-e", f"HF_TOKEN={REDACTED}", "-e", "SGLANG_MAX_TOKENS=7", "--url", f"https://bob:{REDACTED}@host/x"]
+        "-e", f"HF_TOKEN={REDACTED}", "-e", f"SGLANG_MAX_TOKENS={setting_hash('7')}", "--url", f"https://bob:{REDACTED}@host/x"]
     assert argv[4] == "sk-one"  # a copy: what is launched keeps its values
 
 
@@ -89,8 +90,9 @@ def test_no_secret_no_change() -> None:
 
 def test_env_and_nested_data() -> None:
     env = {"HF_TOKEN": "hf_x1", "SGLANG_MAX_TOKENS": "8", "STORE_URL": "s3://k:pw_x2@bucket/p", "EMPTY_KEY": ""}
-    assert redact_env(env) == {"HF_TOKEN": REDACTED, "SGLANG_MAX_TOKENS": "8",
-                               "STORE_URL": f"s3://k:{REDACTED}@bucket/p", "EMPTY_KEY": ""}
+    # outside the allow-list a value is its hash (of the text with the URL's password masked)
+    assert redact_env(env) == {"HF_TOKEN": REDACTED, "SGLANG_MAX_TOKENS": setting_hash("8"),
+                               "STORE_URL": setting_hash(f"s3://k:{REDACTED}@bucket/p"), "EMPTY_KEY": ""}
     data = {"config_key": "c", "golden_key": "g", "conc": 4, "overrides": ["server.env.HF_TOKEN=hf_x3"],
             "server_info": {"api_key": "sk_x4", "max_total_tokens": 10, "time_to_first_token": {"avg": 1.0},
                             "joules_per_output_token": 0.5, "admin_api_key": None},
@@ -129,12 +131,13 @@ def test_seal_and_unseal() -> None:
                         "settings": {"env": {"HF_TOKEN": REDACTED}}},
                        {"server": {"env": {"HF_TOKEN": "hf_a"}, "argv": []}}]}
     sealed, values = seal(data)
-    assert values == {"1": "hf_a", "2": "pw_b", "3": "sk_c"}
-    assert sealed["points"][0]["server"] == {"env": {"HF_TOKEN": "<redacted:1>", "X": "1",
-                                                     "U": "https://u:<redacted:2>@h"},
-                                             "argv": ["--api-key", "<redacted:3>", "--port", "1"]}
+    # a value outside the allow-list (`X`, `U`) travels sealed too
+    assert values == {"1": "hf_a", "2": "1", "3": "https://u:pw_b@h", "4": "sk_c"}
+    assert sealed["points"][0]["server"] == {"env": {"HF_TOKEN": "<redacted:1>", "X": "<redacted:2>",
+                                                     "U": "<redacted:3>"},
+                                             "argv": ["--api-key", "<redacted:4>", "--port", "1"]}
     assert sealed["points"][1]["server"]["env"]["HF_TOKEN"] == "<redacted:1>"
-    assert sealed_numbers(sealed) == {"1", "2", "3"}
+    assert sealed_numbers(sealed) == {"1", "2", "3", "4"}
     assert redact_data(sealed) == sealed  # the writers keep placeholders as they are
     assert unseal(sealed, values) == data
 
@@ -192,7 +195,8 @@ def test_worker_fingerprint_redacts_what_sglang_echoes(tmp_path: Path) -> None:
     for secret in ("sk-echoed", "sk-admin", "sk-argv", "hf_env", "wb-inside", "tok-inside"):
         assert secret not in text
     recorded = json.loads(text)
-    assert recorded["server"]["server_info"]["model_path"] == "m" and recorded["server"]["env"]["A"] == "1"
+    assert recorded["server"]["server_info"]["model_path"] == "m"
+    assert recorded["server"]["env"]["A"] == setting_hash("1")   # a neutral name: its value's hash
 
 
 def test_simulator_server_info_does_not_echo_the_api_key() -> None:
@@ -302,7 +306,8 @@ def test_every_launcher_command_as_recorded_holds_no_secret(kind: str) -> None:
     argv = get_launcher(kind).render(server, env, ctx)
     recorded = shlex.join(redact_argv(argv)) + "\n" + "".join(f"{k}={v}\n" for k, v in redact_env(env).items())
     assert "launch" not in recorded.replace("launch_server", "")
-    assert "SGLANG_MAX_TOKENS=8" in recorded and "--port 30000" in recorded
+    assert f"SGLANG_MAX_TOKENS={setting_hash('8')}" in recorded and "--port 30000" in recorded
+    assert "SGLANG_MAX_TOKENS=8" not in recorded
 
 
 # Writers that may bypass harness.artifacts: what they write holds no recipe, plan or server data.
@@ -354,7 +359,8 @@ def test_setting_names_by_the_wider_rule(name: str) -> None:
     ("--forward-pass-metrics-ipc-name", "fpm"), ("--prefill-delayer-max-delay-passes", "3"),
 ])
 def test_settings_that_only_look_secret_keep_their_values(name: str, value: str) -> None:
-    assert redact_env({name: value}) == {name: value}
+    """Not masked as secrets; an environment outside the allow-list records the value's hash."""
+    assert redact_env({name: value}) == {name: value if is_plain_env(name) else setting_hash(value)}
     assert redact_argv([name, value]) == [name, value]
 
 
@@ -376,7 +382,7 @@ def test_secrets_by_shape_anywhere() -> None:
 
 
 def test_secret_names_a_recipe_or_profile_adds() -> None:
-    assert redact_env({"MY_ODD_SETTING": "odd-value"}) == {"MY_ODD_SETTING": "odd-value"}
+    assert redact_env({"MY_ODD_SETTING": "odd-value"}) == {"MY_ODD_SETTING": setting_hash("odd-value")}
     redact.add_secret_names(["MY_ODD_SETTING", "odd-flag"])
     assert redact_env({"MY_ODD_SETTING": "odd-value"}) == {"MY_ODD_SETTING": REDACTED}
     assert redact_argv(["--odd-flag", "x-value"]) == ["--odd-flag", REDACTED]

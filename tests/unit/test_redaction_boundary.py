@@ -16,7 +16,8 @@ import harness.redact
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("harness", "launchers", "slurm")
 # The modules that are the boundary: the rule itself, its syntax forms, and the writers that apply it.
-BOUNDARY = frozenset({"harness/redact.py", "harness/redact_forms.py", "harness/artifacts.py"})
+BOUNDARY = frozenset({"harness/redact.py", "harness/redact_forms.py", "harness/redact_plain.py",
+                      "harness/artifacts.py"})
 
 # The functions of `harness.redact` that mask secrets (or register values to mask everywhere). The rule's
 # judgements (`is_secret_name`, `override_holds_secret`), its configuration (`add_secret_names`) and what puts

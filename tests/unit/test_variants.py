@@ -12,7 +12,7 @@ import pytest
 from harness.cli import main as cli_main
 from harness.errors import UserError
 from harness.point.record.result import point_dir
-from harness.point.state.variant import check_tag, derived_name, variant_name
+from harness.point.state.variant import check_tag, derived_name, secret_mark, variant_name
 from harness.provenance import harness_commit
 from harness.recipe.points import load_plans
 from harness.report import build_report
@@ -26,13 +26,17 @@ FIX = ROOT / "tests" / "fixtures" / "results"
 def test_variant_names():
     assert variant_name([], None) is None
     assert variant_name(["args.max-running-requests=64"], None) == "max-running-requests=64"
-    assert variant_name(["args.max-running-requests=64", "env.SGLANG_X=1", "client.duration_s=20"], None) \
-        == "max-running-requests=64,SGLANG_X=1,duration_s=20"
+    assert variant_name(["args.max-running-requests=64", "env.SGLANG_TIMEOUT_KEEP_ALIVE=900", "client.duration_s=20"],
+                        None) == "max-running-requests=64,SGLANG_TIMEOUT_KEEP_ALIVE=900,duration_s=20"
+    # a variable or argument outside the allow-list is named by its key and a mark, never by its value
+    assert variant_name(["env.SGLANG_X=1", "server.env.MY_SETTING=v"], None) \
+        == f"SGLANG_X={secret_mark('1')},MY_SETTING={secret_mark('v')}"
+    assert variant_name(["args.not-a-sglang-flag=v"], None) == f"not-a-sglang-flag={secret_mark('v')}"
     assert variant_name(["args.max-running-requests=64"], "mrr64") == "mrr64"
     assert derived_name(["sim_args.sim-crash-after=30", "model.path=/a/b c"]) \
         == "sim_args.sim-crash-after=30,model.path=_a_b_c"
-    long = derived_name([f"args.flag-{i}=value-{i}" for i in range(12)])
-    assert len(long) == 80 and long != derived_name([f"args.flag-{i}=value-{i}" for i in range(13)])
+    long = derived_name([f"client.knob-{i}=value-{i}" for i in range(12)])
+    assert len(long) == 80 and long != derived_name([f"client.knob-{i}=value-{i}" for i in range(13)])
 
 
 @pytest.mark.parametrize("bad", ["", "../up", "a/b", "-x", "x" * 81, "with space"])

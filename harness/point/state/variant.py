@@ -8,8 +8,9 @@ A derived name is the overrides in the order given, without the `args.`/`env.`/`
 (`--set args.max-running-requests=64` → `max-running-requests=64`), joined with `,`; characters outside
 `[A-Za-z0-9._,=+-]` become `_`, and a name longer than 80 characters is cut and ends in a hash of the
 whole text. A secret's value never names a directory: an override that holds a secret (`harness.redact`:
-by its key's name or by its value's shape) is named by its key and a mark, `--set server.env.HF_TOKEN=...`
-becomes `HF_TOKEN=redacted-<8 hex digits>`. The digits are a slow salted hash of the value (PBKDF2-SHA256,
+by its key's name or by its value's shape), or that sets an environment variable or server argument outside
+the allow-list of `harness.redact_plain` (`server.env.MY_SETTING=...`), is named by its key and a mark:
+`--set server.env.HF_TOKEN=...` becomes `HF_TOKEN=redacted-<8 hex digits>`. The digits are a slow salted hash of the value (PBKDF2-SHA256,
 200,000 rounds), so two different secrets name two variants while the name does not reveal the value; the
 redactor keeps the mark as written, so the recorded variant name and its directory are the same text. Pure
 functions.
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from harness.errors import UserError
 from harness.redact import override_holds_secret
+from harness.redact_plain import override_outside_allow_list
 
 VARIANTS_DIR = "variants"
 MAX_NAME = 80
@@ -59,12 +61,12 @@ def secret_mark(value: str) -> str:
 
 
 def _named(override: str) -> str:
-    """An override as it names a directory: one that holds a secret (by its key's name or its value's shape)
-    is named by its key and the value's mark, so neither the value nor a placeholder the redactor would
-    rewrite is in it."""
-    if not override_holds_secret(override):
-        return override
+    """An override as it names a directory: one that holds a secret (by its key's name or its value's shape) or
+    sets a variable or argument outside the allow-list is named by its key and the value's mark, so neither the
+    value nor a placeholder the redactor would rewrite is in it."""
     key, _, value = override.partition("=")
+    if not override_holds_secret(override) and not override_outside_allow_list(key):
+        return override
     return f"{key}={secret_mark(value)}"
 
 
