@@ -13,7 +13,8 @@ per-request records (`harness.report.analysis.noise`), or the reason it has none
 one figure of the whole run (tokens over the run's wall time at a fixed concurrency), and the requests of a
 closed loop share that time, so resampling requests would measure how output lengths vary, not the engine.
 A point run more than once (`harness run --repeat N`) brings all its runs (`harness.report.results.repeats`): the
-interval pools their requests, and the spread between the runs is shown and weighed (`harness.report.analysis.noise`).
+interval pools their requests, the value shown for that side is the percentile of the pooled requests, and the
+spread between the runs is shown and weighed (`harness.report.analysis.noise`).
 For a change within noise the comparison says how many requests per side, and what `--duration` at the
 observed request rate, would resolve a given relative change (`harness.report.analysis.resolve`).
 """
@@ -86,7 +87,13 @@ class PointDelta:
     noise: Mapping[str, NoiseInterval] = field(default_factory=dict)   # metric -> interval (`with_noise`)
 
     def metric(self, name: str) -> dict[str, float | None]:
+        """Old and new value of `name` and the change. A side run more than once shows the value its interval
+        pools (the percentile over every run's requests); a side run once, its record's value."""
         o, n = metric_value(self.old, name), metric_value(self.new, name)
+        iv = self.noise.get(name)
+        if iv is not None and iv.observed is not None:
+            o = iv.observed[0] if iv.runs_a > 1 else o
+            n = iv.observed[1] if iv.runs_b > 1 else n
         pct = pct_change(o, n)
         return {"old": o, "new": n, "pct": None if pct is None else round(pct, 2)}
 
