@@ -21,6 +21,7 @@ from harness.point.fingerprints.fingerprint import (
     recorded_capture_argv,
 )
 from harness.redact import redact_argv, redact_env
+from harness.redact_plain import setting_hash
 from launchers import LaunchContext, get_launcher
 
 SGLANG = ["python3", "-m", "sglang.launch_server", "--model-path", "/models/m", "--host", "0.0.0.0",
@@ -42,8 +43,9 @@ def ctx(tmp: Path = Path("/tmp/p"), **kw):
 def test_redaction():
     assert redact_env({"HF_TOKEN": "x", "AWS_SECRET_ACCESS_KEY": "y", "DB_PASSWORD": "z", "SGLANG_X": "1"}) == {
         "AWS_SECRET_ACCESS_KEY": "<redacted>", "DB_PASSWORD": "<redacted>", "HF_TOKEN": "<redacted>",
-        "SGLANG_X": "1"}
-    assert redact_argv(["-e", "HF_TOKEN=abc", "-e", "A=1"]) == ["-e", "HF_TOKEN=<redacted>", "-e", "A=1"]
+        "SGLANG_X": setting_hash("1")}   # a name outside the allow-list: its value's hash
+    assert redact_argv(["-e", "HF_TOKEN=abc", "-e", "A=1", "-e", "CUDA_VISIBLE_DEVICES=0"]) == [
+        "-e", "HF_TOKEN=<redacted>", "-e", f"A={setting_hash('1')}", "-e", "CUDA_VISIBLE_DEVICES=0"]
 
 
 def _tail(argv: list[str], image: str) -> list[str]:
