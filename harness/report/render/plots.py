@@ -248,6 +248,14 @@ def lanes(curves: Sequence[Curve]) -> list[tuple[int, str, list[int]]]:
     return out
 
 
+def lane_colour(k: int, lanes_drawn: int) -> Any:
+    """The colour of the `k`th line of the latency plot: each config of each curve its own (matplotlib's ten
+    cycle colours, or tab20's twenty where more lines are drawn; past twenty they repeat)."""
+    if lanes_drawn <= 10:
+        return f"C{k}"
+    return _pyplot().get_cmap("tab20")(k % 20)
+
+
 def plot_latency_by_conc(
     curves: Sequence[Curve],
     path: Path,
@@ -282,7 +290,7 @@ def latency_figure(
     boxed = False
     for ax, metric, name, slot in ((axes[0], "ttft", "TTFT", 0), (axes[1], "e2el", "E2EL", 1)):
         for k, (i, config, members) in enumerate(drawn):
-            c, color = curves[i], f"C{i % 10}"
+            c, color = curves[i], lane_colour(k, len(drawn))
             offset = (k - (len(drawn) - 1) / 2) * width
             points = [(j, c.points[j]) for j in members]
             for stat, style in (("p50", "-"), ("p90", "--")):
