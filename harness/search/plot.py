@@ -32,8 +32,9 @@ def kind(point: dict[str, Any]) -> str:
     return str(point["outcome"])
 
 
-def plot_search(doc: dict[str, Any], path: Path) -> Path:
-    """Draw the search of `doc` (a `search.json` body) to `path`."""
+def plot_search(doc: dict[str, Any], path: Path, simulated: bool = False) -> Path:
+    """Draw the search of `doc` (a `search.json` body) to `path`; the title of a search on the simulator
+    (`simulated`) starts with SIMULATED."""
     import matplotlib  # heavy: matplotlib, only when a search is drawn
 
     matplotlib.use("Agg")
@@ -65,7 +66,7 @@ def plot_search(doc: dict[str, Any], path: Path) -> Path:
         ax.set_xlabel("concurrency")
         ax.set_ylabel(f"{slo.name}")
         ax.legend(fontsize="small")
-    fig.suptitle(f"{doc['config_key']}: {' and '.join(doc['slo'])}")
+    fig.suptitle(f"{'SIMULATED: ' if simulated else ''}{doc['config_key']}: {' and '.join(doc['slo'])}")
     fig.tight_layout()
     write_figure(path, fig, dpi=100)
     plt.close(fig)

@@ -166,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
     print(render_summary(doc), end="")
     print(f"search: {out_file}")
     if doc["points"]:
-        print(f"plot:   {plot_search(doc, out_file.parent / PLOT_FILE)}")
+        print(f"plot:   {plot_search(doc, out_file.parent / PLOT_FILE, simulated=recipe.engine == 'sim')}")
     return stop[0] if stop else 0
 
 
