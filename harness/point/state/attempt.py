@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.artifacts import read_json, sync_dir
+from harness.errors import UserError
 from harness.point.state.ownership import LOCK_FILE
 from harness.point.state.status import STATUS_FILE, reconcile_killed
 from harness.point.state.status_reserve import RESERVE_FILE
@@ -41,7 +42,7 @@ def _earlier_id(run_dir: Path) -> str:
     status = run_dir / "status.json"
     try:
         recorded = read_json(status).get("attempt")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, UserError):   # none, unreadable or not a mapping
         recorded = None
     if isinstance(recorded, str) and recorded and "/" not in recorded and not recorded.startswith("."):
         return recorded
