@@ -10,6 +10,8 @@ records to the truth log by request id and prints, per point:
 - the requests, the achieved concurrency and the point's validity, from the point's record;
 - the host (CPU model, cores) and each process group's CPU (mean and peak, in cores), with the whole host's busy
   and stolen CPU (`host:busy`, `host:steal`: load from outside the run, a hypervisor's other guests);
+- each process group's resident memory (MiB): the median of the first and of the last tenth of the samples and
+  the peak, so a long window shows whether the harness's, AIPerf's or the simulator's memory grows;
 - where the slowest 1% of TTFT errors arise: each error is exactly `to_server` (the client's start stamp to the
   simulator's receive stamp: the client's `send`, up to the request's last byte, then `server_in`, the kernel and
   the simulator's event loop) plus `from_server` (the simulator's first-token write to the client reading it),
@@ -19,6 +21,7 @@ records to the truth log by request id and prints, per point:
     python3 benchmarks/timing_error.py                                  # c48 and c64, 120 s windows
     python3 benchmarks/timing_error.py --conc 48 --duration 120 --set client.workers=16
     python3 benchmarks/timing_error.py --conc 64 --duration 900 --out /tmp/timing
+    python3 benchmarks/timing_error.py --conc 256 512 --duration 120                 # the recipe's c256 and c512
 
 `--set` passes settings to every point (`client.workers=N`, `client.record_processors=N`, ...), so one
 command compares the client's configurations on the same server. A JSON summary lands in OUT/summary.json.
@@ -77,6 +80,25 @@ def _role(pid: int) -> str | None:
     return None
 
 
+PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _rss_mib(pid: int) -> float | None:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_MIB
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def rss_drift(samples: list[float]) -> dict[str, float]:
+    """A process group's resident memory over a run (MiB): the median of its first and of its last tenth of the
+    samples, their difference, and the peak. A flat memory has a growth near 0 however long the window."""
+    tenth = max(1, len(samples) // 10)
+    first, last = statistics.median(samples[:tenth]), statistics.median(samples[-tenth:])
+    return {"first_mib": round(first, 1), "last_mib": round(last, 1), "growth_mib": round(last - first, 1),
+            "peak_mib": round(max(samples), 1)}
+
+
 def _cpu_ticks(pid: int) -> int | None:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -108,6 +130,7 @@ class CpuSampler(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.stop_event = root, threading.Event()
         self.series: dict[str, list[float]] = {}
+        self.rss: dict[str, list[float]] = {}
         self._last: dict[int, int] = {}
 
     def run(self) -> None:
@@ -116,18 +139,23 @@ class CpuSampler(threading.Thread):
             now, host = time.monotonic(), _host_ticks()
             used = {k: (host[k] - last_host[k]) / CLK_TCK / (now - last_t) for k in host}
             last_host = host
+            rss: dict[str, float] = {}
             for pid in [self.root, *_children(self.root)]:
-                role, ticks = _role(pid), _cpu_ticks(pid)
+                role, ticks, mib = _role(pid), _cpu_ticks(pid), _rss_mib(pid)
                 if role is None or ticks is None:
                     continue
                 used[role] = used.get(role, 0.0) + (ticks - self._last.get(pid, ticks)) / CLK_TCK / (now - last_t)
                 self._last[pid] = ticks
+                rss[role] = rss.get(role, 0.0) + (mib or 0.0)
+            for role, mib in rss.items():
+                self.rss.setdefault(role, []).append(mib)
             for role, cores in used.items():
                 self.series.setdefault(role, []).append(cores)
             last_t = now
 
     def summary(self) -> dict[str, dict[str, float]]:
-        return {role: {"mean_cores": round(statistics.fmean(v), 3), "peak_cores": round(max(v), 3)}
+        return {role: {"mean_cores": round(statistics.fmean(v), 3), "peak_cores": round(max(v), 3),
+                       **({"rss": rss_drift(self.rss[role])} if self.rss.get(role) else {})}
                 for role, v in sorted(self.series.items()) if v}
 
 
@@ -267,11 +295,14 @@ def main() -> int:
         r = run_point(conc, args.duration, args.out / f"c{conc}", args.settings)
         results.append(r)
         cpu = ", ".join(f"{role} {v['mean_cores']:.2f}/{v['peak_cores']:.2f}" for role, v in r["cpu"].items())
+        mem = ", ".join(f"{role} {v['rss']['first_mib']:.0f} -> {v['rss']['last_mib']:.0f} (peak {v['rss']['peak_mib']:.0f})"
+                        for role, v in r["cpu"].items() if "rss" in v)
         print(f"c{conc} ({r['duration_s']:.0f} s, {' '.join(args.settings) or 'defaults'}): {r['requests']} requests, "
               f"achieved concurrency {r['achieved_concurrency']}, valid {r['valid']}\n"
               f"  TTFT error p50/p90/p99 {r['ttft_err_ms_p50']:.2f} / {r['ttft_err_ms_p90']:.2f} / "
               f"{r['ttft_err_ms_p99']:.2f} ms; E2EL error {r['e2el_err_ms_p50']:.2f} / {r['e2el_err_ms_p90']:.2f} / "
-              f"{r['e2el_err_ms_p99']:.2f} ms\n  CPU cores mean/peak: {cpu}\n  {_tail_line(r['tail'])}", flush=True)
+              f"{r['e2el_err_ms_p99']:.2f} ms\n  CPU cores mean/peak: {cpu}\n  memory MiB first -> last tenth: {mem}\n"
+              f"  {_tail_line(r['tail'])}", flush=True)
     (args.out / "summary.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"summary: {args.out / 'summary.json'}")
     return 0

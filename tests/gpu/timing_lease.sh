@@ -7,7 +7,8 @@
 # (or as .whl/site.tar.xz, a --target install of them for the host's Python: tests/gpu/lease_site.sh --check
 # builds it and first proves here that it is enough). Each point's harness-run.log comes back too, so a point
 # that failed says why.
-# POINTS lists the points in order as CONC:WINDOW_S (default "48:120 64:900"); put the one that matters most first
+# POINTS lists the points in order as CONC:WINDOW_S (default "48:120 64:900"; the recipe also has c256 and c512:
+# POINTS="256:120 512:120", or "256:900" for the memory over a long window); put the one that matters most first
 # when the lease may end before the last.
 # Usage from the repository root: OUT=/some/dir WAIT_S=570 bash tests/gpu/timing_lease.sh
 set -u -o pipefail
@@ -41,7 +42,7 @@ for _ in $(seq "$WAIT_S"); do [ -e "$W/done" ] && break; sleep 1; done
 cat "$W/env.txt"
 for p in $POINTS; do
   p=c${p%%:*}
-  [ -e "$W/$p.txt" ] && { echo "--- $p"; tail -6 "$W/$p.txt"; cp "$W/$p.txt" "$OUT/"; }
+  [ -e "$W/$p.txt" ] && { echo "--- $p"; tail -7 "$W/$p.txt"; cp "$W/$p.txt" "$OUT/"; }
   for f in summary.json "$p/requests.jsonl" "$p/harness-run.log"; do
     [ -e "$W/$p/$f" ] && cp "$W/$p/$f" "$OUT/$p-$(basename "$f")"
   done

@@ -78,3 +78,12 @@ def test_the_host_is_named_and_its_cpu_counted_so_runs_compare_only_on_like_host
     after = bench._host_ticks()
     assert set(before) == {"host:busy", "host:steal"}
     assert after["host:busy"] > before["host:busy"] and after["host:steal"] >= before["host:steal"]
+
+
+def test_memory_growth_compares_the_first_and_last_tenth_of_the_run() -> None:
+    m = _bench()
+    flat = m.rss_drift([500.0 + (i % 3) for i in range(900)])
+    assert flat["growth_mib"] == 0.0 and flat["peak_mib"] == 502.0
+    rising = m.rss_drift([500.0 + i / 10 for i in range(900)])   # 0.1 MiB a second over 900 s
+    assert rising["first_mib"] == pytest.approx(504.45, abs=0.1) and rising["last_mib"] == pytest.approx(585.45, abs=0.1)
+    assert rising["growth_mib"] == pytest.approx(81.0, abs=0.2)
