@@ -100,7 +100,7 @@ def predict_point(plan: Any, profile: str, seed: int | None, corpora: dict[str, 
         engine = Engine(res.engine, res.timing, noise=noise_for(res.profile, noise_seed + k))
         lanes = [lane_script(corpus, i, client.conc, client.seed + k, warmup) for i in range(client.conc)]
         windows.append(run_window(engine, lanes, duration_s or client.duration_s, res.context_length,
-                                  burst=client.burst_phase_starts))
+                                  burst=client.burst_phase_starts, grace_s=client.grace_s))
     gpus = int(getattr(plan.resources, "num_gpus", 1) or 1)
     point = summarize(plan.name, client.conc, gpus, res.engine.kv_capacity, pooled(windows), len(windows))
     return point, Predicted(profile=res.profile.name, calibrated=res.profile.calibrated, seed=noise_seed)

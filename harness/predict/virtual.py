@@ -67,9 +67,11 @@ class _Lane:
 
 
 def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, context_length: int,
-               burst: bool = False) -> Window:
+               burst: bool = False, grace_s: float = 0.0) -> Window:
     """Replay `lanes` against `engine` through a warm-up and a `duration_s` window; return what the window saw.
-    `burst`: every lane's first call of the window at its start, not at its recorded offset."""
+    `burst`: every lane's first call of the window at its start, not at its recorded offset. `grace_s`: how long
+    calls sent in the window may run past its end and still count (AIPerf's grace period); the window's length
+    then runs to the last of them, as AIPerf's does."""
     state = [_Lane(_then(script.warmup, script.turns), resume_s=script.resume_s) for script in lanes]
     for lane in state:
         lane.upcoming = next(lane.turns)
@@ -92,8 +94,11 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
         lane.upcoming = next(lane.turns)
         prompt = min(turn.prompt_tokens, context_length - 1)
         seq += 1
+        target = max(1, min(turn.output_tokens, context_length - prompt))
+        # as the server takes an AgentX call: max_tokens is the recorded output, ignore_eos on (so the
+        # scheduler reserves all of it, `harness.sim.batching.admission`)
         req = SimRequest(rid=f"lane{i}-{seq}", prompt_tokens=prompt, block_hashes=turn.block_hashes,
-                         target_tokens=max(1, min(turn.output_tokens, context_length - prompt)),
+                         target_tokens=target, max_new_tokens=target, ignore_eos=True,
                          finish_reason="length", stream=True, arrival_ns=0)
         lane.request, lane.sent, lane.first = req, t, None
         engine.submit(req)
@@ -111,13 +116,15 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
             for i, lane in enumerate(state):
                 lane.held = False
                 heapq.heappush(arrivals, (now if burst else now + lane.resume_s - first_resume, i))
-        end = window.start + window.duration if window is not None else float("inf")
+        end = window.start + duration_s if window is not None else float("inf")
+        stop = end + max(0.0, grace_s)
         while arrivals and arrivals[0][0] <= now:
-            _, i = heapq.heappop(arrivals)
-            send(i, now)
+            due, i = heapq.heappop(arrivals)
+            if due < end:  # a lane sends nothing after the window
+                send(i, now)
         plan = engine._plan()
         if plan is None:
-            if not arrivals:
+            if not arrivals or now >= end:
                 break
             nxt = min(arrivals[0][0], end)
             if window is not None:
@@ -129,12 +136,12 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
         duration, apply = plan
         step_end = now + duration
         if window is not None:
-            _observe(window, engine, now, min(step_end, end))
+            _observe(window, engine, now, min(step_end, stop))
             window.steps += 1
         apply()
         steps += 1
         now = step_end
-        if now >= end:
+        if now >= stop:
             break
         for i, lane in enumerate(state):
             req = lane.request
@@ -149,8 +156,13 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
                     window.finished.append(Finished(lane.sent, lane.first if lane.first is not None else now, now,
                                                     req.prompt_tokens, req.output))
                 schedule_next(i, now)
+        if now >= end and window is not None and not any(
+                lane.request is not None and lane.sent >= window.start for lane in state):
+            break  # the window is over and every call it sent has ended
     if window is None:
         window = Window(start=now, duration=0.0)
+    else:
+        window.duration = max(duration_s, min(now, window.start + duration_s + max(0.0, grace_s)) - window.start)
     window.cancelled = sum(1 for lane in state if lane.request is not None and lane.sent >= window.start)
     return window
 

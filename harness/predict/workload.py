@@ -1,9 +1,10 @@
 """What the predicted client sends: the recipe's trace corpus replayed as AgentX lanes, turn by turn.
 
 Each of the point's `conc` lanes replays one session at a time, as the AgentX scenario does: the lane takes
-the next trace of the corpus (lane i starts at trace i, then every `conc`-th), starts its first trajectory at
-a seeded point between 25 % and 75 % of the trace's calls (later traces start at their first call), and sends the
-calls one after the other: a call goes out when the previous one finished plus the call's recorded `think_time`.
+the next trace of the corpus (lane i starts at trace i, then every `conc`-th), starts its first trajectory where
+AIPerf's trajectory source starts it (`trajectory_start`: the same seeded instant t* between 25 % and 75 % of the
+trace's recorded span, the same primer; later traces start at their first call), and sends the calls one after
+the other: a call goes out when the previous one finished plus the call's recorded `think_time`.
 
 Warm-up, as AIPerf's AgentX warm-up does it: from its start point each lane sends its primer and the warm-up
 budget (`client.warmup_requests_per_lane`, else the preset's `PRESET_WARMUP_REQUESTS`) back to back
@@ -21,9 +22,10 @@ busts the first-turn prefix per lane, so lanes never share cache with each other
 from __future__ import annotations
 
 import hashlib
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+import numpy as np
 
 from harness.traces.schema import Corpus, Trace, walk_calls
 
@@ -68,19 +70,33 @@ def trace_turns(trace: Trace, scope: str, start: int = 0) -> list[Turn]:
     return turns
 
 
+def trajectory_start(trace: Trace, lane: int, seed: int) -> int:
+    """The call (index in file order) lane `lane` primes its first trajectory with, as AIPerf's trajectory source
+    picks it: an instant t* drawn uniformly from 25-75 % of the trace's recorded span (subagents' calls included)
+    by a generator seeded with sha256 of `seed:trace id:lane`; the primer is the last main-agent call before t*."""
+    calls = list(walk_calls(trace))
+    times = [float(loc.request.t) * 1000.0 for loc in calls]   # AIPerf draws t* in milliseconds
+    lo, hi = min(times), max(times)
+    a, b = lo + START_LO * (hi - lo), lo + START_HI * (hi - lo)
+    digest = hashlib.sha256(f"{seed}:{trace.id}:{lane}".encode()).digest()
+    t_star = a if b <= a else float(np.random.default_rng(int.from_bytes(digest[:8], "big")).uniform(a, b))
+    roots = [i for i, loc in enumerate(calls) if loc.depth == 0]
+    after = [k for k, i in enumerate(roots) if times[i] >= t_star]
+    nxt = after[0] if after else len(roots)
+    return roots[max(0, nxt - 1)] if roots else 0
+
+
 def lane_turns(corpus: Corpus, lane: int, conc: int, seed: int) -> Iterator[Turn]:
     """The endless sequence of turns lane `lane` of `conc` sends (seeded: the same seed, the same turns)."""
     if not corpus.traces:
         return
-    rng = random.Random(f"lane:{seed}:{lane}")
     n = len(corpus.traces)
     k = 0
     while True:
         index = (lane + k * conc) % n
         trace = corpus.traces[index]
-        calls = sum(1 for _ in walk_calls(trace))
-        start = int(calls * rng.uniform(START_LO, START_HI)) if k == 0 else 0
-        yield from trace_turns(trace, f"{lane}:{k}:{trace.id}", min(start, max(0, calls - 1)))
+        start = trajectory_start(trace, lane, seed) if k == 0 else 0
+        yield from trace_turns(trace, f"{lane}:{k}:{trace.id}", start)
         k += 1
 
 

@@ -86,7 +86,7 @@ def test_predict_pools_samples(capsys: pytest.CaptureFixture[str]) -> None:
     one = _predict_json(capsys, "--points", "c2", "--duration", "20")["points"][0]
     three = _predict_json(capsys, "--points", "c2", "--duration", "20", "--samples", "3")["points"][0]
     assert one["samples"] == 1 and three["samples"] == 3
-    assert three["window_s"] == pytest.approx(60.0)
+    assert 60.0 <= three["window_s"] <= 60.0 + 3 * 10.0   # three 20 s windows, each run on into its 10 s grace
     assert three["requests"] > one["requests"]
 
 

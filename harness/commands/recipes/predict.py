@@ -4,6 +4,8 @@ simulator's model predicts them, in seconds, without a server or AIPerf (`harnes
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from typing import Any
 
 
@@ -32,9 +34,16 @@ def main(args: argparse.Namespace) -> int:
     recipe, plans = load_plans(args.recipe, args.points, args.overrides, unofficial=True)
     corpora: dict[str, Any] = {}
     rows = []
-    for plan in plans:
+    for n, plan in enumerate(plans, 1):
         profile = profile_of(plan, recipe.sim_profile, args.profile)
+        window = args.duration or plan.client.duration_s
+        # progress on stderr, so that --json output stays one document
+        print(f"predict [{n}/{len(plans)}] {plan.name}: conc {plan.client.conc}, {window:g} s window x "
+              f"{args.samples} on profile {profile} ...", end="", file=sys.stderr, flush=True)
+        began = time.monotonic()
         point, source = predict_point(plan, profile, args.seed, corpora, args.duration, args.samples)
+        print(f" done in {time.monotonic() - began:.1f} s ({point.requests} calls measured)", file=sys.stderr,
+              flush=True)
         rows.append((point, source))
     if args.json:
         print_json({"config_key": recipe.config_key, "recipe": str(args.recipe),
