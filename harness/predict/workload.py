@@ -63,11 +63,31 @@ def trace_turns(trace: Trace, scope: str, start: int = 0) -> list[Turn]:
     """The calls of one trace from call `start` on, as turns (the first one with no think time)."""
     calls = [loc.request for loc in walk_calls(trace)][start:]
     turns = []
+    prev_ids: list[int] = []
+    prev_hashes: tuple[bytes, ...] = ()
     for i, call in enumerate(calls):
         think = 0.0 if i == 0 else float(call.think_time or 0.0)
+        hashes = _extend_hashes(scope, prev_ids, prev_hashes, call.hash_ids)
+        prev_ids, prev_hashes = call.hash_ids, hashes
         turns.append(Turn(prompt_tokens=max(1, call.input_tokens), output_tokens=max(1, call.output_tokens),
-                          block_hashes=chained_hashes(scope, call.hash_ids), think_s=think, t=float(call.t)))
+                          block_hashes=hashes, think_s=think, t=float(call.t)))
     return turns
+
+
+def _extend_hashes(scope: str, prev_ids: list[int], prev: tuple[bytes, ...], ids: list[int]) -> tuple[bytes, ...]:
+    """`chained_hashes(scope, ids)`, reusing the previous call's hashes over the prefix the two calls share (a
+    session's next call usually extends the last one's)."""
+    same = 0
+    for a, b in zip(prev_ids, ids):
+        if a != b:
+            break
+        same += 1
+    out = list(prev[:same])
+    last = out[-1] if out else scope.encode()
+    for hid in ids[same:]:
+        last = hashlib.blake2b(last + hid.to_bytes(8, "little"), digest_size=12).digest()
+        out.append(last)
+    return tuple(out)
 
 
 def trajectory_start(trace: Trace, lane: int, seed: int) -> int:

@@ -36,7 +36,7 @@ def test_predict_sees_the_demos_knee_within_a_quarter_of_its_measurement(
         tput, ttft = _measured(conc)
         assert points[conc]["total_tok_s_per_gpu"] == pytest.approx(tput, rel=0.25)
         assert points[conc]["ttft_p50_s"] == pytest.approx(ttft, rel=0.25)
-    assert "predict [1/2] c4" in out.err and "predict [2/2] c8" in out.err   # progress, off stdout
+    assert "[1/2]" in out.err and "[2/2]" in out.err and " c4 " in out.err and " c8 " in out.err  # progress
 
 
 def test_lanes_start_where_aiperfs_trajectory_source_starts_them() -> None:
@@ -49,3 +49,11 @@ def test_lanes_start_where_aiperfs_trajectory_source_starts_them() -> None:
         start = trajectory_start(trace, lane, 42)
         primers.append(sum(1 for loc in calls[:start] if loc.depth == 0))
     assert primers == [5, 7, 11, 8, 14, 3, 3, 14]
+
+
+def test_a_calls_hashes_are_its_chained_hashes_whatever_the_call_before() -> None:
+    from harness.predict.workload import _extend_hashes, chained_hashes
+
+    prev = chained_hashes("s", [1, 2, 3])
+    for ids in ([1, 2, 3, 4], [1, 2], [1, 9, 3], [], [5]):
+        assert _extend_hashes("s", [1, 2, 3], prev, ids) == chained_hashes("s", ids)

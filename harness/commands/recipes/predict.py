@@ -27,30 +27,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from harness.artifacts import print_json
-    from harness.predict.point import predict_point, profile_of
+    from harness.predict.point import profile_of
     from harness.recipe.points import load_plans
 
     # not a run: AIPerf's official-run gate (pinned corpus, long window) does not apply
     recipe, plans = load_plans(args.recipe, args.points, args.overrides, unofficial=True)
-    corpora: dict[str, Any] = {}
-    rows = []
-    for n, plan in enumerate(plans, 1):
-        profile = profile_of(plan, recipe.sim_profile, args.profile)
-        window = args.duration or plan.client.duration_s
-        # progress on stderr, so that --json output stays one document
-        print(f"predict [{n}/{len(plans)}] {plan.name}: conc {plan.client.conc}, {window:g} s window x "
-              f"{args.samples} on profile {profile} ...", end="", file=sys.stderr, flush=True)
-        began = time.monotonic()
-        point, source = predict_point(plan, profile, args.seed, corpora, args.duration, args.samples)
-        print(f" done in {time.monotonic() - began:.1f} s ({point.requests} calls measured)", file=sys.stderr,
-              flush=True)
-        rows.append((point, source))
+    rows = predict_all(plans, [profile_of(plan, recipe.sim_profile, args.profile) for plan in plans], args)
     if args.json:
         print_json({"config_key": recipe.config_key, "recipe": str(args.recipe),
                     "points": [{**p.model_dump(), "predicted": s.model_dump()} for p, s in rows]})
         return 0
     print(render(recipe.config_key, rows))
     return 0
+
+
+def predict_all(plans: list[Any], profiles: list[str], args: argparse.Namespace) -> list[tuple[Any, Any]]:
+    """Every point's prediction, in the plans' order: one worker process per CPU (largest concurrency first, so the
+    longest points do not come last), each point's progress on stderr as it ends (stdout stays one document)."""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from harness.report.render.build import die_with_parent
+
+    jobs = [(plan, profile, args.seed, args.duration, args.samples) for plan, profile in zip(plans, profiles)]
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = min(len(jobs), cpus)
+    began = time.monotonic()
+    print(f"predict: {len(jobs)} point(s), {workers} at a time", file=sys.stderr, flush=True)
+    results: dict[int, tuple[Any, Any, float]] = {}
+    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for i, job in enumerate(jobs):
+            results[i] = _predict_job(job)
+            _progress(len(results), len(jobs), jobs[i], results[i], time.monotonic() - began)
+        return [results[i][:2] for i in range(len(jobs))]
+    order = sorted(range(len(jobs)), key=lambda i: -plans[i].client.conc)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+        futures = {pool.submit(_predict_job, jobs[i]): i for i in order}
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            _progress(len(results), len(jobs), jobs[i], results[i], time.monotonic() - began)
+    return [results[i][:2] for i in range(len(jobs))]
+
+
+def _predict_job(job: tuple[Any, str, int | None, float | None, int]) -> tuple[Any, Any, float]:
+    from harness.predict.point import predict_point
+
+    plan, profile, seed, duration, samples = job
+    began = time.monotonic()
+    point, source = predict_point(plan, profile, seed, {}, duration, samples)
+    return point, source, time.monotonic() - began
+
+
+def _progress(done: int, of: int, job: tuple[Any, str, int | None, float | None, int],
+              result: tuple[Any, Any, float], elapsed: float) -> None:
+    plan, profile, _, duration, samples = job
+    point, _, took = result
+    print(f"predict [{done}/{of}] {plan.name} (conc {plan.client.conc}, {duration or plan.client.duration_s:g} s "
+          f"window x {samples}, profile {profile}) in {took:.1f} s, {point.requests} calls measured; "
+          f"{elapsed:.0f} s so far", file=sys.stderr, flush=True)
 
 
 def _samples(text: str) -> int:
