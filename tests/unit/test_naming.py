@@ -29,6 +29,9 @@ VALIDITY_MODULES = frozenset({
     "harness/report/render/html.py",         # render the verdict table
     "harness/report/render/markdown.py",
     "harness/report/render/plots.py",
+    "harness/report/results/verdicts.py",    # each exported row's validity verdict beside the rows
+    "harness/report/results/export.py",      # writes it
+    "harness/report/results/load.py",        # reads an exported row with its verdict
 })
 
 
