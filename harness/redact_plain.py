@@ -8,7 +8,7 @@ when its name is known not to hold a secret:
   NCCL's and PyTorch's tuning knobs, Hugging Face's offline and cache switches, the SGLang variables the shipped
   recipes set, the harness's own knobs) or starting with `SGLANG_SIMULATE_ACC_` (the golden acceptance the
   harness injects).
-- **Server arguments** that are SGLang's flags by its flag tables (`harness/recipe/flag_tables/*.json`, every
+- **Server arguments** that are SGLang's flags by its flag tables (`harness/recipe/server_flags/flag_tables/*.json`, every
   shipped version) or the simulator's `sim-*` flags.
 
 Every other value is recorded as its name and `setting_hash(value)`: `sha256:` and the first 16 hex digits of
@@ -58,7 +58,7 @@ PLAIN_ENV = frozenset({
     "HARNESS_GIT_COMMIT",
 })
 PLAIN_ENV_PREFIXES = ("SGLANG_SIMULATE_ACC_",)
-TABLE_DIR = Path(__file__).resolve().parent / "recipe" / "flag_tables"   # data, read as files (no import)
+TABLE_DIR = Path(__file__).resolve().parent / "recipe" / "server_flags" / "flag_tables"   # data, read as files (no import)
 
 
 def is_plain_env(name: str) -> bool:

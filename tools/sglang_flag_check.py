@@ -3,7 +3,7 @@
     python tools/sglang_flag_check.py 0.5.23 --wheel-dir /tmp/sglang-0.5.23   # or without: downloads the wheel
 
 For a list of values that exercise each argparse type the tables record (sizes, integers, floats, choices,
-lists, a store-const), it prints whether real SGLang, `harness.recipe.flags.validate_args` and the simulator's
+lists, a store-const), it prints whether real SGLang, `harness.recipe.server_flags.flags.validate_args` and the simulator's
 parser accept each; then it runs SGLang's own post-parse checks (`_handle_dflash`,
 `validate_prefill_decode_interval`, `handle_cache_compatibility`, called on the real parser's namespace) against
 `harness.recipe.postinit`, and parses every point's server argv of every shipped recipe (and of each GPU recipe
@@ -90,7 +90,7 @@ def main() -> int:
     ap.add_argument("version")
     ap.add_argument("--wheel-dir", type=Path, default=None)
     args = ap.parse_args()
-    from harness.recipe import flags
+    from harness.recipe.server_flags import flags
     from harness.sim.frontend.cli import build_parser
 
     table, sim = flags.load_table(args.version), build_parser(args.version)
@@ -158,7 +158,7 @@ def _check_point(real: argparse.ArgumentParser, argv: list[str], ours: dict[str,
     import logging
 
     from harness.recipe.postinit import post_init_errors
-    from harness.recipe.server_args import dp_attention_size
+    from harness.recipe.server_flags.server_args import dp_attention_size
 
     warned: list[str] = []
 

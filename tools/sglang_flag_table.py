@@ -7,7 +7,7 @@ It downloads `sglang==VERSION` with `pip download --no-deps`, unpacks it into a 
 the real `sglang.srt.server_args` from it (the package `__init__` is skipped; third-party modules that are not
 installed here, such as torch, triton or zmq, are replaced by inert stand-ins that only satisfy imports), builds
 the parser with `ServerArgs.add_cli_args` and writes it with the harness's own `table_from_parser` to
-`harness/recipe/flag_tables/VERSION.json` (or `--out`). Run it with the project's venv interpreter. Argument
+`harness/recipe/server_flags/flag_tables/VERSION.json` (or `--out`). Run it with the project's venv interpreter. Argument
 *parsing* does not depend on the stand-ins: types, nargs, choices and defaults come from SGLang's code.
 """
 
@@ -186,7 +186,7 @@ def real_parser(package_root: Path, **kwargs: Any) -> argparse.ArgumentParser:
 def dump(version: str, package_root: Path) -> dict[str, Any]:
     """The flag-table document of the SGLang package under `package_root`."""
     sys.path.insert(0, str(ROOT))
-    from harness.recipe.flag_dump import table_from_parser
+    from harness.recipe.server_flags.flag_dump import table_from_parser
 
     table = table_from_parser(real_parser(package_root), version)
     table["source"] = (
@@ -200,9 +200,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("version", help="SGLang version, e.g. 0.5.23")
     ap.add_argument("--wheel-dir", type=Path, default=None, help="a downloaded wheel's directory or an unpacked one")
-    ap.add_argument("--out", type=Path, default=None, help="default: harness/recipe/flag_tables/VERSION.json")
+    ap.add_argument("--out", type=Path, default=None, help="default: harness/recipe/server_flags/flag_tables/VERSION.json")
     args = ap.parse_args()
-    out = args.out or ROOT / "harness" / "recipe" / "flag_tables" / f"{args.version}.json"
+    out = args.out or ROOT / "harness" / "recipe" / "server_flags" / "flag_tables" / f"{args.version}.json"
     with tempfile.TemporaryDirectory(prefix="sglang-flags-") as tmp:
         root = unpack_wheel(args.version, args.wheel_dir, Path(tmp))
         table = dump(args.version, root)

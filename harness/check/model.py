@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from harness.errors import UserError
-from harness.recipe.flags import FlagTable
 from harness.recipe.plan import PointPlan
 from harness.recipe.schema import ArgValue, Point, Recipe
-from harness.recipe.server_args import structured_args
+from harness.recipe.server_flags.flags import FlagTable
+from harness.recipe.server_flags.server_args import structured_args
 
 _POINT = re.compile(r"^c\d+$")
 Status = Literal["PASS", "FAIL", "WARN", "N/A"]

@@ -9,8 +9,8 @@ from harness.check.model import CheckedRecipe, Finding, PlannedPoint, short_erro
 from harness.check.rule import Rule
 from harness.errors import UserError
 from harness.point.record.engine_label import CPU_HW
-from harness.recipe import flags
-from harness.recipe.server_args import effective_args
+from harness.recipe.server_flags import flags
+from harness.recipe.server_flags.server_args import effective_args
 
 # Upstream SGLang images: lmsysorg/sglang (and its ROCm build), optionally with the Docker Hub registry
 # spelled out, pinned by a tag other than `latest` and/or a sha256 digest.

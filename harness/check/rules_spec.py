@@ -9,7 +9,7 @@ from harness.check.model import CheckedRecipe, Finding, PlannedPoint, fmt_value,
 from harness.check.rule import Rule
 from harness.errors import UserError
 from harness.recipe import golden
-from harness.recipe.server_args import dp_attention_size
+from harness.recipe.server_flags.server_args import dp_attention_size
 
 SPEC_ALGORITHM = "--speculative-algorithm"
 # Flags that change the draft itself (names from the pinned SGLang flag tables). Any other

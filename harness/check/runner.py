@@ -28,11 +28,11 @@ from harness.check.rules_spec import (
 )
 from harness.check.rules_submission import AiperfScenario
 from harness.errors import UserError
-from harness.recipe import flags
 from harness.recipe.load import expand_points, load_recipe
 from harness.recipe.plan import build_plan
 from harness.recipe.schema import Recipe
-from harness.recipe.server_args import effective_args
+from harness.recipe.server_flags import flags
+from harness.recipe.server_flags.server_args import effective_args
 
 RULES: tuple[Rule, ...] = (
     UpstreamImage(), ForbiddenEnv(), ForbiddenArgs(), PublishEvents(), DraftAsShipped(), GoldenAcceptance(),

@@ -52,7 +52,7 @@ from harness.point.state.status import PointStatus
 from harness.point.state.status_reserve import StatusReserve
 from harness.point.state.watch import StopSignals
 from harness.recipe.plan import PointPlan
-from harness.recipe.server_args import dp_attention_size
+from harness.recipe.server_flags.server_args import dp_attention_size
 from harness.redact import add_secret_names
 from launchers.process_group import ProcessGroup
 

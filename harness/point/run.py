@@ -43,10 +43,10 @@ from harness.point.state.status_reserve import StatusReserve
 from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler
 from harness.provenance import harness_commit
+from harness.recipe.multinode.router import client_routing_env
 from harness.recipe.plan import PointPlan
 from harness.recipe.pricing import Price
 from harness.recipe.request_slo import RequestSlo
-from harness.recipe.router import client_routing_env
 from harness.recipe.thresholds import Thresholds
 from harness.redact import add_secret_names
 from harness.tokenizer import DEMO_TOKENIZER_DIR, DEMO_TOKENIZER_NAME, register_in_hf_cache

@@ -1,6 +1,6 @@
 """The recipe compiler: a recipe YAML file in, exact per-point plans out.
 
-Takes a recipe (`recipes/*.yaml`), `--set` overrides, the pinned SGLang flag tables (`flag_tables/`) and
+Takes a recipe (`recipes/*.yaml`), `--set` overrides, the pinned SGLang flag tables (`server_flags/flag_tables/`) and
 the golden acceptance-length curves (`golden_al_distribution/`). Gives validated `Point`s and, for each,
 a `PointPlan`: the exact server argv and env (synthetic acceptance injected here and nowhere else), the
 client settings and the resources. Nothing here starts a process.

@@ -27,7 +27,7 @@ from harness.inputs.yaml_input import decode, read_text
 from harness.recipe.load import expand_points, parse_recipe_text
 from harness.recipe.plan import client_traces
 from harness.recipe.schema import Point, Recipe
-from harness.recipe.server_args import structured_args
+from harness.recipe.server_flags.server_args import structured_args
 from harness.redact import REDACTED, is_secret_name
 
 UNSET = object()

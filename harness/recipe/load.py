@@ -15,9 +15,8 @@ from pydantic import ValidationError
 from harness.errors import UserError
 from harness.inputs.input_errors import first_error
 from harness.inputs.yaml_input import Where, load_yaml, read_text
-from harness.recipe import flags
-from harness.recipe.deployment_rules import deployment_problems
-from harness.recipe.deployment_schema import DEPLOYMENT_FLAGS, ROLES, Deployment, PointDeployment
+from harness.recipe.multinode.deployment_rules import deployment_problems
+from harness.recipe.multinode.deployment_schema import DEPLOYMENT_FLAGS, ROLES, Deployment, PointDeployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     MAX_CONC,
@@ -29,8 +28,9 @@ from harness.recipe.schema import (
     Recipe,
     normalize_point_name,
 )
-from harness.recipe.server_args import render_sim_flags
-from harness.recipe.sim_args import sim_flags_problem
+from harness.recipe.server_flags import flags
+from harness.recipe.server_flags.server_args import render_sim_flags
+from harness.recipe.server_flags.sim_args import sim_flags_problem
 from harness.redact import add_secret_names
 
 

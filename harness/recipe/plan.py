@@ -22,9 +22,9 @@ from pydantic import Field
 from harness.artifacts import data_view
 from harness.errors import UserError
 from harness.inputs.yaml_input import short
-from harness.recipe import flags, postinit, scenario
+from harness.recipe import postinit, scenario
 from harness.recipe.client_plan import ClientPlan, Frozen, drop_unset_additions
-from harness.recipe.deployment import DeploymentPlan, deployment_settings, plan_deployment
+from harness.recipe.multinode.deployment import DeploymentPlan, deployment_settings, plan_deployment
 from harness.recipe.schema import (
     ACC_ENV_PREFIX,
     Point,
@@ -32,8 +32,9 @@ from harness.recipe.schema import (
     check_env_name,
     check_env_value,
 )
-from harness.recipe.secret_args import API_KEY_FLAG, joined, split_secret_args
-from harness.recipe.server_args import (
+from harness.recipe.server_flags import flags
+from harness.recipe.server_flags.secret_args import API_KEY_FLAG, joined, split_secret_args
+from harness.recipe.server_flags.server_args import (
     SERVER_MODULE,
     SIM_VERSION_ENV,
     acceptance_env,
@@ -60,7 +61,7 @@ class ServerPlan(Frozen):
         return self.secret_args.get(API_KEY_FLAG)
 
     def launch_argv(self) -> list[str]:
-        """The command the server is started with: argv and its secret flags (`harness.recipe.secret_args`)."""
+        """The command the server is started with: argv and its secret flags (`harness.recipe.server_flags.secret_args`)."""
         return joined(self.argv, self.secret_args)
 
 

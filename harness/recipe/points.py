@@ -19,10 +19,10 @@ from pydantic import ValidationError
 
 from harness.errors import UserError, did_you_mean
 from harness.inputs.yaml_input import MAX_INT_DIGITS, load_yaml, short
-from harness.recipe import flags
 from harness.recipe.load import expand_points, load_recipe, parse_recipe, select_points
 from harness.recipe.plan import PointPlan, build_plans
 from harness.recipe.schema import OWNED_FLAGS, KvOffload, Point, Recipe
+from harness.recipe.server_flags import flags
 
 _INTEGER = re.compile(r"[-+]?[0-9][0-9_]*")  # what YAML reads as a decimal integer
 _FREE_MAPPINGS = {("server", "args"), ("server", "env"), ("sim_args",)}  # recipe mappings that take new keys

@@ -21,7 +21,6 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from harness.errors import UserError
-from harness.recipe.deployment_schema import Deployment, PointDeployment
 from harness.recipe.fields import ENV_NAME as ENV_NAME
 from harness.recipe.fields import ArgValue as ArgValue
 from harness.recipe.fields import EnvName as EnvName
@@ -35,6 +34,7 @@ from harness.recipe.fields import Strict as Strict
 from harness.recipe.fields import Text as Text
 from harness.recipe.fields import check_env_name as check_env_name
 from harness.recipe.fields import check_env_value as check_env_value
+from harness.recipe.multinode.deployment_schema import Deployment, PointDeployment
 from harness.recipe.pricing import Price
 from harness.recipe.request_slo import parse_request_slo
 from harness.recipe.thresholds import Thresholds

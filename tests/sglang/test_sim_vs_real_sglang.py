@@ -51,7 +51,7 @@ ALLOWED: dict[str, str] = {
 def server_argv() -> list[str]:
     """The tiny recipe's c2 server argv after `python3 -m sglang.launch_server`, with an API key."""
     from harness.recipe.points import load_plans
-    from harness.recipe.secret_args import joined
+    from harness.recipe.server_flags.secret_args import joined
 
     _, plans = load_plans(RECIPE, None, [f"args.api-key={KEY}"])
     argv = plans[0].server.argv[3:]

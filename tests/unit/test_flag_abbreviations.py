@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.recipe.flags import load_table
 from harness.recipe.load import abbreviated_flags
+from harness.recipe.server_flags.flags import load_table
 
 RECIPE = Path(__file__).parents[2] / "recipes" / "quickstart-sim.yaml"
 

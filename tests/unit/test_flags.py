@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.errors import UserError
-from harness.recipe import flags
+from harness.recipe.server_flags import flags
 
 T23 = flags.load_table("0.5.23")
 T20 = flags.load_table("0.5.20")
@@ -199,7 +199,7 @@ def test_0520_table_records_types_and_nargs_like_sglangs_parser() -> None:
     ("1Ki", 1024), ("128Ki", 131072), ("1Mi", 2**20), ("1Gi", 2**30), ("1Ti", 2**40),
 ])
 def test_size_suffixes_as_sglang_parses_them(version: str, value: str, number: int) -> None:
-    from harness.recipe.flag_values import human_readable_int
+    from harness.recipe.server_flags.flag_values import human_readable_int
     from harness.sim.frontend.cli import build_parser
 
     table = flags.load_table(version)

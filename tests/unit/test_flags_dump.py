@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.recipe import flag_dump, flags
+from harness.recipe.server_flags import flag_dump, flags
 
 
 def _parser() -> argparse.ArgumentParser:

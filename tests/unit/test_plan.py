@@ -332,7 +332,7 @@ def test_dcp_with_prefill_cp_is_refused_from_0_5_23_only() -> None:
 
 
 def test_dp_attention_size_reads_either_spelling() -> None:
-    from harness.recipe.server_args import dp_attention_size
+    from harness.recipe.server_flags.server_args import dp_attention_size
 
     assert dp_attention_size({"attn-dp-size": 4}) == 4
     assert dp_attention_size({"enable-dp-attention": True, "dp-size": 4}) == 4

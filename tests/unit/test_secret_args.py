@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.artifacts import write_sealed_json
 from harness.recipe.points import load_plans
-from harness.recipe.secret_args import joined, split_secret_args
+from harness.recipe.server_flags.secret_args import joined, split_secret_args
 from harness.redact import unseal
 
 ROOT = Path(__file__).resolve().parents[2]

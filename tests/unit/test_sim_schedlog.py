@@ -10,8 +10,8 @@ from pathlib import Path
 import yaml
 
 from harness.inspect.batch_log import parse_batch_log
-from harness.recipe.deployment import SIM_ROUTING_LOG
 from harness.recipe.load import expand_points, parse_recipe_text
+from harness.recipe.multinode.deployment import SIM_ROUTING_LOG
 from harness.recipe.plan import build_plan
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.schedlog import DEBUG, INFO, SchedulerLog, log_level, scheduler_prefix

@@ -2,7 +2,7 @@
 
 `dump` rebuilds a flag table from the SGLang installed in this Python, straight from its own argparse
 parser (`sglang.srt.server_args.ServerArgs.add_cli_args`). Run it inside the pinned engine image, e.g.
-`docker run --rm IMAGE harness flags dump > 0.5.23.json`, and ship the result in `harness/recipe/flag_tables/`.
+`docker run --rm IMAGE harness flags dump > 0.5.23.json`, and ship the result in `harness/recipe/server_flags/flag_tables/`.
 `show` explains how the shipped table of a version resolves a flag name (aliases, prefixes, choices).
 """
 
@@ -34,7 +34,7 @@ def _dump(out: Path | None) -> int:
     import importlib
 
     from harness.errors import UserError
-    from harness.recipe.flag_dump import table_from_parser
+    from harness.recipe.server_flags.flag_dump import table_from_parser
 
     try:
         server_args = importlib.import_module("sglang.srt.server_args")
@@ -61,7 +61,7 @@ def _dump(out: Path | None) -> int:
 
 
 def _show(name: str, version: str | None) -> int:
-    from harness.recipe.flags import DEFAULT_VERSION, load_table
+    from harness.recipe.server_flags.flags import DEFAULT_VERSION, load_table
 
     table = load_table(version or DEFAULT_VERSION)
     flag = table.resolve(name)

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from harness.recipe.sim_args import check_sim_args
+    from harness.recipe.server_flags.sim_args import check_sim_args
     from harness.sim.frontend.cli import run
 
     argv = sys.argv[sys.argv.index("sim") + 1 :] if "sim" in sys.argv else []

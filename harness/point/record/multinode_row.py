@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.recipe.deployment import DeploymentPlan, RolePlan
-from harness.recipe.flags import DEFAULT_VERSION, load_table
+from harness.recipe.multinode.deployment import DeploymentPlan, RolePlan
+from harness.recipe.server_flags.flags import DEFAULT_VERSION, load_table
 
 ROLE_FIELDS = ("num_workers", "tp", "pp", "dcp_size", "pcp_size", "ep", "dp_attention")
 

@@ -51,10 +51,10 @@ from harness.power.inferencex_window import aiperf_window_ns, benchmark_window, 
 from harness.power.integrate import integrate_samples
 from harness.power.samples import read_telemetry
 from harness.power.telemetry import telemetry_summary
-from harness.recipe.deployment import DeploymentPlan
 from harness.recipe.golden import draft_length
+from harness.recipe.multinode.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan
-from harness.recipe.server_args import dp_attention_size
+from harness.recipe.server_flags.server_args import dp_attention_size
 from harness.recipe.thresholds import Thresholds
 
 

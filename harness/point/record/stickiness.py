@@ -4,7 +4,7 @@ Agentic sessions reuse their KV prefix only where their turns land on the rank t
 behind a router reports affinity from the workers' own logs. At SGLang's `--log-level debug` the simulator logs
 one line per finished chat completion that carried a session key, `[sim] routed key=<key> rank=<dp rank>`
 (`harness.sim.batching.dprank`), and a deployment's simulated workers start at that level
-(`harness.recipe.deployment.SIM_ROUTING_LOG`, unless a role sets `log-level`); real SGLang logs no such line,
+(`harness.recipe.multinode.deployment.SIM_ROUTING_LOG`, unless a role sets `log-level`); real SGLang logs no such line,
 so for it (or a simulated worker at a quieter level) the measurement is absent with a reason.
 
 For each session key: its turns and the most of them served by one (worker, rank).

@@ -40,7 +40,7 @@ from harness.point.state.progress_line import last_log_line
 from harness.point.state.status import PointStatus
 from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler
-from harness.recipe.deployment import DeploymentPlan
+from harness.recipe.multinode.deployment import DeploymentPlan
 from harness.recipe.plan import PointPlan
 from launchers import LaunchContext, get_launcher
 

@@ -2,7 +2,7 @@
 
 A recipe may start SGLang with `--api-key` (`args.api-key`). SGLang then answers `/health*`, `/ready*` and
 `/metrics` without a key and 401s everything else (`/server_info`, `/model_info`, chat). The harness takes the
-key from the plan, where it is held apart from the server's command (`harness.recipe.secret_args`: joined to
+key from the plan, where it is held apart from the server's command (`harness.recipe.server_flags.secret_args`: joined to
 the command only where the server starts; every file and log holds `<redacted>`); it sends it as
 `Authorization: Bearer <key>` from the readiness probe, the launch-token check and the fingerprint's
 `/server_info` read; lm-eval and AIPerf get it in their environment (`OPENAI_API_KEY`;

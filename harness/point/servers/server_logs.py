@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from harness.recipe.deployment import DeploymentPlan
+    from harness.recipe.multinode.deployment import DeploymentPlan
 
 ROUTER = "router"
 SIM_TRUTH_LOG = "sim_truth.jsonl"   # the simulator's per-request truth log (`--sim-truth-log`) in a point's directory

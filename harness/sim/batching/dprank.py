@@ -25,7 +25,7 @@ behaves like this against the simulator (observed on its requests to the worker)
 At `--log-level debug` (SGLang's flag; not at its default `info`) each finished chat completion that carries a
 routing key is logged as `[sim] routed key=<key> rank=<r>` (the key URL-quoted; `X-SMG-Routing-Key`, else
 `X-Correlation-ID`), which `harness.point.record.stickiness` reads back; the harness starts the simulated workers
-of a deployment (always behind a router) at that level (`harness.recipe.deployment`).
+of a deployment (always behind a router) at that level (`harness.recipe.multinode.deployment`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Command line of the simulator: SGLang's launch flags (from the pinned table) plus `--sim-*`
-(`harness.recipe.sim_args`).
+(`harness.recipe.server_flags.sim_args`).
 
 `python -m harness.sim <args>` takes exactly the argv of `python3 -m sglang.launch_server <args>`;
 unknown or ambiguous flags fail like SGLang's argparse (usage line, exit status 2).
@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from harness.recipe.sim_args import add_sim_options, check_sim_args
+from harness.recipe.server_flags.sim_args import add_sim_options, check_sim_args
 from harness.sim.frontend.app import serve_forever
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, add_sglang_options
 

@@ -1,6 +1,6 @@
 """SGLang's launch flags, rebuilt as an argparse parser from the pinned flag table.
 
-The flag table (`harness/recipe/flag_tables/<version>.json`) is a dump of SGLang's own argparse parser:
+The flag table (`harness/recipe/server_flags/flag_tables/<version>.json`) is a dump of SGLang's own argparse parser:
 for every option its flags, action, nargs, type, choices and default. Rebuilding a parser from it
 gives the simulator the same accept/reject behaviour as SGLang, including argparse's prefix
 abbreviations (`--tp` works because only `--tp-size` starts with it; `--cuda-graph-max-bs` is
@@ -16,11 +16,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from harness.recipe.flag_values import human_readable_int
+from harness.recipe.server_flags.flag_values import human_readable_int
 
 DEFAULT_VERSION = "0.5.23"
 SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # the SGLang release whose flags the simulator parses
-TABLE_DIR = Path(__file__).resolve().parent.parent.parent / "recipe" / "flag_tables"
+TABLE_DIR = Path(__file__).resolve().parent.parent.parent / "recipe" / "server_flags" / "flag_tables"
 
 # Types SGLang's parser uses. The simulator only needs to accept what SGLang accepts; JSON payloads and
 # CUDA-graph specs stay the strings they were given (choices are still checked on them).

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from harness.errors import UserError
-from harness.recipe import flags, golden
+from harness.recipe import golden
 from harness.recipe.fields import ArgValue
 from harness.recipe.schema import KvOffload, Point, Recipe
+from harness.recipe.server_flags import flags
 
 SERVER_MODULE = {"sglang": "sglang.launch_server", "sim": "harness.sim"}
 SIM_VERSION_ENV = "HARNESS_SIM_SGLANG_VERSION"  # which flag table the simulator parses argv with

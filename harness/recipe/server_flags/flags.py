@@ -1,7 +1,7 @@
 """SGLang server flags as the pinned SGLang version's own argparse parser defines them.
 
 The harness never hard-codes SGLang flag names: it validates server arguments against a flag table dumped
-from `sglang.srt.server_args.ServerArgs.add_cli_args` (shipped in `harness/recipe/flag_tables/<version>.json`,
+from `sglang.srt.server_args.ServerArgs.add_cli_args` (shipped in `harness/recipe/server_flags/flag_tables/<version>.json`,
 regenerated from the released wheel with `tools/sglang_flag_table.py`, or `harness flags dump` inside the engine image). Validation reproduces what SGLang's
 parser would do with the argv the harness renders: unknown flags, argparse prefix abbreviations
 (`allow_abbrev`; an ambiguous prefix is an error), bad choices and values the flag's type rejects are
@@ -21,8 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from harness.errors import UserError
-from harness.recipe.flag import Flag
-from harness.recipe.flag_values import BadValue, convert
+from harness.recipe.server_flags.flag import Flag
+from harness.recipe.server_flags.flag_values import BadValue, convert
 
 DEFAULT_VERSION = "0.5.23"
 

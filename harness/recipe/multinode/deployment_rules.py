@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from harness.recipe import flags, router
-from harness.recipe.deployment import gpus_per_worker, role_parallelism, slots
-from harness.recipe.deployment_schema import Deployment
-from harness.recipe.flag import Flag
+from harness.recipe.multinode import router
+from harness.recipe.multinode.deployment import gpus_per_worker, role_parallelism, slots
+from harness.recipe.multinode.deployment_schema import Deployment
 from harness.recipe.schema import Recipe
+from harness.recipe.server_flags import flags
+from harness.recipe.server_flags.flag import Flag
 
 Problem = tuple[tuple[str, ...], str]
 

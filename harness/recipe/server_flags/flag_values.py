@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from harness.recipe.flag import Flag
+    from harness.recipe.server_flags.flag import Flag
 
 _INT = re.compile(r"[+-]?\d+")
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")

@@ -17,12 +17,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UserError
-from harness.recipe import flags, postinit, router
-from harness.recipe.deployment_schema import Deployment, Role, RoleSpec
+from harness.recipe import postinit
 from harness.recipe.fields import ArgValue, Parallelism
+from harness.recipe.multinode import router
+from harness.recipe.multinode.deployment_schema import Deployment, Role, RoleSpec
 from harness.recipe.schema import Point, Recipe
-from harness.recipe.secret_args import API_KEY_FLAG, joined, split_secret_args
-from harness.recipe.server_args import SERVER_MODULE, SIM_VERSION_ENV, acceptance_env, render_sim_flags, structured_args
+from harness.recipe.server_flags import flags
+from harness.recipe.server_flags.secret_args import API_KEY_FLAG, joined, split_secret_args
+from harness.recipe.server_flags.server_args import (
+    SERVER_MODULE,
+    SIM_VERSION_ENV,
+    acceptance_env,
+    render_sim_flags,
+    structured_args,
+)
 
 # A simulated worker logs the DP rank that served each session's turn only at SGLang's `--log-level debug`
 # (`harness.sim.batching.dprank`); every deployment has a router, so its simulated workers start at that level unless
