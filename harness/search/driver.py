@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.search.order import Bracket, Outcome, bracket, retestable
+from harness.search.progress import AtMost, at_most
 from harness.search.rounds import round_tests
 from harness.search.tested import TestedPoint
 
@@ -64,9 +65,11 @@ def state_of(tested: Sequence[TestedPoint], min_conc: int, max_conc: int, attemp
 
 
 def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], TestedPoint | None],
-               on_point: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
+               on_point: Callable[[SearchRun], object] | None = None, budget: Budget | None = None,
+               on_start: Callable[[AtMost, int], object] | None = None) -> SearchRun:
     """Test concurrencies in the search's order; `test(conc, attempt)` returns None when the search must stop
-    (a signal, a full disk): then the run is incomplete."""
+    (a signal, a full disk): then the run is incomplete. `on_start(count, conc)` sees each test's number and the
+    most tests in all (`progress.at_most`) as it starts."""
     budget = budget or Budget()
     tested: list[TestedPoint] = []
     while True:
@@ -77,6 +80,9 @@ def run_search(min_conc: int, max_conc: int, test: Callable[[int, int], TestedPo
         if spent is not None:
             return SearchRun(tuple(tested), state_of(tested, min_conc, max_conc, 0), True, spent)
         attempt = 1 + sum(1 for v in tested if v.conc == state.next_conc)
+        if on_start is not None:
+            on_start(at_most(latest_outcomes(tested), Counter(v.conc for v in tested), min_conc, max_conc,
+                             budget.attempts, budget.max_points), state.next_conc)
         point = test(state.next_conc, attempt)
         if point is None:
             return SearchRun(tuple(tested), state, False)

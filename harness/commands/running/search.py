@@ -95,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
     from harness.recipe.points import apply_overrides
     from harness.search.candidate import plan_at
     from harness.search.driver import run_rounds, run_search
+    from harness.search.progress import Progress
     from harness.search.slo import ATTAINMENT, parse_slos
 
     slos = parse_slos(split_slos(args))
@@ -157,7 +158,9 @@ def main(args: argparse.Namespace) -> int:
         test_round = search_cluster.round_tester(args, base, recipe, points, slos, variant, rounds, stop)
         run = run_rounds(args.min_conc, args.max_conc, width, test_round, write, budget)
     else:
-        run = run_search(args.min_conc, args.max_conc, test, write, budget)
+        progress = Progress()
+        run = run_search(args.min_conc, args.max_conc, test, write, budget,
+                         lambda count, conc: print(progress.line(count, conc), flush=True))
     doc = write(run)
     from harness.search.outcome import render_summary
     from harness.search.plot import PLOT_FILE, plot_search
