@@ -16,8 +16,10 @@ import errno
 import io
 import json
 import os
+import re
 import shlex
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -335,17 +337,59 @@ def _put(item: Path, dst: Path) -> None:
         os.replace(item, dst)
 
 
+_STAGING = re.compile(r"\.partial-(?P<pid>\d+)@(?P<host>[A-Za-z0-9-]*)-[a-z0-9_]+$")
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True   # another user's process
+    return True
+
+
+def stale_staging(parent: Path, host: str, alive: Callable[[int], bool] = _alive) -> list[Path]:
+    """The hidden staging directories in `parent` (`staged_dir`'s names: `.NAME.partial-PID@HOST-XXXX`) that a
+    process of this host left behind when it was killed: its pid no longer alive. Another host's (a shared
+    filesystem) and a live process's are not stale."""
+    stale = []
+    for entry in sorted(parent.glob(".*.partial-*")) if parent.is_dir() else []:
+        found = _STAGING.search(entry.name)
+        if found and entry.is_dir() and not entry.is_symlink() and found["host"] == host \
+                and not alive(int(found["pid"])):
+            stale.append(entry)
+    return stale
+
+
+def _remove_stale_staging(parent: Path, what: str) -> None:
+    stale = stale_staging(parent, _host())
+    for entry in stale:
+        shutil.rmtree(entry, ignore_errors=True)
+    if stale:
+        print(f"{what}: removed {len(stale)} partial cop{'y' if len(stale) == 1 else 'ies'} left by a stopped run "
+              f"in {parent}: {', '.join(p.name for p in stale)}", file=sys.stderr)
+
+
 @contextmanager
 def staged_dir(out: Path, what: str, *, merge: bool = False) -> Iterator[Path]:
     """A temporary directory beside `out` to build `what` in, put in place only when the build completes: renamed
     to `out` (new or an empty directory), or with `merge` each of its files moved into `out` (a report over an
     earlier one). Whatever fails, the temporary directory is removed, so nothing half-written is left; an OSError
-    (ENOSPC, EROFS, EACCES, ...) becomes one line naming the path and the cause."""
+    (ENOSPC, EROFS, EACCES, ...) becomes one line naming the path and the cause. The temporary directory is named
+    with this process's pid and host; one that a killed process left in the same parent is removed first
+    (`stale_staging`), in one line on stderr."""
     out = Path(out)
     tmp: Path | None = None
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+        _remove_stale_staging(out.parent, what)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-{os.getpid()}@{_host()}-", dir=out.parent))
         os.chmod(tmp, 0o755)
         yield tmp
         sync_tree(tmp)   # every file of the build on disk before any of it is in place
