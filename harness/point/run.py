@@ -40,6 +40,7 @@ from harness.point.state.disk_full import FreeSpaceCheck, disk_full_error, disk_
 from harness.point.state.ownership import PointLock
 from harness.point.state.status import PointStatus
 from harness.point.state.status_reserve import StatusReserve
+from harness.point.state.unwritable import record_unwritable, unwritable_error
 from harness.point.state.watch import StopSignals
 from harness.power import PowerSampler
 from harness.provenance import harness_commit
@@ -87,7 +88,9 @@ def run_point(plan: PointPlan, options: PointOptions, shared: SharedDeployment |
     A full disk (ENOSPC or EDQUOT, raised by any write of the run) ends the point here, after the run has
     stopped the server and AIPerf: `failed: disk_full` in `status.json` (written through the reserve kept
     for it) and one line on stderr naming the file and the filesystem; a disk too full for the point's lock ends
-    the point before anything starts, with that one line only."""
+    the point before anything starts, with that one line only. A results directory that cannot be written any
+    more (a filesystem turned read-only or failed, the directory gone: `harness.point.state.unwritable`) ends the
+    point `failed: results_unwritable` the same way, in `status.json` where it can still be written."""
     add_secret_names(plan.secret_names)
     keep_out({"env": plan.server.env, "argv": plan.server.launch_argv()})  # kept out of every file
     if plan.deployment is not None:
@@ -101,11 +104,17 @@ def run_point(plan: PointPlan, options: PointOptions, shared: SharedDeployment |
         if err is None:
             raise
         return _full_before_lock(err, pdir)
+    status = PointStatus(pdir, plan.conc, plan.config_key)
     try:
-        status = PointStatus(pdir, plan.conc, plan.config_key)
         return run_guarded(pdir, status, EXIT_FAILED,
                            lambda reserve: _run_point(plan, options, pdir, status, reserve, shared),
                            lambda reason: PointOutcome("failed", reason, EXIT_FAILED, pdir, None, None))
+    except Exception as exc:
+        err = unwritable_error(exc, Path(options.out_dir))
+        if err is None:
+            raise
+        return PointOutcome("failed", record_unwritable(err, pdir, status, EXIT_FAILED), EXIT_FAILED, pdir,
+                            None, None)
     finally:
         lock.release()
 
@@ -215,7 +224,7 @@ def _run_point(plan: PointPlan, options: PointOptions, pdir: Path, status: Point
         except PointStopped as exc:
             state, reason = exc.state, exc.reason
         except Exception as exc:  # unexpected: still tear down and record
-            if disk_full_error(exc):
+            if disk_full_error(exc) or unwritable_error(exc, Path(options.out_dir)):
                 raise       # after the teardown below: run_point records it
             state, reason = "failed", f"harness_error: {type(exc).__name__}: {exc}"
         finally:

@@ -91,6 +91,9 @@ def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDep
         if (outcome.reason or "").startswith("disk_full"):   # every later point would fail the same way
             print("sweep stopped: the disk is full", flush=True)
             return SequenceOutcome(EXIT_FAILED, True)
+        if (outcome.reason or "").startswith("results_unwritable"):
+            print("sweep stopped: the results directory cannot be written", flush=True)
+            return SequenceOutcome(EXIT_FAILED, True)
         excerpt = failure_excerpt(outcome.point_dir, outcome.reason) if outcome.state == "failed" else None
         if excerpt is not None and excerpt.engine_missing and i < len(plans):
             print(f"sweep stopped: the engine cannot start on this machine; the {len(plans) - i} later point(s) "
