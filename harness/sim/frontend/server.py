@@ -116,6 +116,9 @@ class Handlers:
     # ---- chat completions ---------------------------------------------------------------------
     async def chat(self, request: web.Request) -> web.StreamResponse:
         arrival_ns = time.time_ns()
+        # Received: the parsing and hashing below is the server's own work, counted in its latencies. Handlers that
+        # arrived together (after a step's streams finished, their clients sent again) each stamp before any parses.
+        await asyncio.sleep(0)
         st = self.st
         if not st.ready:
             return _error(503, "The server is not ready yet.", "ServiceUnavailableError")
