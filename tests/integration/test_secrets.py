@@ -48,7 +48,8 @@ def test_run_and_report_write_and_print_no_secret(tmp_path: Path) -> None:
     assert fingerprint["server"]["server_info"]["api_key"] == "<redacted>"
     assert fingerprint["server"]["env"]["SGLANG_MAX_TOKENS"].startswith("sha256:")   # not allow-listed: its hash
     command = (pdirs[0] / "server_command.txt").read_text()
-    assert "--api-key '<redacted>'" in command and "c?token=<redacted>&region=us" in command
+    # a secret flag masked; an environment value outside the allow-list (a URL with a token in it) only its hash
+    assert "--api-key '<redacted>'" in command and "SGLANG_REMOTE_STORE_URL=sha256:" in command
 
     report = _harness("report", str(out), "--out", str(report_dir))
     printed += text_leaks("report", report.stdout + report.stderr)
