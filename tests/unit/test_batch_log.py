@@ -8,8 +8,8 @@ import calendar
 import pytest
 
 from harness.inspect.batch_log import BatchLogLine, parse_batch_log, parse_line
-from harness.sim.batching.dprank import routed_line
 from harness.sim.batching.schedlog import decode_line, prefill_line
+from harness.sim.batching.topology.dprank import routed_line
 
 
 def _ns(stamp: str) -> int:

@@ -6,7 +6,7 @@ A room is a package of `harness/` (a stage of `harness/point/` is a room of its 
 `harness/`, `launchers/` or `slurm/`. A room may import its own modules and any room on a lower floor. The imports
 that break the rule today are listed in `UPWARD` and `CIRCLES`; the lists may only shrink: a listed import that no
 longer exists fails the test too, so the entry is removed with the import. `docs/architecture.md` draws the same
-ladder. No module is over `MAX_MODULE_LINES` lines.
+ladder. No module is over `MAX_MODULE_LINES` lines, no package holds more than `MAX_PACKAGE_MODULES` modules.
 """
 
 from __future__ import annotations
@@ -225,6 +225,18 @@ def test_imports_inside_functions_and_relative_imports_are_read() -> None:
 
 
 MAX_MODULE_LINES = 450
+
+
+MAX_PACKAGE_MODULES = 20
+
+
+def test_no_package_holds_more_than_its_limit_of_modules() -> None:
+    """A package past twenty modules splits along its ideas into subpackages."""
+    counts = {str(d.relative_to(ROOT)): len([p for p in d.glob("*.py") if p.name != "__init__.py"])
+              for package in PACKAGES for d in [ROOT / package, *(ROOT / package).rglob("*")]
+              if d.is_dir() and (d / "__init__.py").is_file()}
+    assert [f"{d}: {n}" for d, n in sorted(counts.items()) if n > MAX_PACKAGE_MODULES] == []
+    assert counts["harness/recipe"] > 10   # the count reads real packages
 
 
 def test_no_module_is_over_the_line_limit() -> None:

@@ -9,8 +9,9 @@ import pytest
 from aiohttp import web
 
 from harness.point.servers.port_owner import free_port
-from harness.sim.batching.bootstrap import BootstrapServer, collect
-from harness.sim.batching.disagg import (
+from harness.sim.batching.timing import load_profile
+from harness.sim.batching.topology.bootstrap import BootstrapServer, collect
+from harness.sim.batching.topology.disagg import (
     DEFAULT_TIMEOUT_S,
     WAITING_TIMEOUT_ENV,
     Bootstrap,
@@ -21,7 +22,6 @@ from harness.sim.batching.disagg import (
     transfer_seconds,
     waiting_timeout_message,
 )
-from harness.sim.batching.timing import load_profile
 from harness.sim.frontend.cli import build_parser
 
 

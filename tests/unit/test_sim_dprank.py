@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from multidict import CIMultiDict
 
-from harness.sim.batching.dprank import DpRanks, routed_line, routing_key
+from harness.sim.batching.topology.dprank import DpRanks, routed_line, routing_key
 
 
 def test_routing_key_prefers_smg_header_then_correlation_id() -> None:

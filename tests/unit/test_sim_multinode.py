@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from harness.point.servers.port_owner import free_port
-from harness.sim.batching.multinode import (
+from harness.sim.batching.topology.multinode import (
     DEFAULT_JOIN_TIMEOUT_S,
     JOIN_TIMEOUT_ENV,
     JoinError,

@@ -6,7 +6,8 @@ import argparse
 
 import pytest
 
-from harness.sim.batching.parallel import (
+from harness.sim.batching.timing import TimingModel, load_profile
+from harness.sim.batching.topology.parallel import (
     Layout,
     LinkSpec,
     all_to_all_seconds,
@@ -16,7 +17,6 @@ from harness.sim.batching.parallel import (
     pipelined_seconds,
     ring_allreduce_seconds,
 )
-from harness.sim.batching.timing import TimingModel, load_profile
 
 SPEC = LinkSpec(link_bw=100e9, latency=1e-5, activation_bytes=2, hidden_size=1000, num_layers=10, moe_layers=8,
                 experts_per_token=4, eager_launch_overhead=0.003)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.point.record.stickiness import UNMEASURED, stickiness
-from harness.sim.batching.dprank import routed_line
+from harness.sim.batching.topology.dprank import routed_line
 
 
 def test_sticky_share_weights_each_sessions_top_share_by_its_turns(tmp_path: Path) -> None:

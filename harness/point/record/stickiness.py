@@ -3,7 +3,7 @@
 Agentic sessions reuse their KV prefix only where their turns land on the rank that holds it, so a run
 behind a router reports affinity from the workers' own logs. At SGLang's `--log-level debug` the simulator logs
 one line per finished chat completion that carried a session key, `[sim] routed key=<key> rank=<dp rank>`
-(`harness.sim.batching.dprank`), and a deployment's simulated workers start at that level
+(`harness.sim.batching.topology.dprank`), and a deployment's simulated workers start at that level
 (`harness.recipe.multinode.deployment.SIM_ROUTING_LOG`, unless a role sets `log-level`); real SGLang logs no such line,
 so for it (or a simulated worker at a quieter level) the measurement is absent with a reason.
 

@@ -33,7 +33,7 @@ from harness.recipe.server_flags.server_args import (
 )
 
 # A simulated worker logs the DP rank that served each session's turn only at SGLang's `--log-level debug`
-# (`harness.sim.batching.dprank`); every deployment has a router, so its simulated workers start at that level unless
+# (`harness.sim.batching.topology.dprank`); every deployment has a router, so its simulated workers start at that level unless
 # the role sets `log-level` itself, and session stickiness is measured from their logs (`point.record.stickiness`).
 SIM_ROUTING_LOG = ["--log-level", "debug"]
 

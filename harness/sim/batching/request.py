@@ -55,7 +55,7 @@ class SimRequest:
     hold_until_finish: bool = False  # `fixed` token mode: nothing decodes to text until the end
     text_tokens: list[str] | None = None  # the output's words when it is a known answer (eval answering)
     room: int | None = None  # bootstrap room of a disaggregated request (prefill/decode workers)
-    dp_rank: int = 0  # attention-DP rank serving it (`harness.sim.batching.dprank`)
+    dp_rank: int = 0  # attention-DP rank serving it (`harness.sim.batching.topology.dprank`)
     routing_key: str | None = None  # the client's session key (X-SMG-Routing-Key, else X-Correlation-ID)
     noise: float = 1.0  # this request's step-time multiplier (`harness.sim.batching.noise`)
     chunks: collections.deque[Chunk] = field(default_factory=collections.deque)

@@ -12,7 +12,7 @@ pairs and reading `K` KV-cache tokens, on `tp` GPUs:
 
 t_comm is the TP all-reduce / EP all-to-all time of the step; with `--pp-size` > 1 the step is cut into
 micro-batches that flow through the pipeline stages, and a decode batch above the CUDA-graph limit pays the
-eager launch overhead (`harness.sim.batching.parallel` has the formulas).
+eager launch overhead (`harness.sim.batching.topology.parallel` has the formulas).
 
 W_* = params * weight_bytes_per_param. MoE weights touched grow with the tokens in the step until
 every expert is read (`expert_saturation_tokens` sets how fast).
@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from harness.sim.batching.calibration import Calibration
 from harness.sim.batching.kvpool import ModelConfig, cell_size, pool_tokens
-from harness.sim.batching.parallel import (
+from harness.sim.batching.topology.parallel import (
     Layout,
     LinkSpec,
     comm_seconds,
@@ -65,7 +65,7 @@ class Profile(BaseModel):
     hbm_bw: float = Field(gt=0, description="bytes/s")
     flops: float = Field(gt=0, description="dense FLOP/s at the serving precision")
     host_link_bw: float = Field(gt=0, description="bytes/s GPU<->host (HiCache transfers)")
-    # parallelism and variation (harness.sim.batching.parallel, harness.sim.batching.noise)
+    # parallelism and variation (harness.sim.batching.topology.parallel, harness.sim.batching.noise)
     nvlink_bw: float = Field(default=450e9, gt=0, description="bytes/s per GPU per direction between GPUs of a server")
     collective_latency_s: float = Field(default=10e-6, ge=0, description="fixed seconds per collective or handoff")
     activation_bytes: float = Field(default=2.0, gt=0, description="bytes per activation element on the wire")

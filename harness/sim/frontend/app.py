@@ -6,7 +6,7 @@ profile's), then a warmup generation runs through the engine (where a bad
 `SGLANG_SIMULATE_ACC_METHOD`/`TOKEN_MODE` crashes the server, as in SGLang), then the log says
 `The server is fired up and ready to roll!` and `/health` turns 200. DFLASH validates the token
 mode before the port opens. SIGTERM/SIGINT stop the server with status 0. A worker over several
-nodes (`--nnodes N`) loads only after every node rank has joined rank 0 (`harness.sim.batching.multinode`);
+nodes (`--nnodes N`) loads only after every node rank has joined rank 0 (`harness.sim.batching.topology.multinode`);
 the other ranks serve no HTTP.
 """
 
@@ -28,18 +28,18 @@ from typing import Any
 from harness.artifacts import data_view
 from harness.recipe.postinit import attention_dp_size, post_init_errors
 from harness.redact import is_secret_name
-from harness.sim.batching.dprank import DpRanks
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.engine_config import EngineConfig
 from harness.sim.batching.eval_answers import EvalAnswers
-from harness.sim.batching.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
 from harness.sim.batching.noise import noise_for, noise_seed_of
-from harness.sim.batching.parallel import default_cuda_graph_max_bs, layout_from_args
 from harness.sim.batching.prompt import analyse
 from harness.sim.batching.request import SimRequest
 from harness.sim.batching.schedlog import DEBUG, INFO, SchedulerLog, log_level, log_stamp, scheduler_prefix
 from harness.sim.batching.spec import SpecArgsError, SpecConfig, check_at_start, read_simulate_env, resolve_spec
 from harness.sim.batching.timing import Profile, TimingModel, load_profile
+from harness.sim.batching.topology.dprank import DpRanks
+from harness.sim.batching.topology.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
+from harness.sim.batching.topology.parallel import default_cuda_graph_max_bs, layout_from_args
 from harness.sim.batching.truth import TruthLog
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, load_table, sglang_dests
 
@@ -242,7 +242,10 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
                  answers: EvalAnswers | None, group: NodeGroup | None = None) -> int:
     from aiohttp import web
 
-    from harness.sim.batching.pdroles import PrefillRole, make_role  # heavy: aiohttp (bootstrap), only when serving
+    from harness.sim.batching.topology.pdroles import (  # heavy: aiohttp (bootstrap), only when serving
+        PrefillRole,
+        make_role,
+    )
     from harness.sim.frontend.server import build_app  # heavy: aiohttp, only when serving
     from harness.sim.frontend.server_state import Faults, ServerState  # heavy: aiohttp (pdroles), only when serving
 

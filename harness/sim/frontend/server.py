@@ -16,12 +16,12 @@ from typing import Any
 
 from aiohttp import web
 
-from harness.sim.batching.disagg import Bootstrap, bootstrap_of
-from harness.sim.batching.dprank import routed_line, routing_key
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.eval_answers import tokens_of
 from harness.sim.batching.prompt import analyse, natural_length, render_chat
 from harness.sim.batching.request import SimRequest
+from harness.sim.batching.topology.disagg import Bootstrap, bootstrap_of
+from harness.sim.batching.topology.dprank import routed_line, routing_key
 from harness.sim.frontend import auth
 from harness.sim.frontend import metrics as metrics_mod
 from harness.sim.frontend.server_state import ServerState

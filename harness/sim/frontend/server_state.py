@@ -8,10 +8,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.sim.batching.dprank import DpRanks
 from harness.sim.batching.engine import Engine
 from harness.sim.batching.eval_answers import EvalAnswers
-from harness.sim.batching.pdroles import Role
+from harness.sim.batching.topology.dprank import DpRanks
+from harness.sim.batching.topology.pdroles import Role
 from harness.sim.batching.truth import TruthLog
 from harness.sim.frontend import metrics as metrics_mod
 
@@ -53,7 +53,7 @@ class ServerState:
     health_generates: bool = True   # SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION: /health runs a generation
     api_key: str | None = None       # --api-key: SGLang's bearer-token check (`harness.sim.frontend.auth`)
     admin_api_key: str | None = None
-    role: Role | None = None          # --disaggregation-mode prefill|decode (`harness.sim.batching.pdroles`)
+    role: Role | None = None          # --disaggregation-mode prefill|decode (`harness.sim.batching.topology.pdroles`)
     dp: DpRanks = field(default_factory=lambda: DpRanks(1, False))  # attention-DP rank choice
     log_routing: bool = False         # --log-level debug: a `[sim] routed` line per request (`dprank.routed_line`)
     ready: bool = False

@@ -15,7 +15,7 @@ import time
 import aiohttp
 from aiohttp import web
 
-from harness.sim.batching.disagg import Bootstrap, Room, RoomBook, waiting_timeout_message
+from harness.sim.batching.topology.disagg import Bootstrap, Room, RoomBook, waiting_timeout_message
 
 
 class BootstrapServer:

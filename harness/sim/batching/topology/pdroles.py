@@ -4,7 +4,7 @@
   sends back is that one-token completion), opens the request's room on arrival and marks it ready
   when the prefill ends, so the decode worker can collect it through the bootstrap server.
 - **Decode** (`--disaggregation-mode decode`): collects the room from the prefill worker named in the
-  body, waits the transfer time (`harness.sim.batching.disagg.transfer_seconds`), then takes the request straight
+  body, waits the transfer time (`harness.sim.batching.topology.disagg.transfer_seconds`), then takes the request straight
   into its running batch (no prefill of its own) and decodes the rest. A handover that fails fails the
   request with HTTP 500 before any byte is streamed.
 """
@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from harness.sim.batching.bootstrap import BootstrapServer, collect
-from harness.sim.batching.disagg import (
+from harness.sim.batching.engine import Engine
+from harness.sim.batching.request import SimRequest
+from harness.sim.batching.topology.bootstrap import BootstrapServer, collect
+from harness.sim.batching.topology.disagg import (
     BOOTSTRAP_TIMEOUT_ENV,
     WAITING_TIMEOUT_ENV,
     Bootstrap,
@@ -23,8 +25,6 @@ from harness.sim.batching.disagg import (
     timeout_from_env,
     transfer_seconds,
 )
-from harness.sim.batching.engine import Engine
-from harness.sim.batching.request import SimRequest
 
 
 class PrefillRole:
