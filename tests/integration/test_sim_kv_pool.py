@@ -44,7 +44,7 @@ def _burst(args: list[str], truth: Path) -> tuple[list[dict[str, int]], str]:
     try:
         s.wait_health()
         bodies = [{"model": "sim-model", "max_tokens": 100, "ignore_eos": True,
-                   "messages": [{"role": "user", "content": f"session {i} " + f"file{i}.py line " * 1500}]}
+                   "messages": [{"role": "user", "content": f"session {i} " + f"file{i}.py line " * 800}]}
                   for i in range(8)]
         with ThreadPoolExecutor(8) as pool:
             codes = [code for code, _ in pool.map(s.post, bodies)]
@@ -65,9 +65,11 @@ def test_a_small_pool_queues_admissions_instead_of_retracting(pool: int | None, 
     rows = [r for r in rows if r["status"] == "ok" and r["prompt_tokens"] > 1000]
     assert len(rows) == 8 and all(r["completion_tokens"] == 100 for r in rows)
     first_done = min(r["last_token_sent_ns"] for r in rows)
-    admitted_after_a_finish = sum(r["admitted_ns"] > first_done for r in rows)
+    # requests that were there before the first one finished and were admitted only after it (one arriving late
+    # on a busy machine waited for nothing)
+    admitted_after_a_finish = sum(r["arrival_ns"] < first_done < r["admitted_ns"] for r in rows)
     assert _counter(metrics, "sglang:num_retracted_requests_total") == 0
     if pool is None:
-        assert admitted_after_a_finish == 0   # 8 x ~3.1k tokens fit the default 33k pool: nobody waits
+        assert admitted_after_a_finish == 0   # 8 x ~2.9k tokens fit the default 33k pool: nobody waits
     else:
-        assert admitted_after_a_finish >= 3   # ~5 fit beside each other's reserved output; the rest wait
+        assert admitted_after_a_finish >= 3   # 5 fit beside each other's reserved output; the rest wait
