@@ -23,7 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = "recipes/quickstart-sim.yaml"
-SHORT = ["--duration", "30", "--set", "client.warmup_requests_per_lane=1"]   # two short variants of c2
+SHORT = ["--duration", "20", "--set", "client.warmup_requests_per_lane=1"]   # two short variants of c2
 DONE = (0, 3)   # a completed point, valid or invalid (too few requests in a short window): both print the hint
 FIRST = "run them first: "
 BESIDE = "beside it: "

@@ -1,6 +1,6 @@
 """`harness search` on the simulator, as its docs give it: the quick start's recipe, ttft_p90<=0.5 over c1..c8
-with 30 s windows, every lane starting the window at once and one warm-up call per lane, within 6 tests
-(`--max-points`; about five minutes here). search.json is checked against the tested points' own records (`point_result.json`): every
+with 30 s windows, every lane starting the window at once and one warm-up call per lane, within 4 tests
+(`--max-points`; about four minutes here). search.json is checked against the tested points' own records (`point_result.json`): every
 test's outcome, recomputed from its record by the rules of docs/search.md, and the answer: a boundary whose own
 record passes with a failing record just above it (or the upper bound reached), or an answer marked uncertain whose
 interval holds only inconclusive or untested concurrencies. One fresh server per test. A second run resumes: every
@@ -29,7 +29,7 @@ def _search(out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "harness", "search", str(ROOT / "recipes" / "quickstart-sim.yaml"),
                            "--slo", "ttft_p90<=0.5", "--min-conc", "1", "--max-conc", "8", "--duration", "30",
                            "--set", "client.burst_phase_starts=true", "--set", "client.warmup_requests_per_lane=1",
-                           "--max-points", "6", "--out", str(out)], capture_output=True, text=True, timeout=2400,
+                           "--max-points", "4", "--out", str(out)], capture_output=True, text=True, timeout=2400,
                           cwd=ROOT)
 
 
@@ -51,7 +51,7 @@ def test_search_answer_agrees_with_the_tested_points_own_records(tmp_path: Path)
     doc = json.loads(found[0].read_text())
     assert doc["slo"] == ["ttft_p90<=0.5"] and doc["complete"] is True
     points = doc["points"]
-    assert points[0]["conc"] == 1 and len(points) <= 6
+    assert points[0]["conc"] == 1 and len(points) <= 4
     latest: dict[int, dict[str, Any]] = {}
     for p in points:
         outcome, ttft = _own_outcome(Path(p["point_dir"]), p["conc"], p["checks"][0]["interval_95"])
