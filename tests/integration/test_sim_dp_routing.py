@@ -53,41 +53,55 @@ def routed(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str
     """(router URL, worker log) for a DP-4 simulator behind `smg launch --dp-aware --policy <param>`."""
     policy = str(request.param)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SGLANG_")}
-    sim_port, router_port = free_port(), free_port()
+    sim_port = free_port()
     log = tmp_path / "worker.log"
     procs: list[subprocess.Popen[bytes]] = []
-    with log.open("wb") as sim_out, (tmp_path / "router.log").open("wb") as router_out:
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "harness.sim", "--model-path", "m", "--served-model-name", "sim-model",
-             "--host", "127.0.0.1", "--port", str(sim_port), "--enable-dp-attention", "--dp-size", "4",
-             "--tp", "4", "--sim-startup-seconds", "0.1", "--log-level", "debug"],   # debug: routed lines
-            stdout=sim_out, stderr=subprocess.STDOUT, env=env))
-        # smg retries a worker whose first health check failed only after 30 s: start it once the worker is up
-        deadline = time.monotonic() + 15
-        while _get(f"http://127.0.0.1:{sim_port}/health")[0] != 200 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "smg", "launch", "--worker-urls", f"http://127.0.0.1:{sim_port}",
-             "--policy", policy, "--dp-aware", "--request-id-headers", "x-correlation-id",
-             "--host", "127.0.0.1", "--port", str(router_port),
-             "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
-             "--shutdown-grace-period-secs", "0"],
-            stdout=router_out, stderr=subprocess.STDOUT, env=env))
-    base = f"http://127.0.0.1:{router_port}"
+    base = ""
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            status, text = _get(f"{base}/workers")
-            if status == 200 and len(json.loads(text).get("workers", [])) == 4:   # URL@0 .. URL@3
+        with log.open("wb") as sim_out:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "harness.sim", "--model-path", "m", "--served-model-name", "sim-model",
+                 "--host", "127.0.0.1", "--port", str(sim_port), "--enable-dp-attention", "--dp-size", "4",
+                 "--tp", "4", "--sim-startup-seconds", "0.1", "--log-level", "debug"],   # debug: routed lines
+                stdout=sim_out, stderr=subprocess.STDOUT, env=env))
+            # smg retries a worker whose first health check failed only after 30 s: start it once the worker is up
+            deadline = time.monotonic() + 15
+            while _get(f"http://127.0.0.1:{sim_port}/health")[0] != 200 and time.monotonic() < deadline:
+                time.sleep(0.1)
+        for _ in range(3):      # another process on the host may bind the picked port first: pick again
+            router_port = free_port()
+            with (tmp_path / "router.log").open("wb") as router_out:
+                procs.append(subprocess.Popen(
+                    [sys.executable, "-m", "smg", "launch", "--worker-urls", f"http://127.0.0.1:{sim_port}",
+                     "--policy", policy, "--dp-aware", "--request-id-headers", "x-correlation-id",
+                     "--host", "127.0.0.1", "--port", str(router_port),
+                     "--prometheus-host", "127.0.0.1", "--prometheus-port", str(free_port()),
+                     "--shutdown-grace-period-secs", "0"],
+                    stdout=router_out, stderr=subprocess.STDOUT, env=env))
+            base = f"http://127.0.0.1:{router_port}"
+            if _router_lists_four_ranks(base, procs, tmp_path / "router.log"):
                 break
-            assert all(p.poll() is None for p in procs), (tmp_path / "router.log").read_text()[-2000:]
-            time.sleep(0.2)
+            stop_process(procs.pop())
         else:
-            pytest.fail("smg never listed the worker's 4 DP ranks")
+            pytest.fail("smg never bound a free port: " + (tmp_path / "router.log").read_text()[-2000:])
         yield base, log
     finally:
         for proc in procs:
             stop_process(proc)
+
+
+def _router_lists_four_ranks(base: str, procs: list[subprocess.Popen[bytes]], router_log: Path) -> bool:
+    """True once the router lists the worker's 4 DP ranks; False if it could not bind its port."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status, text = _get(f"{base}/workers")
+        if status == 200 and len(json.loads(text).get("workers", [])) == 4:   # URL@0 .. URL@3
+            return True
+        if procs[-1].poll() is not None and b"Address already in use" in router_log.read_bytes():
+            return False
+        assert all(p.poll() is None for p in procs), router_log.read_text()[-2000:]
+        time.sleep(0.2)
+    pytest.fail("smg never listed the worker's 4 DP ranks")
 
 
 def _run_sessions(base: str) -> None:

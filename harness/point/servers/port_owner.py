@@ -31,6 +31,7 @@ TCP_STATES = {"01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FI
 START_SLACK_NS = 1_000_000_000  # /proc start times have clock-tick resolution; the slack also covers clock slew
 LOWEST_PICKED = 20000           # free_port never picks below: the registered ports of common services lie there
 PICK_TRIES = 64
+HANDED_OUT: set[int] = set()    # ports this process picked already: two picks before either binds never collide
 
 
 def port_free(port: int) -> bool:
@@ -58,17 +59,29 @@ def free_port(proc: Path = PROC, rng: random.Random | None = None) -> int:
     """A port nothing listens on, for a server to bind later. A real server binds only after loading its weights
     (minutes), and a port the kernel hands out for outgoing connections (its ephemeral range) can be taken by any
     connection on the host in that time; so it is picked outside that range, at random, where the host leaves room
-    there, else the kernel picks one."""
+    there, else the kernel picks one. A port this process picked before is not picked again (until all the
+    others have been), so ports picked one after another for the parts of one deployment differ."""
     rng = rng or random.Random()
     spans = ports_outside_ephemeral(ephemeral_range(proc))
     for _ in range(PICK_TRIES if spans else 0):
         span = rng.choices(spans, weights=[len(r) for r in spans])[0]
         port = rng.choice(span)
-        if port_free(port):
-            return port
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        if port not in HANDED_OUT and port_free(port):
+            return _handed(port)
+    for _ in range(PICK_TRIES):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in HANDED_OUT:
+            break
+    return _handed(port)
+
+
+def _handed(port: int) -> int:
+    if len(HANDED_OUT) > 4096:
+        HANDED_OUT.clear()
+    HANDED_OUT.add(port)
+    return port
 
 
 def local_sockets(port: int, proc: Path = PROC) -> list[tuple[str, int]]:
