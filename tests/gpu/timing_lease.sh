@@ -28,14 +28,17 @@ if [ ! -e "$W/started" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
       .whl/*.whl >"$W/pip.txt" 2>&1 || { echo "wheels did not install: $W/pip.txt"; exit 9; }
   fi
+  # the benchmark runs from its own copy of the tree: a later device call lays the working tree out afresh
+  mkdir -p "$W/tree" && tar -C . --exclude=./.whl --exclude=./.venv -cf - . | tar -C "$W/tree" -xf - \
+    || { echo "could not copy the tree"; exit 9; }
   { nproc | sed "s/^/cores: /"; grep -m1 "model name" /proc/cpuinfo; nvidia-smi -L; python3 --version; } >"$W/env.txt" 2>&1
   # shellcheck disable=SC2016
-  setsid nohup env PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1 bash -c '
+  (cd "$W/tree" && setsid nohup env PYTHONPATH="/tmp/site:$W/tree" PATH="/tmp/site/bin:$PATH" PYTHONUNBUFFERED=1 bash -c '
     for p in $3; do
       python3 benchmarks/timing_error.py --conc "${p%%:*}" --duration "${p#*:}" $1 --out "$2/c${p%%:*}" \
         >"$2/c${p%%:*}.txt" 2>&1
     done
-    touch "$2/done"' _ "${TIMING_SETTINGS:-}" "$W" "$POINTS" >/dev/null 2>&1 </dev/null &
+    touch "$2/done"' _ "${TIMING_SETTINGS:-}" "$W" "$POINTS" >/dev/null 2>&1 </dev/null &)
   echo "started in $W"
 fi
 for _ in $(seq "$WAIT_S"); do [ -e "$W/done" ] && break; sleep 1; done

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import os
 import random
 import signal
@@ -41,6 +40,7 @@ from harness.sim.batching.topology.dprank import DpRanks
 from harness.sim.batching.topology.multinode import JoinError, Leader, NodeGroup, node_group, run_follower
 from harness.sim.batching.topology.parallel import default_cuda_graph_max_bs, layout_from_args
 from harness.sim.batching.truth import TruthLog
+from harness.sim.frontend.collector import collect_when_idle, hold_collections
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, load_table, sglang_dests
 
 DEFAULT_MAX_RUNNING = 1024
@@ -347,10 +347,8 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
                 return
         if args.sim_errors_after is not None:
             st.faults.errors_from_ns = time.monotonic_ns() + int(args.sim_errors_after * 1e9)
-        # What is alive now lives as long as the server: frozen out of the cyclic collector's reach, a full
-        # collection under load walks only what the traffic made (its pause is time every waiting request carries)
-        gc.collect()
-        gc.freeze()
+        hold_collections()   # what is alive now lives as long as the server; collections only when idle
+        background.append(asyncio.create_task(collect_when_idle(lambda: engine.busy)))
         st.ready = True
         print("The server is fired up and ready to roll!", flush=True)
         if args.sim_crash_after is not None:
@@ -358,9 +356,11 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
         if args.sim_stall_after is not None:
             loop.call_later(args.sim_stall_after, engine.stall)
 
+    background: list[asyncio.Task[None]] = []
     start_task = asyncio.create_task(startup())
     await stop.wait()
-    start_task.cancel()
+    for task in (start_task, *background):
+        task.cancel()
     engine_task.cancel()
     if leader is not None:
         await leader.close()
