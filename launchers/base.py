@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import UserError
-from harness.redact import is_secret_name
+from harness.redact_plain import is_plain_env
 from launchers import docker
 from launchers.context import LaunchContext
 from launchers.process_group import ProcessGroup
@@ -68,8 +68,8 @@ class Launcher:
     def process_env(self, env: dict[str, str], ctx: LaunchContext) -> dict[str, str]:
         """The environment the rendered argv runs with: this process's, the plan's, the GPUs for local/pyxis."""
         proc_env = {**os.environ, **env}
-        if self.kind == "apptainer":  # secrets reach an apptainer container by APPTAINERENV_, never by argv
-            proc_env.update({f"APPTAINERENV_{k}": v for k, v in env.items() if is_secret_name(k)})
+        if self.kind == "apptainer":  # values off the allow-list reach an apptainer container by APPTAINERENV_
+            proc_env.update({f"APPTAINERENV_{k}": v for k, v in env.items() if not is_plain_env(k)})
         if ctx.gpus is not None and self.kind in ("local", "pyxis"):
             proc_env["CUDA_VISIBLE_DEVICES"] = ",".join(ctx.gpus)
         proc_env["PYTHONUNBUFFERED"] = "1"
@@ -99,15 +99,16 @@ def _local(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> l
     return list(server_argv)
 
 
-def _env_flags(flag: str, env: dict[str, str], secrets: str = "by_name") -> list[str]:
-    """`flag KEY=VALUE` per variable. A secret's value never goes on the command line (where `ps` shows it):
-    `by_name` passes `flag KEY` (docker and enroot take the value from their own environment, which
+def _env_flags(flag: str, env: dict[str, str], unlisted: str = "by_name") -> list[str]:
+    """`flag KEY=VALUE` per variable on the allow-list of plain values (`harness.redact_plain`). Any other value
+    (a secret, or a neutral name that says nothing about its value) never goes on the command line, where `ps`
+    shows it: `by_name` passes `flag KEY` (docker and enroot take the value from their own environment, which
     holds it), `omit` leaves it to the runtime's own channel (apptainer's APPTAINERENV_)."""
     out: list[str] = []
     for key in sorted(env):
-        if not is_secret_name(key):
+        if is_plain_env(key):
             out += [flag, f"{key}={env[key]}"]
-        elif secrets == "by_name":
+        elif unlisted == "by_name":
             out += [flag, key]
     return out
 
@@ -152,7 +153,7 @@ def _apptainer(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) 
     for mount in ctx.mounts:
         argv += ["--bind", mount]
     image = ctx.image_path or f"docker://{ctx.image}"
-    return [*argv, *_env_flags("--env", env, secrets="omit"), image, *server_argv]
+    return [*argv, *_env_flags("--env", env, unlisted="omit"), image, *server_argv]
 
 
 RENDERERS = {"local": _local, "docker": _docker, "enroot": _enroot, "pyxis": _pyxis, "apptainer": _apptainer}

@@ -43,7 +43,7 @@ def test_docker():
         "--mount", "type=bind,source=/tmp/p,target=/tmp/p",
         "--mount", "type=bind,source=/models,target=/models,readonly",
         "--mount", "type=bind,source=/cache,target=/root/.cache",
-        "-e", "A_B=x y", "-e", "SGLANG_SIMULATE_ACC_LEN=4.05",
+        "-e", "A_B", "-e", "SGLANG_SIMULATE_ACC_LEN=4.05",   # A_B: off the allow-list, by name
         "lmsysorg/sglang:v0.5.23", *SERVER]
     assert get_launcher("docker").teardown(ctx()) == ["docker", "rm", "-f", "harness-c4"]
 
@@ -101,7 +101,7 @@ def test_docker_all_gpus():
 def test_enroot():
     assert get_launcher("enroot").render(SERVER, ENV, ctx(image_path="/cache/sglang.sqsh")) == [
         "enroot", "start", "--rw", "--mount", "/models:/models", "--mount", "/cache:/root/.cache",
-        "--env", "A_B=x y", "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "/cache/sglang.sqsh", *SERVER]
+        "--env", "A_B", "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "/cache/sglang.sqsh", *SERVER]
 
 
 def test_pyxis():
@@ -126,25 +126,29 @@ def test_pyxis_names_every_variable_the_harness_sets_in_container_env() -> None:
 def test_apptainer():
     assert get_launcher("apptainer").render(SERVER, ENV, ctx()) == [
         "apptainer", "exec", "--nv", "--cleanenv", "--bind", "/models:/models", "--bind", "/cache:/root/.cache",
-        "--env", "A_B=x y", "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "docker://lmsysorg/sglang:v0.5.23", *SERVER]
+        "--env", "SGLANG_SIMULATE_ACC_LEN=4.05", "docker://lmsysorg/sglang:v0.5.23", *SERVER]
 
 
-SECRET_ENV = {"HF_TOKEN": "hf_abcdef123", "A_B": "x"}
+SECRET_ENV = {"HF_TOKEN": "hf_abcdef123", "MY_SETTING": "glrt-neutral0123456789", "NCCL_DEBUG": "INFO"}
 
 
 @pytest.mark.parametrize("kind,flag", [("docker", "-e"), ("enroot", "--env")])
-def test_a_secret_is_passed_by_name_and_its_value_through_the_environment(kind: str, flag: str) -> None:
+@pytest.mark.parametrize("name", ["HF_TOKEN", "MY_SETTING"])   # a secret's name, and a neutral one
+def test_a_value_off_the_allow_list_is_passed_by_name_and_through_the_environment(kind: str, flag: str,
+                                                                                   name: str) -> None:
     launcher = get_launcher(kind)
     argv = launcher.render(SERVER, SECRET_ENV, ctx())
-    assert argv[argv.index("HF_TOKEN") - 1] == flag and "hf_abcdef123" not in " ".join(argv)
-    assert launcher.process_env(SECRET_ENV, ctx())["HF_TOKEN"] == "hf_abcdef123"
+    assert argv[argv.index(name) - 1] == flag and SECRET_ENV[name] not in " ".join(argv)
+    assert launcher.process_env(SECRET_ENV, ctx())[name] == SECRET_ENV[name]
+    assert argv[argv.index("NCCL_DEBUG=INFO") - 1] == flag                   # on the allow-list: as written
 
 
-def test_apptainer_takes_a_secret_through_apptainerenv_not_argv() -> None:
+@pytest.mark.parametrize("name", ["HF_TOKEN", "MY_SETTING"])
+def test_apptainer_takes_a_value_off_the_allow_list_through_apptainerenv_not_argv(name: str) -> None:
     launcher = get_launcher("apptainer")
     argv = launcher.render(SERVER, SECRET_ENV, ctx())
-    assert "HF_TOKEN" not in " ".join(argv) and "A_B=x" in argv
-    assert launcher.process_env(SECRET_ENV, ctx())["APPTAINERENV_HF_TOKEN"] == "hf_abcdef123"
+    assert name not in " ".join(argv) and "NCCL_DEBUG=INFO" in argv
+    assert launcher.process_env(SECRET_ENV, ctx())[f"APPTAINERENV_{name}"] == SECRET_ENV[name]
 
 
 def test_unknown_kind_is_a_user_error():
