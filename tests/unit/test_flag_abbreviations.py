@@ -57,3 +57,13 @@ def test_plan_warns_of_an_abbreviated_flag_and_plans_the_full_one(capsys: pytest
     assert ("warning: --set args.max-running-request: --max-running-request is read as --max-running-requests"
             in err)
     assert "--max-running-requests 8" in out
+
+
+def test_submit_warns_of_an_abbreviated_flag_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    profile = RECIPE.parents[1] / "clusters" / "local-ci.yaml"
+    assert main(["submit", str(RECIPE), "--cluster", str(profile), "--dry-run", "--no-preflight", "--points", "c2",
+                 "--set", "args.max-running-request=8", "--out", str(tmp_path / "out")]) == 0
+    assert ("warning: --set args.max-running-request: --max-running-request is read as --max-running-requests"
+            in capsys.readouterr().err)
+    plan = next((tmp_path / "out" / "slurm").glob("plan-*.json")).read_text()
+    assert '"max-running-requests"' in plan or "--max-running-requests" in plan

@@ -139,3 +139,18 @@ def test_a_set_value_never_names_a_directory(shape: str) -> None:
     name = derived_name([f"server.env.MY_SETTING={SHAPES[shape]}", "args.max-running-requests=64"])
     assert _leaks(name) == [] and name.startswith("MY_SETTING=redacted-")
     assert name.endswith(",max-running-requests=64")   # a SGLang flag's value names it as written
+
+
+def test_a_slurm_dry_run_writes_and_prints_no_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`submit --dry-run --json`: the Slurm plan, the job script and what it prints (valid JSON) hold no value."""
+    from harness.cli import main
+
+    sets = [a for s, v in SHAPES.items() for a in ("--set", f"server.env.{NAMES[s]}={v}")]
+    assert main(["submit", str(ROOT / "recipes" / "quickstart-sim.yaml"), "--cluster",
+                 str(ROOT / "clusters" / "local-ci.yaml"), "--dry-run", "--no-preflight", "--json", "--points", "c2",
+                 *sets, "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["dry_run"] is True
+    assert _leaks(out) == [] and _leaks(err) == []
+    written = sorted((tmp_path / "out").rglob("*.*"))
+    assert written and all(_leaks(p.read_text()) == [] for p in written), [p.name for p in written]

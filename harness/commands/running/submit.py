@@ -66,7 +66,9 @@ def main(args: argparse.Namespace) -> int:
     import sys
     import time
 
+    from harness.commands.running.run import warn_abbreviated_flags
     from harness.errors import UserError
+    from harness.recipe.load import load_recipe
     from harness.submission import PreflightFailed, SubmitRequest, prepare, submit
     from slurm import query
     from slurm.follow import follow
@@ -89,6 +91,8 @@ def main(args: argparse.Namespace) -> int:
                         eval_task=args.task, eval_limit=args.limit, eval_min_score=args.min_score,
                         preflight=not args.no_preflight, tag=args.tag, note=args.note, unofficial=args.unofficial,
                         reuse_deployment=args.reuse_deployment)
+    warn_abbreviated_flags(args.recipe, load_recipe(args.recipe).server.sglang_version, args.overrides)
+
     def warn(line: str) -> None:
         print(f"preflight: {line}", file=sys.stderr)
 
@@ -103,6 +107,10 @@ def main(args: argparse.Namespace) -> int:
     if prep is not None:
         for line in prep["warnings"]:
             warn(line)
+        if args.json:
+            print_json({"dry_run": True, "sbatch": prep["sbatch"], "script": str(prep["script"]),
+                        "plan": str(prep["plan_file"]), "warnings": list(prep["warnings"])})
+            return 0
         print(shlex.join(prep["sbatch"]))
         print(f"script: {prep['script']}\nplan:   {prep['plan_file']}", file=sys.stderr)
         return 0
