@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -167,3 +168,13 @@ def test_report_json_says_power_in_words_like_the_tables(tmp_path):
     power = {c["engine"]: {p["power"] for p in c["points"]} for c in data["curves"]}
     assert power["sim"] == {"not measured (simulator)"}
     assert "not measured (simulator)" not in power["sglang"]
+
+
+def test_without_a_price_report_md_and_html_say_how_to_give_one(tmp_path):
+    from harness.point.record.cost import HOW_TO_PRICE
+
+    out = build_report([FIX / "sim-run"], tmp_path, with_records=False)
+    md = out.markdown_path.read_text()
+    section = md[md.index("## SLO attainment, goodput and cost"):md.index("## Pareto coverage")]
+    assert "give a price per GPU-hour (--gpu-hour-price 3.0" in section
+    assert html.escape(HOW_TO_PRICE, quote=False) in out.html_path.read_text()

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.point.record.cost import HOW_TO_PRICE
 from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve, power_text
 from harness.report.analysis.goodput import render_goodput
@@ -201,11 +202,11 @@ def report_title(curves: Sequence[Curve], title: str = "Agentic sweep report") -
 
 
 def _goodput_section(curves: Sequence[Curve]) -> str:
-    """Each curve's attainment, goodput and cost table (`harness.report.analysis.goodput`), when any point has one."""
+    """Each curve's attainment, goodput and cost table (`harness.report.analysis.goodput`), when any point has one;
+    how to give a price when no point has a cost."""
     tables = [(c, render_goodput(list(zip(conc_cells(c), c.points)))) for c in curves]
-    if not any(t for _, t in tables):
-        return ""
-    return ('<h2 id="goodput">SLO attainment, goodput and cost</h2>'
+    hint = "" if any(p.cost for c in curves for p in c.points) else f"<p>{_e(HOW_TO_PRICE)}</p>"
+    return ('<h2 id="goodput">SLO attainment, goodput and cost</h2>' + hint
             + "".join(f"<h3>{_e(c.label)}</h3><pre>{_e(t)}</pre>" for c, t in tables if t))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
+from harness.point.record.cost import HOW_TO_PRICE
 from harness.report.analysis.coverage import check14
 from harness.report.analysis.curves import CURVE_DEFINITION, FRONTIER_AXES, Curve
 from harness.report.analysis.goodput import goodput_markdown
@@ -105,9 +106,11 @@ def render_markdown(curves: Sequence[Curve], plots: Sequence[str] = ()) -> str:
     for c in curves:
         out += [_heading(c), "", *_identity(c), *verdict_lines(c), ""]
     judged = [(c, goodput_markdown(list(zip(conc_cells(c), c.points)))) for c in curves]
+    out += ["## SLO attainment, goodput and cost", ""]
     if any(lines for _, lines in judged):
-        out += ["## SLO attainment, goodput and cost", ""]
         out += [line for c, lines in judged if lines for line in (_heading(c), "", *lines, "")]
+    if not any(p.cost for c in curves for p in c.points):
+        out += [_text(HOW_TO_PRICE), ""]
     out += ["## Pareto coverage", "", "x-axis vs total throughput per GPU; invalid points are excluded.", ""]
     for c in curves:
         out += [_heading(c), "", *coverage_lines(c), ""]
