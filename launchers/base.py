@@ -65,6 +65,14 @@ class Launcher:
         except OSError:
             return None
 
+    def runtime_gone(self, server_log: Path) -> str | None:
+        """The container runtime's own words when it went away under the server (docker: its client's words in the
+        server log that the daemon does not answer, else a daemon that does not answer `docker info` now); None for
+        a launcher without a daemon, or while the daemon answers."""
+        if self.kind != "docker":
+            return None
+        return docker.runtime_gone(_log_tail(server_log)) or docker.daemon_gone()
+
     def process_env(self, env: dict[str, str], ctx: LaunchContext) -> dict[str, str]:
         """The environment the rendered argv runs with: this process's, the plan's, the GPUs for local/pyxis."""
         proc_env = {**os.environ, **env}
@@ -89,6 +97,16 @@ class Launcher:
         process = ProcessGroup(argv, self.process_env(env, ctx), ctx.point_dir / ctx.log_name, on_orphan=teardown)
         return RunningServer(process=process, argv=argv, teardown_argv=teardown,
                              step_name=ctx.container_name if self.kind == "pyxis" else None)
+
+
+def _log_tail(path: Path, size: int = 64 * 1024) -> str:
+    """The end of a log (where a container runtime's last words are); empty when it cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, 2) - size))
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _local(server_argv: list[str], env: dict[str, str], ctx: LaunchContext) -> list[str]:

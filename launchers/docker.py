@@ -12,6 +12,11 @@ simulator needs neither); both keep `--ipc host` and `--shm-size`.
 When the container never starts, `docker run` exits 125 and prints the daemon's own words; `start_failure` turns
 them into a reason code (`image_unavailable`, `mount_missing`, `gpu_runtime_missing`, `container_start_failed`)
 followed by those words.
+
+When the daemon goes away while the container runs (stopped, killed, restarted), `docker run` ends too: with the
+container's own status when the daemon stopped it first (often 0, or 137), or with 125 and the client's words
+(`error waiting for container: unexpected EOF`). `runtime_gone` finds those words in the server log and
+`daemon_gone` asks the daemon itself (`docker info`), so that the point names the daemon, not the server.
 """
 
 from __future__ import annotations
@@ -124,3 +129,40 @@ def start_failure(log_text: str) -> tuple[str, str] | None:
         if any(m in low for m in markers):
             return code, text
     return "container_start_failed", text
+
+
+# What the docker client (docker/cli, and the moby client it is built on) says when its daemon does not answer or
+# drops the connection while `docker run` waits on its container.
+_RUNTIME_GONE = re.compile(r"Cannot connect to the Docker daemon at|failed to connect to the docker API at|"
+                           r"error during connect:|error waiting for container: ")
+_LOGRUS_MSG = re.compile(r'\bmsg="((?:[^"\\]|\\.)*)"')
+DAEMON_PROBE_S = 15.0
+
+
+def _said(line: str) -> str:
+    """A client line in docker's own words: the message of a logrus line (`time=... level=error msg="..."`),
+    without the `docker: ` prefix of `docker run`'s errors."""
+    found = _LOGRUS_MSG.search(line)
+    words = found.group(1).replace('\\"', '"') if found else line
+    return words.strip().removeprefix("docker: ")
+
+
+def runtime_gone(log_text: str) -> str | None:
+    """docker's own words when `log_text` (the server log, or `docker info`'s output) says that its daemon does not
+    answer or went away under the container (`Cannot connect to the Docker daemon at unix:///var/run/docker.sock.
+    Is the docker daemon running?`, `error waiting for container: unexpected EOF`); None otherwise."""
+    said = [_said(line) for line in log_text.splitlines() if _RUNTIME_GONE.search(line)]
+    return "; ".join(dict.fromkeys(said))[-800:] if said else None
+
+
+def daemon_gone(timeout_s: float = DAEMON_PROBE_S) -> str | None:
+    """docker's own words when its daemon does not answer `docker info` now (stopped, or its socket gone); a
+    daemon that takes longer than `timeout_s` is gone too. None while it answers, or when docker cannot be run."""
+    try:
+        out = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
+                             timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return f"`docker info` did not answer within {timeout_s:g} s"
+    except OSError:
+        return None
+    return None if out.returncode == 0 else runtime_gone(f"{out.stdout}\n{out.stderr}")

@@ -158,7 +158,8 @@ def stop_grace_s(reason: str) -> float:
     """How long AIPerf gets to write its summary after SIGINT. With the server gone there is nothing
     left to drain, and a SIGINT during AIPerf's start-up can be lost, so that case is short; a stalled client
     (stopped, or hung) cannot answer it at all."""
-    if reason.startswith(("server_crashed", "server_exited", "server_stalled", "client_stalled")):
+    if reason.startswith(("server_crashed", "server_exited", "container_runtime_gone", "server_stalled",
+                          "client_stalled")):
         return 10.0
     if reason == "timeout":
         return 60.0

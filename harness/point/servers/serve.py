@@ -29,7 +29,7 @@ from harness.point.fingerprints.fingerprint import (
 from harness.point.servers import port_owner, server_env
 from harness.point.servers.load_progress import ServerLoadProgress
 from harness.point.servers.readiness import NotReady, server_info, wait_until_ready
-from harness.point.servers.server_crash import CrashWatch, crash_reason
+from harness.point.servers.server_crash import CrashWatch, crash_reason, runtime_gone_reason
 from harness.point.servers.server_failure import key_line
 from harness.point.servers.server_logs import SIM_TRUTH_LOG
 from harness.point.state.status import PointStatus
@@ -179,6 +179,7 @@ class FreshServer:
         self.capture: BackgroundCapture | None = None
         self.ready: dict[str, Any] | None = None   # what the fingerprint needs, once the server is ready
         self.crash_watch: CrashWatch | None = None   # SGLang's own processes, once the server is ready
+        self.ended: str | None = None   # why the ready server ended, once it has
 
     def start_ready(self, plan: PointPlan, status: PointStatus, sigs: StopSignals, ready_timeout_s: float,
                     progress_every_s: float = 30.0, on_poll: Callable[[], None] | None = None) -> None:
@@ -213,6 +214,10 @@ class FreshServer:
                              on_poll=poll, token=ep.token, api_key=ep.api_key)
         except NotReady as exc:
             log = Path(ep.ctx.point_dir) / "server.log"
+            gone = ep.launcher.runtime_gone(log) if exc.reason == "server_exited" else None
+            if gone:   # the container runtime went away (or never answered): its name, in its own words
+                raise NotReady("container_runtime_gone", f"the {ep.launcher.kind} daemon stopped answering before "
+                                                         f"the server was ready ({ep.launcher.kind}: {gone}); {exc}") from None
             refused = ep.launcher.start_failure(log) if exc.reason == "server_exited" else None
             if refused:   # the runtime never started the container: its reason, in its own words
                 raise NotReady(refused[0], f"{exc}; {refused[1]}") from None
@@ -280,7 +285,20 @@ class FreshServer:
         the walltime do), or the server gone."""
         if sigs.reason():
             return sigs.reason()
-        return crash_reason(self.exit_code(), self.crash_watch, Path(self.endpoint.ctx.point_dir) / "server.log")
+        if self.ended is None:
+            self.ended = self.ended_reason()
+        return self.ended
+
+    def ended_reason(self) -> str | None:
+        """Why the ready server ended: its container runtime gone (the runtime asked once, when the server's
+        process has ended), a crash, or None while it runs."""
+        log = Path(self.endpoint.ctx.point_dir) / "server.log"
+        code = self.exit_code()
+        crashed = crash_reason(code, self.crash_watch, log)
+        if code is None or crashed is None:
+            return crashed
+        gone = self.endpoint.launcher.runtime_gone(log)
+        return crashed if gone is None else runtime_gone_reason(self.endpoint.launcher.kind, gone, code)
 
     def stop(self, grace_s: float, status: PointStatus) -> None:
         """Write the fingerprint (a ready server) or abandon its capture, then stop the server's whole process

@@ -7,6 +7,9 @@ processes are the ones found in `/proc` when the server became ready, so a launc
 or enroot, leaves only the main process watched), or named by SGLang's own subprocess watchdog in
 `server.log` ("Subprocess scheduler_0 (pid=N) crashed with exit code -9"), which takes the whole server down
 within a second of the death.
+
+A server in a container also ends when its container runtime goes away (the docker daemon stopped or killed): the
+point then ends as `container_runtime_gone`, naming the runtime in its own words, not as the server's crash.
 """
 
 from __future__ import annotations
@@ -111,3 +114,10 @@ def crash_reason(exit_code: int | None, watch: CrashWatch | None, server_log: Pa
     if logged is not None:
         return f"server_crashed: {logged}; the server exited with status {exit_code} during the run"
     return f"server_crashed: the server exited with status {exit_code} during the run"
+
+
+def runtime_gone_reason(runtime: str, said: str, exit_code: int) -> str:
+    """`container_runtime_gone: ...` for a ready server whose container runtime (`docker`) went away, in the
+    runtime's own words (`said`)."""
+    return (f"container_runtime_gone: the {runtime} daemon went away while the server ran ({runtime}: {said}); "
+            f"the server exited with status {exit_code} during the run")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 # The reason codes of a point whose server did not start or did not last: its log says why.
 SERVER_FAILURES = ("server_exited", "ready_timeout", "probe_failed", "server_crashed", "image_unavailable",
-                   "mount_missing", "gpu_runtime_missing", "container_start_failed")
+                   "mount_missing", "gpu_runtime_missing", "container_start_failed", "container_runtime_gone")
 TAIL_BYTES = 64 * 1024
 MAX_LINES = 4
 LINE_CHARS = 240
