@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from harness.search.order import Bracket, Outcome, bracket, retestable
-from harness.search.progress import AtMost, at_most
+from harness.search.progress import AtMost, at_most, rounds_at_most
 from harness.search.rounds import round_tests
 from harness.search.tested import TestedPoint
 
@@ -103,11 +103,13 @@ class RoundResult:
 
 def run_rounds(min_conc: int, max_conc: int, width: int,
                test_round: Callable[[int, list[tuple[int, int]]], RoundResult],
-               on_round: Callable[[SearchRun], object] | None = None, budget: Budget | None = None) -> SearchRun:
+               on_round: Callable[[SearchRun], object] | None = None, budget: Budget | None = None,
+               on_start: Callable[[AtMost], object] | None = None) -> SearchRun:
     """Test rounds of up to `width` tests (`rounds.round_tests`) until the bracket is closed.
     `test_round(n, tests)` tests round n (from 1), `tests` its (concurrency, attempt) pairs; a stopped round ends
     the run incomplete, with the points it did test. Every test counts against `budget.max_points` (a round is
-    cut to what is left of it, re-tests kept first) and each concurrency as its latest test says."""
+    cut to what is left of it, re-tests kept first) and each concurrency as its latest test says. `on_start(count)`
+    sees each round's number and the most rounds in all (`progress.rounds_at_most`) as it starts."""
     budget = budget or Budget()
     tested: list[TestedPoint] = []
     for number in itertools.count(1):
@@ -122,6 +124,9 @@ def run_rounds(min_conc: int, max_conc: int, width: int,
             tests = tests[:budget.max_points - len(tested)]
         tests = sorted(tests)
         concs = [c for c, _ in tests]
+        if on_start is not None:
+            on_start(rounds_at_most(latest_outcomes(tested), Counter(v.conc for v in tested), min_conc, max_conc,
+                                    width, budget.attempts, number - 1))
         result = test_round(number, tests)
         given = {v.conc for v in result.tested}
         if given - set(concs) or (not result.stopped and given != set(concs)) or len(given) < len(result.tested):

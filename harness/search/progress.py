@@ -4,7 +4,7 @@
 pass or a fail): the worst case over those outcomes of the order's own choices (`order.bracket`), the
 inconclusive concurrencies that may be re-tested counted once each. `at_most` adds the tests done, caps the sum at
 the search's `--max-points`, and says whether inconclusive points could add more (re-tests allowed and the cap
-not reached). `Progress` turns that into the line, its ETA the mean time per test so far on its clock (none
+not reached). A search in rounds counts rounds the same way (`rounds_at_most`). `Progress` turns that into the line, its ETA the mean time per test so far on its clock (none
 before the first test has ended).
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from harness.search.order import Outcome, bracket, retestable
+from harness.search.rounds import most_rounds_left
 
 
 def most_tests_left(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], min_conc: int, max_conc: int,
@@ -43,11 +44,12 @@ def most_tests_left(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], m
 
 @dataclass(frozen=True)
 class AtMost:
-    """Test `number` of at most `total`; `more`: inconclusive points could add tests beyond `total`."""
+    """Test (or round: `unit`) `number` of at most `total`; `more`: inconclusive points could add more."""
 
     number: int
     total: int
     more: bool
+    unit: str = "test"
 
 
 def at_most(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], min_conc: int, max_conc: int,
@@ -60,14 +62,23 @@ def at_most(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], min_conc:
     return AtMost(done + 1, capped, more)
 
 
+def rounds_at_most(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], min_conc: int, max_conc: int,
+                   width: int, attempts: int, rounds_done: int) -> AtMost:
+    """The next round's number and the most rounds in all (`rounds.most_rounds_left`), as the search stands."""
+    left = most_rounds_left(outcomes, tests, min_conc, max_conc, width, attempts)
+    return AtMost(rounds_done + 1, rounds_done + left, attempts > 1, unit="round")
+
+
 def progress_text(count: AtMost, elapsed_s: float, ended: int) -> str:
-    """"test N of at most M", and an ETA from the mean time of the `ended` tests (taking `elapsed_s`)."""
-    text = f"test {count.number} of at most {count.total}"
+    """"test N of at most M" (or "round ..."), and an ETA from the mean time of the `ended` ones (taking
+    `elapsed_s`)."""
+    text = f"{count.unit} {count.number} of at most {count.total}"
     if count.more:
         text += " (more if a point is inconclusive)"
     if ended > 0:
         left = count.total - count.number + 1
-        text += f", ETA {_duration(left * elapsed_s / ended)} ({elapsed_s / ended / 60:.1f} min per test so far)"
+        text += (f", ETA {_duration(left * elapsed_s / ended)} ({elapsed_s / ended / 60:.1f} min per {count.unit} "
+                 "so far)")
     return text
 
 
@@ -84,7 +95,10 @@ class Progress:
     started: float | None = field(default=None)
 
     def line(self, count: AtMost, conc: int) -> str:
+        return f"[search] c{conc}: {self.text(count)}"
+
+    def text(self, count: AtMost) -> str:
         now = self.clock()
         if self.started is None:
             self.started = now
-        return f"[search] c{conc}: {progress_text(count, now - self.started, count.number - 1)}"
+        return progress_text(count, now - self.started, count.number - 1)

@@ -62,3 +62,28 @@ def _split(concs: list[int], width: int) -> list[int]:
     if len(concs) <= width:
         return concs
     return sorted({concs[(len(concs) + 1) * i // (width + 1) - 1] for i in range(1, width + 1)})
+
+
+def most_rounds_left(outcomes: Mapping[int, Outcome], tests: Mapping[int, int], min_conc: int, max_conc: int,
+                     width: int, attempts: int) -> int:
+    """The most rounds still to start, each of its tests conclusive (0: the search is done). A round's outcomes
+    are taken monotone, as the search takes the SLO (its concurrencies pass up to some point and fail above it),
+    so a round of k tests can end k + 1 ways; the worst of them, round after round."""
+    memo: dict[tuple[object, ...], int] = {}
+
+    def worst(extra: dict[int, Outcome]) -> int:
+        merged = {**outcomes, **extra}
+        counts = {**tests, **dict.fromkeys(extra, 1)}
+        concs = sorted(c for c, _ in round_tests(merged, counts, min_conc, max_conc, width, attempts))
+        if not concs:
+            return 0
+        # what is left to decide lies between the round's ends: the outcomes there and the highest tested say
+        # what comes next (a conclusive test never lands inside the interval it leaves)
+        key = (tuple(concs), tuple(sorted((c, o) for c, o in merged.items() if concs[0] <= c <= concs[-1])),
+               max(merged, default=None), min((c for c, o in merged.items() if o == "fail"), default=None))
+        if key not in memo:
+            memo[key] = 1 + max(worst({**extra, **{c: "pass" if i < k else "fail" for i, c in enumerate(concs)}})
+                                for k in range(len(concs) + 1))
+        return memo[key]
+
+    return worst({})

@@ -124,6 +124,8 @@ def test_each_round_is_one_job_array_per_attempt_each_point_its_own_task_and_ser
         assert Path(p["point_dir"]).parent.name == "warmup_requests_per_lane=1,duration_s=40" + (
             f"+repeat{p['attempt'] - 2}" if p["attempt"] > 2 else "")
         assert f"c{p['conc']} test {p['attempt']}" in search["proc"].stdout
+    assert "[search] round 1 of at most " in search["proc"].stdout               # the rounds' progress
+    assert f"[search] round {len(rounds)} of at most " in search["proc"].stdout
     for r in rounds:
         for j in r["jobs"]:
             assert f"[search] round {r['round']}: job {j['job_id']}: " in search["proc"].stdout

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from harness.search.driver import Budget, run_search
 from harness.search.order import Outcome
-from harness.search.progress import AtMost, Progress, at_most, most_tests_left
+from harness.search.progress import AtMost, Progress, at_most, most_tests_left, progress_text, rounds_at_most
+from harness.search.rounds import most_rounds_left, round_tests
 from harness.search.slo import parse_slo
 from harness.search.spread import Interval
 from harness.search.tested import Check, TestedPoint
@@ -68,3 +69,40 @@ def test_the_search_reports_each_test_as_it_starts() -> None:
     run_search(1, 32, test, budget=Budget(attempts=1),
                on_start=lambda count, conc: starts.append((count.number, count.total, conc)))
     assert starts == [(1, 10, 1), (2, 10, 2), (3, 10, 4), (4, 10, 8), (5, 10, 16), (6, 8, 12), (7, 8, 10), (8, 8, 11)]
+
+
+def _rounds_by_brute_force(outcomes: dict[int, Outcome], lo: int, hi: int, width: int, attempts: int) -> int:
+    """Every monotone way each round can end, without the memo."""
+    def worst(extra: dict[int, Outcome]) -> int:
+        merged = {**outcomes, **extra}
+        counts = {**dict.fromkeys(outcomes, 1), **dict.fromkeys(extra, 1)}
+        concs = sorted(c for c, _ in round_tests(merged, counts, lo, hi, width, attempts))
+        if not concs:
+            return 0
+        return 1 + max(worst({**extra, **{c: "pass" if i < k else "fail" for i, c in enumerate(concs)}})
+                       for k in range(len(concs) + 1))
+    return worst({})
+
+
+def test_rounds_of_one_are_the_tests_of_one_at_a_time() -> None:
+    assert most_rounds_left({}, {}, 1, 32, 1, 1) == most_tests_left({}, {}, 1, 32, 1) == 10
+
+
+def test_a_fresh_search_of_c1_to_c32_in_rounds_of_four_needs_at_most_four() -> None:
+    # c1, c2, c4, c8; c16, c32 (c32 fails); c17..c31 split in five parts by four tests; one part's 3 at most
+    assert most_rounds_left({}, {}, 1, 32, 4, 1) == 4
+    assert rounds_at_most({}, {}, 1, 32, 4, 2, 0) == AtMost(1, 4, True, unit="round")
+
+
+def test_the_most_rounds_agree_with_brute_force() -> None:
+    for width in (2, 3, 4):
+        for hi in (8, 20, 64):
+            for outcomes in ({}, {4: "inconclusive"}, {2: "pass", 6: "inconclusive"}):
+                got = {c: o for c, o in outcomes.items() if c <= hi}
+                assert most_rounds_left(got, dict.fromkeys(got, 1), 1, hi, width, 2) == \
+                    _rounds_by_brute_force(got, 1, hi, width, 2), (width, hi, got)
+
+
+def test_the_round_line_has_its_eta_per_round() -> None:
+    assert progress_text(AtMost(3, 5, False, unit="round"), 1200.0, 2) == \
+        "round 3 of at most 5, ETA 30 min (10.0 min per round so far)"

@@ -156,7 +156,9 @@ def main(args: argparse.Namespace) -> int:
 
     if args.cluster:
         test_round = search_cluster.round_tester(args, base, recipe, points, slos, variant, rounds, stop)
-        run = run_rounds(args.min_conc, args.max_conc, width, test_round, write, budget)
+        progress = Progress()
+        run = run_rounds(args.min_conc, args.max_conc, width, test_round, write, budget,
+                         lambda count: print(f"[search] {progress.text(count)}", flush=True))
     else:
         progress = Progress()
         run = run_search(args.min_conc, args.max_conc, test, write, budget,
