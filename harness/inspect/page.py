@@ -235,9 +235,26 @@ def _stability_html(views: Sequence[PointView]) -> str:
     for v in views:
         s = v.data.get("stability") or {}
         rows.append(f"<tr><td>{escape(v.label)}</td>" + "".join(f"<td>{escape(_short(s.get(k)))}</td>" for k in keys)
-                    + "</tr>")
+                    + f"<td>{escape(_stability_reason(s))}</td></tr>")
     return ("<h2>Stability diagnostics (InferenceX's definitions; descriptive, not confidence intervals)</h2>"
-            f"<table class='wide'><tr><th>point</th>{head}</tr>{''.join(rows)}</table>")
+            f"<table class='wide'><tr><th>point</th>{head}<th>why no ranges</th></tr>{''.join(rows)}</table>")
+
+
+STABILITY_REASONS = {
+    "duration_unknown": "the profiling window's length is unknown",
+    "duration_shorter_than_window": "the profiling window is shorter than one {window} s window",
+    "no_requests": "no request completed in the window",
+    "fewer_than_two_windows": "the requests fall in fewer than two {window} s windows",
+}
+
+
+def _stability_reason(s: dict[str, Any]) -> str:
+    """Why a point has no per-window ranges, in words (InferenceX's windows are 600 s: a shorter run has none)."""
+    code = s.get("reason")
+    if not code:
+        return "—"
+    words = STABILITY_REASONS.get(str(code), str(code))
+    return words.format(window=_short(s.get("window_seconds")))
 
 
 def _short(x: Any) -> str:

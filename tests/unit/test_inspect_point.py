@@ -91,6 +91,8 @@ def test_the_json_twin_holds_the_series_the_requests_and_the_stability_block(dem
     record = json.loads((demo / "conc8" / "point_result.json").read_text())
     assert point["stability"] == record["stability"]
     assert point["stability"]["root_trajectory_kish_effective_count"] > 0
+    assert point["stability"]["reason"] == "duration_shorter_than_window"   # the demo's 45 s windows
+    assert "the profiling window is shorter than one 600 s window" in done.html_path.read_text()   # said in words
     split = point["time_split"]
     assert [p["part"] for p in split["server"]["parts"]] == ["queue wait", "prefill", "decode", "client"]
     assert split["simulator_truth"]["per_request"]
