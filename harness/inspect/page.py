@@ -26,8 +26,9 @@ table.wide{width:100%;table-layout:fixed}table.wide th{overflow-wrap:anywhere;fo
 
 
 def _colors(i: int) -> tuple[str, str]:
-    """(main, second) colours of the i-th point."""
-    return (PALETTE[0], PALETTE[6]) if i == 0 else (PALETTE[1], PALETTE[7])
+    """(main, second) colours of the i-th point: four hues told apart at a glance (blue and green, orange and
+    purple), none of them the red of failed requests."""
+    return (PALETTE[0], PALETTE[2]) if i == 0 else (PALETTE[1], PALETTE[3])
 
 
 def _name(v: PointView, many: bool, what: str) -> str:

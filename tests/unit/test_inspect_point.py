@@ -253,3 +253,21 @@ def test_a_skewed_summary_window_is_drawn_beside_the_utc_window(demo: Path) -> N
     assert rules["power_clock_offset"].value == pytest.approx(4.0, abs=0.05)
     page = done.html_path.read_text()
     assert "AIPerf window (UTC)" in page and "integrated (+4.0 s)" in page
+
+
+def test_the_series_of_two_points_have_hues_told_apart_at_a_glance() -> None:
+    import colorsys
+    import itertools
+
+    from harness.inspect.page import _colors
+    from harness.inspect.svg_chart import PALETTE
+
+    def hue(color: str) -> float:
+        r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        return colorsys.rgb_to_hsv(r, g, b)[0] * 360
+
+    colors = [*_colors(0), *_colors(1)]
+    assert PALETTE[4] not in colors                                       # the red of failed requests
+    for a, b in itertools.combinations(colors, 2):
+        apart = abs(hue(a) - hue(b))
+        assert min(apart, 360 - apart) >= 45, (a, b)
