@@ -193,7 +193,8 @@ _CONTRAST = (("throughput_per_gpu", "throughput", "{:,.0f} " + TOTAL_PER_GPU), (
 
 
 def contrast(label_a: str, facts_a: dict[str, Any], label_b: str, facts_b: dict[str, Any]) -> list[str]:
-    """One line per fact both points measured: `name: A value (n) vs B value (n)`."""
+    """One line per fact both points measured: `name: A value (n) vs B value (n) [source]`, the source as the
+    facts name it (one when both points read it alike)."""
     lines = []
     for key, name, form in _CONTRAST:
         a, b = facts_a.get(key), facts_b.get(key)
@@ -203,5 +204,6 @@ def contrast(label_a: str, facts_a: dict[str, Any], label_b: str, facts_b: dict[
         def show(x: dict[str, Any], form: str = form) -> str:
             return (_pct(x["value"]) if form == "pct" else form.format(x["value"])) + f" (n={x['n']})"
 
-        lines.append(f"{name}: {label_a} {show(a)} vs {label_b} {show(b)}")
+        sources = list(dict.fromkeys(str(x.get("source") or "?") for x in (a, b)))
+        lines.append(f"{name}: {label_a} {show(a)} vs {label_b} {show(b)} [{'; '.join(sources)}]")
     return lines

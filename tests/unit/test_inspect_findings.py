@@ -95,11 +95,14 @@ def test_cancellations_errors_and_a_thin_p90(tmp_path: Path) -> None:
     assert fired["few_requests_p90"].value == 89 and "needs 100" in fired["few_requests_p90"].text
 
 
-def test_contrast_names_both_points_with_their_sample_sizes() -> None:
-    a = {"hit_rate": {"value": 0.0, "n": 64}, "throughput_per_gpu": {"value": 2507.0, "n": 22}}
-    b = {"hit_rate": {"value": 0.876, "n": 45}, "throughput_per_gpu": {"value": 4372.5, "n": 28}}
-    assert contrast("c8", a, "c4", b) == ["throughput: c8 2,507 total tok/s/GPU (n=22) vs c4 4,372 total tok/s/GPU (n=28)",
-                                          "prefix-cache hit rate: c8 0 % (n=64) vs c4 88 % (n=45)"]
+def test_contrast_names_both_points_with_their_sample_sizes_and_sources() -> None:
+    a = {"hit_rate": {"value": 0.0, "n": 64, "source": "sglang:cached_tokens (metrics)"},
+         "throughput_per_gpu": {"value": 2507.0, "n": 22, "source": "point_result.json"}}
+    b = {"hit_rate": {"value": 0.876, "n": 45, "source": "sglang:cached_tokens (metrics)"},
+         "throughput_per_gpu": {"value": 4372.5, "n": 28, "source": "report row"}}
+    assert contrast("c8", a, "c4", b) == [
+        "throughput: c8 2,507 total tok/s/GPU (n=22) vs c4 4,372 total tok/s/GPU (n=28) [point_result.json; report row]",
+        "prefix-cache hit rate: c8 0 % (n=64) vs c4 88 % (n=45) [sglang:cached_tokens (metrics)]"]
 
 
 def test_drawing_keeps_every_peak_of_a_long_series() -> None:
