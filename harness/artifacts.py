@@ -31,6 +31,7 @@ from harness import SCHEMA_VERSION
 from harness.errors import UserError
 from harness.inputs.json_input import read_json_object
 from harness.redact import (
+    REDACTED,
     any_remembered,
     redact_argv,
     redact_data,
@@ -128,6 +129,30 @@ def data_view(data: Any) -> Any:
     by a writer here: a plan's identity (its settings hashed into its fingerprint, so a rotated secret leaves it as
     it was) and the simulator's `/server_info` reply."""
     return redact_data(data)
+
+
+# What a masked value may hold without holding a secret: nothing, or the key a local OpenAI-style server takes for
+# none (lm-eval records `"api_key": "EMPTY"`).
+_HOLDS_NOTHING = frozenset({"", "none", "null", "nil", "undefined", "empty"})
+
+
+def holds_secret(data: Any) -> bool:
+    """True when a writer would mask a value in `data` (a string as text, a JSON-like value by its names and
+    structure, a setting outside the allow-list by its shape) that holds something: a secret left in what leaves
+    without a writer (an export's copied files). Masked values, setting hashes, variant marks and `None`/`null`/
+    `EMPTY` hold none. Masks nothing itself."""
+    found: list[str] = []
+
+    def note(value: str) -> str:
+        if value.strip().strip("'\"").lower() not in _HOLDS_NOTHING:
+            found.append(value)
+        return REDACTED
+
+    if isinstance(data, str):
+        redact_text(data, note)
+    else:
+        redact_data(data, note, lambda value: redact_text(value, note))
+    return bool(found)
 
 
 def command_view(argv: Sequence[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:

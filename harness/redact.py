@@ -87,7 +87,7 @@ _FLAG_NAME = re.compile(r"--?[A-Za-z][A-Za-z0-9_-]*")
 _ASSIGN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 _MAPPING = re.compile(r"([\"'])([A-Za-z_][A-Za-z0-9_-]*)\1(\s*:\s*)(\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*')")
 # `name: value` unquoted (an HTTP header, YAML, a log line); not a URL's `scheme://`.
-_COLON = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*:[ \t]*)(?!//)(" + _QUOTED_OR_WORD + ")")
+_COLON = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*:[ \t]*)(?!//|=)(" + _QUOTED_OR_WORD + ")")
 _ID_WORDS = frozenset({"ID", "IDS", "UUID", "NAME", "NAMES", "HASH", "DIGEST", "SHA", "SHA1", "SHA256", "MD5",
                        "FINGERPRINT", "COUNT", "TYPE", "KIND", "VERSION", "LEN", "LENGTH", "SIZE"})
 
@@ -186,7 +186,7 @@ def redact_text(text: str, mask: Mask = _mask) -> str:
     text = _BASIC.sub(lambda m: m.group(0) if not _basic_credentials(m.group(3))
                       else m.group(1) + m.group(2) + _keep(m.group(3), mask), text)
     text = TOKEN_SHAPES.sub(lambda m: _keep(m.group(0), mask), text)
-    text = mask_forms(text, lambda v: _keep(v, mask))
+    text = mask_forms(text, lambda v: _keep(v, mask), _token_named)
     text = _SLACK_HOOK.sub(lambda m: m.group(1) + _keep(m.group(2), mask), text)
     text = _USER_FLAG.sub(lambda m: m.group(0) if m.group(5).isdigit()   # `-u 1000:1000` is a uid:gid
                           else m.group(1) + m.group(2) + m.group(3) + m.group(4) + ":" + _keep(m.group(5), mask),

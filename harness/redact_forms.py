@@ -19,12 +19,19 @@ Databricks `dapi…`, SendGrid `SG.<id>.<secret>`, Twilio account SIDs `AC…` a
 netrc entry's `password` (`machine host login user password …`); the password attached to a MySQL/MariaDB
 client's `-p` (`mysql -u root -pPASSWORD`; a bare `-p` prompts and holds nothing); the credentials of an
 `Authorization:`/`Proxy-Authorization:` header whatever its scheme (`Token …`, `Bearer …`, `Basic …`,
-`ApiKey …`, none); and an Azure SAS signature `sig=…` wherever it starts (a SAS token written without its `?`).
+`ApiKey …`, none); HTTP Digest credentials (`Digest username="u", nonce="…", response="…"`: the `response`,
+`nonce` and `cnonce` values); an Azure SAS signature `sig=…` wherever it starts (a SAS token written without its
+`?`); and the private members of a JSON Web Key: `"d"` holding 43 or more base64url characters anywhere, and
+`"d"`, `"p"`, `"q"`, `"dp"`, `"dq"`, `"qi"` and `"k"` in an object that has `"kty"` (quotes escaped or single too).
 
 **Random-looking values** (`random_looking`): at least 16 characters without spaces, not a path or URL, with a
-run of 12 or more letters and digits mixing both, a run of 20 or more letters of both cases, or a UUID. The
-wider rule of `harness.redact` masks such a value after any key-, token-, auth-, password-, secret- or
-credential-like name in any syntax; names ending in an identifier word (`_ID`, `_NAME`, `_HASH`, ...) never.
+run of 12 or more letters and digits mixing both, a run of 20 or more letters of both cases, or a UUID; or 40 or
+more characters of one base64 alphabet (`A-Za-z0-9+/=` or `A-Za-z0-9_-`) mixing letters and digits however they
+are split (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`). The wider rule of `harness.redact` masks such a value
+after any key-, token-, auth-, password-, secret- or credential-like name in any syntax, an assignment with spaces
+included (`secret = …`, `api_token := "…"`, `credentials => …`); names ending in an identifier word (`_ID`,
+`_NAME`, `_HASH`, `_SHA`, ...) never, and a name that is none of these (`commit`, `revision`, `git_commit`) is
+never judged, so a commit's 40 hex digits stay readable.
 """
 
 from __future__ import annotations
@@ -68,7 +75,8 @@ TOKEN_SHAPES = re.compile(r"(?<![A-Za-z0-9_-])(?:" + _WELL_KNOWN + SERVICE_TOKEN
 MAYBE = (r"|ya29\.|hv[sbr]\.|dapi|SG\.|AC[0-9a-f]{8}|SK[0-9a-f]{8}|_v1_|shp|api_org|:AA|AGE-SECRET|pwd|mysql"
          r"|mariadb|machine|login|hf_|gh[pousr]_|github_pat|gl[a-z]{1,4}[-_]|sk-|[sr]k_|AKIA|ASIA|AIza|xox|xapp-|npm_"
          r"|pypi-|eyJ|whsec_|GOCSPX-|ATATT|ATCTT|lin_|ntn_|secret_|dp\.|pul-|NR(?:AK|II|JS)-|sntry|dckr_|PMAK-|sbp_"
-         r"|fo1_|fm[12]|[MNO][A-Za-z0-9_-]{23,25}\.|[a-z0-9]{6}\.[a-z0-9]{16}")
+         r"|fo1_|fm[12]|[MNO][A-Za-z0-9_-]{23,25}\.|[a-z0-9]{6}\.[a-z0-9]{16}|kty|[\"']d\\?[\"']"
+         r"|digest[ \t]+[a-z_-]+[ \t]*=")
 
 _TWILIO_AUTH = re.compile(r"(?<![A-Za-z0-9])(AC[0-9a-f]{32}|<redacted(?::\d+)?>)([:/\s,]+)([0-9a-f]{32})(?![0-9a-f])")
 _TELEGRAM = re.compile(r"(?<![0-9])([0-9]{6,12}:AA[A-Za-z0-9_-]{30,})(?![A-Za-z0-9_-])")
@@ -85,10 +93,21 @@ _AUTH_HEADER = re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]
                           r"(?:(" + "|".join(re.escape(s) for s in sorted(AUTH_SCHEMES, key=len, reverse=True))
                           + r")([ \t]+))?([^\s'\",;]+)")
 _SAS_SIG = re.compile(r"(?<![\w.-])(sig=)([A-Za-z0-9%+/=_-]{8,})")
+_DIGEST = re.compile(r"(?i)\bdigest[ \t]+(?=[a-z_-]+[ \t]*=)[^\n]*")   # `Digest name="value", ...`
+_DIGEST_SECRET = re.compile(r"(?i)(\b(?:response|c?nonce)[ \t]*=[ \t]*\"?)([^\s\",]+)")
+_Q = r"\\?[\"']"   # a quote, perhaps escaped (JSON inside a JSON string)
+_JWK_OBJECT = re.compile(r"\{[^{}]*" + _Q + r"kty" + _Q + r"[^{}]*\}")
+_JWK_PRIVATE = re.compile(r"(" + _Q + r"(?:d|p|q|dp|dq|qi|k)" + _Q + r"\s*:\s*" + _Q + r")([A-Za-z0-9_-]{16,})"
+                          r"(?=" + _Q + ")")
+_JWK_D = re.compile(r"(" + _Q + r"d" + _Q + r"\s*:\s*" + _Q + r")([A-Za-z0-9_-]{43,})(?=" + _Q + ")")
+# `name = value`, `name := value`, `name => value` (spaces around the sign; `name=value` is `harness.redact`'s)
+_SPACED_ASSIGN = re.compile(r"(?<![\w.-])([A-Za-z_][A-Za-z0-9_.-]*)([ \t]*(?::=|=>|=(?!=))[ \t]*)"
+                            r"('[^'\n]*'|\"[^\"\n]*\"|[^\s'\",;)}\]]+)")
 
 _RUN = re.compile(r"[A-Za-z0-9]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _NOT_TOKEN = re.compile(r"://|^[/~.]|\s")
+_BASE64_LONG = re.compile(r"[A-Za-z0-9+/]{40,}={0,2}|[A-Za-z0-9_-]{40,}")
 
 
 def random_looking(value: str) -> bool:
@@ -96,6 +115,8 @@ def random_looking(value: str) -> bool:
     if len(value) < 16 or _NOT_TOKEN.search(value):
         return False
     if _UUID.search(value):
+        return True
+    if _BASE64_LONG.fullmatch(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value):
         return True
     for run in _RUN.findall(value):
         digits, letters = any(c.isdigit() for c in run), any(c.isalpha() for c in run)
@@ -106,14 +127,37 @@ def random_looking(value: str) -> bool:
     return False
 
 
-def mask_forms(text: str, keep: Keep) -> str:
-    """The forms by syntax above (service tokens are part of `harness.redact`'s token shapes)."""
+def mask_forms(text: str, keep: Keep, token_named: Callable[[str], bool]) -> str:
+    """The forms by syntax above (service tokens are part of `harness.redact`'s token shapes); `token_named` says
+    which names a random-looking value is masked after (`harness.redact`'s rule)."""
     text = _TWILIO_AUTH.sub(lambda m: m.group(1) + m.group(2) + keep(m.group(3)), text)
     text = _TELEGRAM.sub(lambda m: keep(m.group(1)), text)
     text = _ODBC_PWD.sub(lambda m: m.group(1) + keep(m.group(2)) if m.group(1) is not None
                          else m.group(3) + keep(m.group(4)), text)
     text = _NETRC.sub(lambda m: m.group(1) + keep(m.group(2)), text)
     text = _MYSQL.sub(lambda m: m.group(1) + keep(m.group(2)), text)
-    text = _AUTH_HEADER.sub(lambda m: m.group(1) + (m.group(2) + m.group(3) if m.group(2) else "") + keep(m.group(4)),
-                            text)
-    return _SAS_SIG.sub(lambda m: m.group(1) + keep(m.group(2)), text)
+    text = _DIGEST.sub(lambda m: _DIGEST_SECRET.sub(lambda p: p.group(1) + keep(p.group(2)), m.group(0)), text)
+    text = _AUTH_HEADER.sub(lambda m: m.group(0) if _digest_parameter(m.group(2), m.group(4))
+                            else m.group(1) + (m.group(2) + m.group(3) if m.group(2) else "") + keep(m.group(4)), text)
+    text = _SAS_SIG.sub(lambda m: m.group(1) + keep(m.group(2)), text)
+    if "kty" in text:
+        text = _JWK_OBJECT.sub(lambda m: _JWK_PRIVATE.sub(lambda p: p.group(1) + keep(p.group(2)), m.group(0)), text)
+    if '"d' in text or "'d" in text:
+        text = _JWK_D.sub(lambda m: m.group(1) + keep(m.group(2)), text)
+    return _SPACED_ASSIGN.sub(lambda m: m.group(0) if not (token_named(m.group(1)) and random_looking(_bare(m.group(3))))
+                              else m.group(1) + m.group(2) + _quoted(m.group(3), keep), text)
+
+
+def _digest_parameter(scheme: str | None, value: str) -> bool:
+    """`Authorization: Digest username=...`: the first parameter's name, not a credential (the Digest rule masks
+    the secret parameters)."""
+    return scheme is not None and scheme.lower() == "digest" and value.endswith("=")
+
+
+def _bare(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
+
+
+def _quoted(value: str, keep: Keep) -> str:
+    bare = _bare(value)
+    return keep(value) if bare == value else value[0] + keep(bare) + value[-1]

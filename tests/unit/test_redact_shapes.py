@@ -155,3 +155,57 @@ def test_a_secret_shaped_sbatch_directive_stays_out_of_records_and_printed_comma
     write_json(tmp_path / "jobs.json", {"sbatch": argv, "profile": {"sbatch_directives": argv[2:4]}})
     text = (tmp_path / "jobs.json").read_text()
     assert token not in text and "--account=proj" in text       # the job record and the plan
+
+
+JWK_D = "Zx9QmV3kLp7RtY2wNc8BfHs4JdGa6EuK1oXi5Tq0aBc"          # 43 base64url characters
+AWS_STYLE = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"           # 40 base64 characters, no long run
+COMMIT = "9fceb02d0ae598e95dc970b74767f19372d61af8"
+
+# free text only (a JSON document, a header, a config line): (what is written, the secret part that must vanish)
+FREE_TEXT_SHAPES = [
+    ('{"kty": "EC", "crv": "P-256", "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "d": "' + JWK_D + '"}', JWK_D),
+    ('{"d": "' + JWK_D + '"}', JWK_D),
+    ('{"keys": [{"kty": "RSA", "n": "0vx7ago", "e": "AQAB", "p": "PlantedJwkPrime0123456789abcdef",'
+     ' "q": "PlantedJwkPrimeQ0123456789", "dp": "PlantedJwkDp0123456789ab", "dq": "PlantedJwkDq0123456789ab",'
+     ' "qi": "PlantedJwkQi0123456789ab"}]}', "PlantedJwk"),
+    ('"jwk": "{\\"kty\\": \\"oct\\", \\"k\\": \\"PlantedOctKey0123456789ab\\"}"', "PlantedOctKey"),
+    ('Authorization: Digest username="bench", realm="api", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", uri="/v1",'
+     ' qop=auth, nc=00000001, cnonce="0a4f113b", response="6629fae49393a05397450978507c4ef1"',
+     "6629fae49393a05397450978507c4ef1"),
+    ('Authorization: Digest username="bench", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", response="6629fae4"',
+     "dcd98b7102dd2f0e8b11d0f600bfb0c093"),
+    (f"secret = {AWS_STYLE[:10]}Q1{AWS_STYLE[12:]}", "K7MDENG/bPxRfiCYEXAMPLE"),
+    (f'api_token = "{JWK_D[:40]}"', JWK_D[:40]),
+    (f"credentials => {JWK_D[:40]}", JWK_D[:40]),
+    (f"secret := {JWK_D[:40]}", JWK_D[:40]),
+    (f"vendorCredential: {AWS_STYLE}", AWS_STYLE),
+]
+
+FREE_TEXT_KEPT = [
+    f"commit = {COMMIT}", f"git_commit: {COMMIT}", f"sha = {COMMIT}", f"revision => {COMMIT}",
+    f"HARNESS_GIT_COMMIT={COMMIT}", f'"git_commit": "{COMMIT}"', f"commit_sha := {COMMIT}",
+    '{"kty": "RSA", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECP", '
+    '"e": "AQAB"}',                                               # a public key
+    '{"id": "' + JWK_D + '"}', '{"d": 3}', '{"p": "' + JWK_D + '"}',   # not a JWK's member without its "kty"
+    'WWW-Authenticate: Digest realm="api"', "sha256 digest of the file", "token = 4096",
+    f"model_path = /models/{COMMIT}", "vendorCredential: meta-llama/Llama-3.1-8B-Instruct-FP8-dynamic",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), FREE_TEXT_SHAPES)
+def test_a_free_text_shape_vanishes(text: str, secret: str) -> None:
+    assert secret in text
+    assert secret not in redact_text(text) and REDACTED in redact_text(text)
+    assert redact_text(redact_text(text)) == redact_text(text)
+    assert secret not in json.dumps(redact_data({"notes": text}))
+
+
+@pytest.mark.parametrize("text", FREE_TEXT_KEPT)
+def test_free_text_lookalikes_are_kept(text: str) -> None:
+    assert redact_text(text) == text
+    assert redact_data({"notes": text}) == {"notes": text}
+
+
+def test_a_digest_credential_keeps_its_parameter_names() -> None:
+    header = 'Authorization: Digest username="bench", nonce="abc123", response="6629fae49393a05397450978507c4ef1"'
+    assert redact_text(header) == 'Authorization: Digest username="bench", nonce="<redacted>", response="<redacted>"'

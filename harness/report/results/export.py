@@ -39,6 +39,9 @@ OUT must be new or an empty directory, and not a symlink: an earlier export is n
 counts printed are of everything in OUT), and no file is written through a symlink. The export is built in a
 temporary directory beside OUT and renamed to OUT when complete: a write that fails (a full disk, a read-only or
 forbidden directory) is one line naming the path and the cause, and leaves neither OUT nor anything half-written.
+Before the rename every file built is scanned for a secret's shape (`harness.report.results.export_scan`): one
+left (a token in a file copied as the run wrote it, AIPerf's, a server's log, lm-eval's) refuses the export in one
+line naming the file and the JSON path or line, and nothing is exported.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from harness.point.servers.server_logs import server_logs
 from harness.point.state.truth import read_point_status, read_record, reconcile
 from harness.power import inferencex_evidence as ev
 from harness.power.gpu_metrics import CSV_NAME, OFFSET_NAME, utc_csv
+from harness.report.results.export_scan import refuse_shapes_left
 from harness.report.results.verdicts import VERDICTS_FILE, invalid_words, verdict_of, verdicts_document
 
 RECORD_FILE = "point_result.json"
@@ -373,4 +377,5 @@ def export_inferencex(run_dir: Path, out: Path, include_unofficial: bool = False
             staged = tmp / dst.relative_to(out)
             _prepare(tmp, staged)
             write(staged)
+        refuse_shapes_left(tmp)   # no secret's shape in anything put in place
     return ExportSummary(plan.rows, plan.evals, list(plan.files), left_out, failed, plan.invalid)
