@@ -78,7 +78,8 @@ def test_enroot_pyxis_apptainer_captures_run_inside_the_container():
     app = capture_argv(get_launcher("apptainer"), SGLANG, ENV, ctx(), script="S")
     assert app[:4] == ["apptainer", "exec", "--nv", "--cleanenv"]
     assert _tail(app, "docker://lmsysorg/sglang:v0.5.23") == ["python3", "-c", "S", "/models/m"]
-    assert "SGLANG_X=1" in app
+    assert "SGLANG_X=1" not in app   # off the allow-list: through APPTAINERENV_, as the server gets it
+    assert get_launcher("apptainer").process_env(ENV, ctx())["APPTAINERENV_SGLANG_X"] == "1"
 
 
 def test_local_simulator_capture_uses_the_simulators_interpreter():
