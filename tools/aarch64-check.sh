@@ -35,6 +35,8 @@ for arg in "$@"; do
 done
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tools/background.sh
+source "$REPO/tools/background.sh"
 CACHE=${HARNESS_AARCH64_CACHE:-${HOME:-/root}/.cache/harness/aarch64}
 MIRROR=${HARNESS_AARCH64_MIRROR:-http://deb.debian.org/debian}
 PORT=${HARNESS_AARCH64_PORT:-30917}
@@ -87,11 +89,10 @@ make_rootfs() {
 }
 
 MOUNTED=()
-SIM_PID=""
-cleanup() {
+cleanup() {  # pass or fail: the simulator (its whole process group) stopped, then the mounts undone
   local rc=$?
   if [ "$rc" != 0 ] && [ -n "$CURRENT" ]; then echo "aarch64-check: FAILED at step '$CURRENT' (exit $rc)" >&2; fi
-  if [ -n "$SIM_PID" ]; then kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; fi
+  stop_background
   local i
   for (( i=${#MOUNTED[@]}-1; i>=0; i-- )); do umount "${MOUNTED[$i]}" 2>/dev/null || umount -l "${MOUNTED[$i]}" || true; done
 }
@@ -116,10 +117,12 @@ copy_sources() {  # copy_sources ROOT: the tracked files as they are in the work
 enter_rootfs() { mount_into "$ROOTFS" && copy_sources "$ROOTFS"; }
 
 ROOT=$ROOTFS
+# the clean environment of a command in the rootfs
+ROOTFS_ENV=(PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8
+  PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off PIP_DEFAULT_TIMEOUT=120
+  PIP_CERT=/etc/ssl/certs/host-ca-bundle.crt SSL_CERT_FILE=/etc/ssl/certs/host-ca-bundle.crt PYTHONUNBUFFERED=1)
 in_rootfs() {  # in_rootfs CMD...: run CMD in the rootfs (ROOT) with a clean environment
-  chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off PIP_DEFAULT_TIMEOUT=120 \
-    PIP_CERT=/etc/ssl/certs/host-ca-bundle.crt SSL_CERT_FILE=/etc/ssl/certs/host-ca-bundle.crt PYTHONUNBUFFERED=1 "$@"
+  chroot "$ROOT" /usr/bin/env -i "${ROOTFS_ENV[@]}" "$@"
 }
 
 check_arch() {
@@ -141,13 +144,15 @@ harness_plan() {
   echo "$out" | grep -q 'point(s)'
 }
 
-sim_request() {
-  in_rootfs bash -c "cd /tmp && exec /opt/venv/bin/harness sim --model-path sim-model --served-model-name sim \
-    --host 127.0.0.1 --port $PORT --sim-profile demo" > "$CACHE/sim.log" 2>&1 &
-  SIM_PID=$!
+sim_request() {  # the simulator in its own process group (chroot, env and the emulated harness sim), stopped as one
+  setsid chroot "$ROOT" /usr/bin/env -i "${ROOTFS_ENV[@]}" bash -c "cd /tmp && exec /opt/venv/bin/harness sim \
+    --model-path sim-model --served-model-name sim --host 127.0.0.1 --port $PORT --sim-profile demo" \
+    > "$CACHE/sim.log" 2>&1 < /dev/null &
+  local sim=$!
+  background_group "$sim"
   local ok=0
   in_rootfs /opt/venv/bin/python /opt/src/tools/aarch64_request.py "http://127.0.0.1:$PORT" sim || ok=$?
-  kill "$SIM_PID" 2>/dev/null || true; wait "$SIM_PID" 2>/dev/null || true; SIM_PID=""
+  stop_process "$sim"
   if [ "$ok" != 0 ]; then tail -20 "$CACHE/sim.log" >&2; fi
   return "$ok"
 }

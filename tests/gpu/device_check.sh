@@ -9,6 +9,9 @@ W=$(mktemp -d)
 mkdir -p "$OUT" "$W/cli"
 export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 POWER_GPU_OUT="$W"
 PY=${PY:-python3}
+# shellcheck source=tools/background.sh
+source tools/background.sh
+trap stop_background EXIT   # the sampler is stopped however the script ends
 {
   nvidia-smi --query-gpu=index,uuid,name,driver_version,power.draw,power.limit --format=csv
   $PY -c 'import sys, pynvml, torch; print(sys.version.split()[0], "torch", torch.__version__, "nvml", pynvml.__version__ if hasattr(pynvml, "__version__") else "?")'
@@ -22,6 +25,7 @@ status=${PIPESTATUS[0]}
 # integrate the whole sampling window (idle -> load -> idle) and the steady loaded part.
 $PY -m harness power sample --seconds 16 --out "$W/cli/power.csv" >"$W/cli/sample.txt" 2>&1 &
 sampler=$!
+background "$sampler"
 sleep 1
 $PY - >"$W/cli/load.txt" <<'PY'
 import time, torch

@@ -25,6 +25,9 @@ export PYTHONPATH=/tmp/site:$PWD PATH=/tmp/site/bin:$PATH PYTHONUNBUFFERED=1
 python3 -c 'import aiperf, pyarrow, pynvml, pydantic; print("modules ok")' || exit 9
 nvidia-smi --query-gpu=index,uuid,name,driver_version,power.draw,power.limit --format=csv | tee "$OUT/env.txt"
 
+# shellcheck source=tools/background.sh
+source tools/background.sh
+trap stop_background EXIT   # the GPU load is stopped however the script ends
 touch "$W/load.on"
 python3 - "$W/load.on" >"$W/load.txt" 2>&1 <<'PY' &
 import os, sys, time, torch
@@ -38,6 +41,7 @@ while os.path.exists(sys.argv[1]):
 print("load stopped", time.time())
 PY
 load=$!
+background "$load"
 python3 -m harness run recipes/quickstart-sim.yaml --point c4 --duration 60 --out "$W/run" 2>&1 | tee "$OUT/run.txt"
 rc=${PIPESTATUS[0]}
 rm -f "$W/load.on"; wait $load

@@ -21,6 +21,9 @@ python3 -c 'import aiperf, pynvml, pydantic; print("modules ok")' || exit 9
 nvidia-smi --query-gpu=index,uuid,pci.bus_id,name,driver_version,power.draw,power.limit --format=csv | tee "$OUT/env.txt"
 nproc | sed 's/^/cores: /' | tee -a "$OUT/env.txt"
 
+# shellcheck source=tools/background.sh
+source tools/background.sh
+trap stop_background EXIT   # the GPU load is stopped however the script ends
 touch "$W/load.on"
 python3 - "$W/load.on" >"$W/load.txt" 2>&1 <<'PY' &
 import os, sys, time, torch
@@ -33,6 +36,7 @@ while os.path.exists(sys.argv[1]):
     time.sleep(3.0)
 PY
 load=$!
+background "$load"
 python3 -m harness run recipes/quickstart-sim.yaml --point c4 --duration 60 --out "$W/run" 2>&1 | tee "$OUT/run.txt"
 rm -f "$W/load.on"; wait $load
 python3 -m harness export --inferencex --include-unofficial "$W/run" "$W/h200-export" 2>&1 | tee -a "$OUT/run.txt"

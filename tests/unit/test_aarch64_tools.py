@@ -1,11 +1,17 @@
 """tools/aarch64_dockerfile.py (a Dockerfile's install steps as a bash script, for the emulated arm64 rootfs where
-there is no container engine) and tools/aarch64_request.py (one streamed request to the simulator)."""
+there is no container engine), tools/aarch64_request.py (one streamed request to the simulator) and the simulator
+step of tools/aarch64-check.sh, which stops the simulator's whole process tree whether its request passes or
+fails."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 import urllib.error
 from pathlib import Path
 
@@ -92,3 +98,62 @@ def test_the_request_helper_streams_one_completion_from_the_simulator(tmp_path: 
     finally:
         sim.terminate()
         sim.wait(timeout=30)
+
+
+# A stand-in for `chroot ROOT env -i ... CMD`: the simulator's start leaves a process tree (a child that keeps
+# running, as qemu's emulated server does) and writes the pids; the request fails once they are up.
+FAKE_CHROOT = """#!/bin/bash
+if [[ "$*" == *"harness sim"* ]]; then
+  sleep 300 & echo "$! $$" > "$SIM_PIDS.tmp" && mv "$SIM_PIDS.tmp" "$SIM_PIDS"
+  exec sleep 300
+fi
+for _ in $(seq 100); do [ -s "$SIM_PIDS" ] && break; sleep 0.05; done
+exit "$REQUEST_EXIT"
+"""
+
+
+def _sim_request_driver(check_script: str, tmp_path: Path) -> str:
+    """bash that runs the simulator step of aarch64-check.sh (its own definitions, cut out of `check_script`) with
+    the fake chroot, under `set -e` and the script's own kind of EXIT trap."""
+    definitions = subprocess.run(
+        ["sed", "-n", r"/^ROOTFS_ENV=(/,/)$/p; /^in_rootfs() {/,/^}/p; /^sim_request() {/,/^}/p"],
+        input=check_script, capture_output=True, text=True, check=True).stdout
+    return (f"set -euo pipefail\nsource {ROOT}/tools/background.sh\ntrap stop_background EXIT\n"
+            f"ROOT=/nonexistent PORT=1 CACHE={tmp_path}\n{definitions}\n"
+            "sim_request || { echo \"sim_request failed: $?\" > \"$CACHE/ended\"; exit 1; }\n"
+            "echo passed > \"$CACHE/ended\"\n")
+
+
+@pytest.mark.parametrize("request_exit", [0, 7])
+def test_the_simulator_step_leaves_no_process_whether_its_request_passes_or_fails(tmp_path: Path,
+                                                                                  request_exit: int) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "chroot").write_text(FAKE_CHROOT)
+    (bin_dir / "chroot").chmod(0o755)
+    driver = _sim_request_driver((ROOT / "tools" / "aarch64-check.sh").read_text(), tmp_path)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SIM_PIDS": str(tmp_path / "sim.pids"),
+           "BACKGROUND_GRACE_S": "2", "REQUEST_EXIT": str(request_exit)}
+    done = subprocess.run(["bash", "-c", driver], env=env, capture_output=True, text=True, timeout=60,
+                          start_new_session=True)
+    ended = "passed\n" if request_exit == 0 else f"sim_request failed: {request_exit}\n"
+    assert done.returncode == (request_exit != 0) and (tmp_path / "ended").read_text() == ended, done.stderr
+    pids = [int(p) for p in (tmp_path / "sim.pids").read_text().split()]
+    try:
+        assert all(_ended(pid) for pid in pids), f"the simulator's processes {pids} outlived the check"
+    finally:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _ended(pid: int, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return True
+        except (OSError, IndexError):
+            return True
+        time.sleep(0.05)
+    return False
