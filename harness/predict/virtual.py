@@ -16,11 +16,12 @@ AIPerf does at the duration cutoff.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from harness.predict.workload import LaneScript, Turn
 from harness.sim.batching.engine import Engine
+from harness.sim.batching.outbox import Outbox
 from harness.sim.batching.request import SimRequest
 
 MAX_STEPS = 5_000_000  # a bound on the work of one point, whatever the recipe says
@@ -54,6 +55,13 @@ class Window:
     steps: int = 0
 
 
+class _Unstreamed(Outbox):
+    """An outbox that hands nothing: the virtual client reads each request's state, never its stream."""
+
+    def emit(self, r: SimRequest, final: bool) -> None:
+        return None
+
+
 @dataclass
 class _Lane:
     turns: Iterator[Turn]
@@ -72,6 +80,7 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
     `burst`: every lane's first call of the window at its start, not at its recorded offset. `grace_s`: how long
     calls sent in the window may run past its end and still count (AIPerf's grace period); the window's length
     then runs to the last of them, as AIPerf's does."""
+    engine.outbox = _Unstreamed(engine.cfg.stream_interval, engine.cfg.stream_rule)
     state = [_Lane(_then(script.warmup, script.turns), resume_s=script.resume_s) for script in lanes]
     for lane in state:
         lane.upcoming = next(lane.turns)
@@ -85,6 +94,7 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
     window: Window | None = None
     steps = 0
     seq = 0
+    seen = (-1, -1)  # the engine's (requests ended, prefill steps) when the lanes were last looked at
 
     def send(i: int, t: float) -> None:
         nonlocal seq
@@ -143,19 +153,11 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
         now = step_end
         if now >= stop:
             break
-        for i, lane in enumerate(state):
-            req = lane.request
-            if req is None:
-                continue
-            if lane.first is None and req.output > 0:
-                lane.first = now
-            if req.finished or req.aborted:
-                lane.request = None
-                lane.done += 1
-                if window is not None and lane.sent >= window.start and req.finished:
-                    window.finished.append(Finished(lane.sent, lane.first if lane.first is not None else now, now,
-                                                    req.prompt_tokens, req.output))
-                schedule_next(i, now)
+        # a call gets its first token only in a prefill step, and ends only where the engine counts it ended
+        st = engine.stats
+        if (st.requests_total, st.prefill_steps) != seen:
+            seen = (st.requests_total, st.prefill_steps)
+            _look_at_lanes(state, window, now, schedule_next)
         if now >= end and window is not None and not any(
                 lane.request is not None and lane.sent >= window.start for lane in state):
             break  # the window is over and every call it sent has ended
@@ -165,6 +167,25 @@ def run_window(engine: Engine, lanes: list[LaneScript], duration_s: float, conte
         window.duration = max(duration_s, min(now, window.start + duration_s + max(0.0, grace_s)) - window.start)
     window.cancelled = sum(1 for lane in state if lane.request is not None and lane.sent >= window.start)
     return window
+
+
+def _look_at_lanes(state: list[_Lane], window: Window | None, now: float,
+                   schedule_next: Callable[[int, float], None]) -> None:
+    """After a step ending at `now`: note first tokens, record each call that ended (in the window if it was sent
+    in it) and schedule its lane's next call."""
+    for i, lane in enumerate(state):
+        req = lane.request
+        if req is None:
+            continue
+        if lane.first is None and req.output > 0:
+            lane.first = now
+        if req.finished or req.aborted:
+            lane.request = None
+            lane.done += 1
+            if window is not None and lane.sent >= window.start and req.finished:
+                window.finished.append(Finished(lane.sent, lane.first if lane.first is not None else now, now,
+                                                req.prompt_tokens, req.output))
+            schedule_next(i, now)
 
 
 def _then(first: list[Turn], rest: Iterator[Turn]) -> Iterator[Turn]:
@@ -183,7 +204,8 @@ def _observe(window: Window, engine: Engine, t0: float, t1: float) -> None:
     kv = engine.kv
     use = kv.used / kv.capacity if kv.capacity else 0.0
     window.kv_peak = max(window.kv_peak, use)
-    held = sum(r.context_tokens for r in engine.running) + (engine.chunked.prefilled if engine.chunked else 0)
+    held = sum([r.prompt_tokens + r.output for r in engine.running])  # their context_tokens
+    held += engine.chunked.prefilled if engine.chunked else 0
     window.kv_requests_peak = max(window.kv_requests_peak, held / kv.capacity if kv.capacity else 0.0)
     window.kv_time_weighted += use * dt
     queued = len(engine.waiting)

@@ -142,6 +142,7 @@ def test_evictable_tokens_kept_by_count_match_a_scan_through_requests_evictions_
         kv = KVCache(capacity=40 * 64, block_tokens=64, hicache=True, host_capacity=30 * 64, write_policy=policy)
         for step, _ in _random_traffic(kv, seed=7, steps=400, flush_at=300):
             assert kv.evictable_tokens() == _scanned_evictable(kv), (policy, step)
+            assert all(b.on_gpu or b.on_host for b in kv.blocks.values()), (policy, step)  # what `match` relies on
         assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy
 
 
@@ -168,6 +169,6 @@ def test_evictions_follow_the_lru_rule_while_held_blocks_wait_for_their_release(
                               write_policy=policy)
         for step, running in _random_traffic(kv, seed=11, steps=600, flush_at=400, compact_at=200):
             held = {b.key for locked in running for b in locked if b.on_gpu}
-            live = {key for stamp, _, key in kv._gpu_heap if kv.blocks[key].stamp == stamp}
+            live = {key for stamp, group in kv._gpu_queue for _, key in group if kv.blocks[key].stamp == stamp}
             assert not held & live, (policy, step)
         assert kv.traffic.evicted_tokens > 0 and kv.traffic.load_back_tokens > 0, policy

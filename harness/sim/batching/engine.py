@@ -320,7 +320,7 @@ class Engine:
     def _insert_blocks(self, r: SimRequest) -> None:
         full = min(r.prefilled // BLOCK_TOKENS, len(r.block_hashes))
         if full > r.inserted_blocks:
-            moved = self.kv.insert(r.block_hashes[:full], r.inserted_blocks, r.locked)
+            moved = self.kv.insert(r.block_hashes, r.inserted_blocks, r.locked, full)
             r.private_tokens -= moved
             r.inserted_blocks = full
 
@@ -331,7 +331,7 @@ class Engine:
             check_at_verify(cfg.spec, cfg.sim_env)
             self._verified = True
         al = self.sampler.draw()
-        need = sum(min(al, r.target_tokens - r.output) for r in self.running)
+        need = sum([min(al, r.target_tokens - r.output) for r in self.running])
         retracted = False
         while not self.kv.ensure_free(need) and len(self.running) > 1:
             victim = min(self.running, key=lambda r: retraction_order_key(r.output, r.prompt_tokens))
@@ -344,7 +344,7 @@ class Engine:
         else:
             self.new_token_ratio.decay_step()
         batch = list(self.running)
-        ctx = sum(r.context_tokens for r in batch)
+        ctx = sum([r.prompt_tokens + r.output for r in batch])  # their context_tokens
         t = self.timing.decode(len(batch), ctx, cfg.spec.verify_width, cfg.spec.enabled)
         t = self.noise.step(t, [(1.0, r.noise) for r in batch])
         t += self._transfer_cost(0)
@@ -403,7 +403,7 @@ class Engine:
     def _produce(self, r: SimRequest, n: int) -> None:
         if n <= 0:
             return
-        self.kv.alloc_private(n)
+        self.kv.private_tokens += n
         r.private_tokens += n
         r.output += n
         if r.output == n and r.first_token_mono == 0:

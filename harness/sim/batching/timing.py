@@ -48,6 +48,7 @@ from harness.sim.batching.topology.parallel import (
 )
 
 PROFILE_DIR = Path(__file__).resolve().parent / "profiles"
+COMM_MEMO_SIZE = 1 << 16  # step sizes whose collective time a timing model keeps
 
 
 class Profile(BaseModel):
@@ -137,12 +138,14 @@ class TimingModel:
         self._fl = self.tp * p.flops * p.flops_efficiency
         self._attn = 4.0 * p.num_layers * p.hidden_size
         self._link = self.tp * p.host_link_bw
+        self._kv_bytes_per_token = p.kv_bytes_per_token
+        self._comm: dict[float, float] = {}  # comm_seconds by micro-batch tokens (a pure function of them)
 
     def core(self, new_tokens: float, kv_tokens: float, attn_pairs: float) -> float:
         """max(t_mem, t_compute) for T new tokens, K KV tokens read, A attention pairs (see module docstring)."""
         p = self.p
         touched = self._w_active + self._w_rest * (1.0 - math.exp(-new_tokens / p.expert_saturation_tokens))
-        t_mem = (touched + kv_tokens * p.kv_bytes_per_token) / self._bw
+        t_mem = (touched + kv_tokens * self._kv_bytes_per_token) / self._bw
         t_compute = (2.0 * p.active_params * new_tokens + self._attn * attn_pairs) / self._fl
         return max(t_mem, t_compute)
 
@@ -151,7 +154,12 @@ class TimingModel:
         collectives and pipeline stages."""
         m = micro_batches(self.layout, requests)
         t, k, a = new_tokens / m, kv_tokens / m, attn_pairs / m
-        per = self.core(t, k, a) + comm_seconds(t, self.layout, self.links)
+        comm = self._comm.get(t)
+        if comm is None:
+            comm = comm_seconds(t, self.layout, self.links)
+            if len(self._comm) < COMM_MEMO_SIZE:
+                self._comm[t] = comm
+        per = self.core(t, k, a) + comm
         return self.p.step_overhead + pipelined_seconds(per, t, m, self.layout, self.links)
 
     def decode(self, batch: int, context_tokens: int, verify_width: int, speculative: bool) -> float:
@@ -174,7 +182,7 @@ class TimingModel:
 
     def transfer(self, tokens: int) -> float:
         """Seconds to move `tokens` of KV cache between GPU and host memory."""
-        return tokens * self.p.kv_bytes_per_token / self._link
+        return tokens * self._kv_bytes_per_token / self._link
 
     def kv_pool_tokens(self, mem_fraction_static: float | None, max_total_tokens: int | None = None,
                        dp: int = 1, kv_cache_dtype: str | None = None) -> int:
