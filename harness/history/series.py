@@ -1,22 +1,24 @@
 """A point's history: per store run, the metric over that run's entries (its repeats pooled), a 95 % interval, and a
 mark where the image, SGLang, the client, the recipe's settings or the hardware changed since the run before.
 
-A latency percentile's interval is the bootstrap of compare's noise model (`harness.report.analysis.noise`: the same
-exact resampling of the percentile from the same seed, 500 resamples for one run's display interval) over the run's
-pooled per-request samples; a whole-run figure's is the Student-t
+A latency percentile's interval is distribution-free, as compare's (`harness.report.analysis.noise.quantile_bounds`:
+order statistics of the run's pooled per-request samples bound the percentile below and above, each missing with
+probability at most 2.5 %; an end is open where the requests are too few to bound it); a whole-run figure's is the
+Student-t
 interval over the run's repeats (none for a single run). Failed and invalid entries are rows with their state and no
 value; they carry no line in the picture and never a mark's "before".
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from harness.report.analysis.confidence import mean_interval
-from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, SEED, resampled_percentiles
+from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, quantile_bounds
 from harness.store.changes import changes
 from harness.store.entry import Entry
 
@@ -29,7 +31,6 @@ METRICS: dict[str, tuple[str, tuple[str, float] | None]] = {
     "intvty_p90": ("interactivity p90 (tok/s/user)", None),
     "j_per_token": ("J/token", None),
 }
-HISTORY_RESAMPLES = 500   # one run's display interval; compare and regress draw 2,000 for a difference
 WATCHED = ("image", "SGLang", "client", "setting", "hardware", "scenario")
 _KEYS = ("image", "sglang_version", "client_name", "client_version", "settings_hash", "hardware", "scenario")
 
@@ -70,9 +71,8 @@ def _value(entries: Sequence[Entry], metric: str) -> tuple[float | None, float |
         value = float(np.percentile(pooled, 100 * q))
         if len(pooled) < MIN_REQUESTS:
             return value, None, None
-        draws = np.sort(resampled_percentiles(pooled, q, np.random.default_rng(SEED), HISTORY_RESAMPLES))
-        tail = (1.0 - LEVEL) / 2.0
-        return value, float(draws[int(tail * len(draws))]), float(draws[int((1.0 - tail) * len(draws)) - 1])
+        low, high = quantile_bounds(pooled, q, 1.0 - (1.0 - LEVEL) / 2.0)
+        return value, (low if math.isfinite(low) else None), (high if math.isfinite(high) else None)
     values = [float(v) for e in entries if (v := getattr(e, metric)) is not None]
     if not values:
         return None, None, None

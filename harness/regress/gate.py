@@ -85,6 +85,11 @@ class Gate:
     def improvements(self) -> list[tuple[PointCall, MetricCall]]:
         return [(p, m) for p in self.points for m in p.metrics if m.call == IMPROVEMENT]
 
+    @property
+    def unjudged(self) -> list[tuple[PointCall, MetricCall]]:
+        """The metrics both sides have a value of but no interval (too few requests, one run a side)."""
+        return [(p, m) for p in self.points for m in p.metrics if m.change.p is None]
+
 
 def _values(entries: Sequence[Entry], name: str) -> list[float]:
     return [v for e in entries if (v := getattr(e, name)) is not None]

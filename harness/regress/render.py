@@ -33,7 +33,8 @@ def _runs(entries: Sequence[object]) -> int:
 
 def headline(g: Gate, baseline: str, candidate: str) -> str:
     return (f"regress: baseline {baseline} vs candidate {candidate}; tolerance {g.tolerance_pct:g}%; 95% intervals "
-            f"(latency percentiles: compare's bootstrap of the pooled per-request samples; whole-run figures: Welch "
+            f"(latency percentiles: compare's distribution-free interval of the pooled per-request samples; whole-run "
+            f"figures: Welch "
             f"over runs), {CORRECTIONS[g.correction]}-corrected over {g.family} comparisons")
 
 
@@ -46,7 +47,10 @@ def conclusion(g: Gate) -> tuple[str, int]:
         names = ", ".join(f"{p.name} {m.title}" for p, m in g.regressions)
         return f"gate: REGRESSION in {len(g.regressions)} of {g.family} comparisons: {names}", EXIT_REGRESSION
     better = f"; improved: {', '.join(f'{p.name} {m.title}' for p, m in g.improvements)}" if g.improvements else ""
-    return f"gate: no regression (every change within noise or within tolerance){better}", EXIT_NONE
+    unjudged = (f"; not judged, no interval: {', '.join(f'{p.name} {m.title} [{m.change.reason}]' for p, m in g.unjudged)}"
+                if g.unjudged else "")
+    return (f"gate: no regression (every judged change within noise or within tolerance){better}{unjudged}",
+            EXIT_NONE)
 
 
 def text(g: Gate, baseline: str, candidate: str, changed: Sequence[str]) -> str:

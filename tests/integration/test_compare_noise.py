@@ -1,4 +1,4 @@
-"""`harness compare` of two runs gives, per point and latency percentile, the sample sizes and a bootstrap
+"""`harness compare` of two runs gives, per point and latency percentile, the sample sizes and a distribution-free
 interval of the difference from the runs' per-request records. The runs are a recorded simulator sweep
 (`tests/fixtures/results/sim-run`, real AIPerf records) compared with itself: identical records give an interval
 around zero, within noise; a point with fewer requests than an interval needs says so."""
@@ -49,7 +49,7 @@ def test_compare_gives_n_and_an_interval_from_the_records(tmp_path: Path, capsys
 
     assert cli_main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
-    assert "noise: bootstrap 95% interval of B - A" in out and "n_A" in out and "n_B" in out
+    assert "noise: distribution-free 95% interval of B - A" in out and "n_A" in out and "n_B" in out
     header = next(line for line in out.splitlines() if line.lstrip().startswith("conc  metric"))
     assert header.split()[-1] == "reading"   # every column is named
     row = next(line for line in out.splitlines() if line.startswith("   4  ") and "TTFT p50 (s)" in line)

@@ -24,11 +24,12 @@ RECORD = {"state": "completed", "recipe_fingerprint": "f" * 64, "overrides": [],
           "conc": 4, "client": {"requested_duration_s": 20}}
 
 
-def test_the_sample_size_is_the_two_sample_normal_approximation() -> None:
-    z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)    # 1.960 + 0.842
-    # each side: a bootstrap SE of 0.1 s at 100 requests, i.e. 1.0 s² per request; a change of 0.05 s
-    assert requests_per_side(0.1, 100, 0.1, 100, 0.05) == math.ceil(z * z * 2.0 / 0.0025) == 6280
-    assert requests_per_side(0.1, 100, 0.1, 100, 0.1) == math.ceil(z * z * 2.0 / 0.01)   # 4x fewer for 2x change
+def test_the_sample_size_is_what_the_order_statistic_interval_needs() -> None:
+    z_t, z_p = NormalDist().inv_cdf(1 - 0.0125), NormalDist().inv_cdf(0.8)    # 2.241 (each of four bounds), 0.842
+    # each side: a bootstrap SE of 0.1 s at 100 requests, i.e. 1.0 s per request; a change of 0.05 s:
+    # ((2.241 * (1 + 1) + 0.842 * sqrt(2)) / 0.05)^2
+    assert requests_per_side(0.1, 100, 0.1, 100, 0.05) == math.ceil(((2 * z_t + z_p * 2 ** 0.5) / 0.05) ** 2) == 12_874
+    assert requests_per_side(0.1, 100, 0.1, 100, 0.1) == 3_219                 # 4x fewer for 2x the change
     assert requests_per_side(0.1, 100, 0.1, 100, 0.0) is None
     assert duration_for(6280, 10.0) == 628.0 and duration_for(10, None) is None
 
@@ -95,7 +96,7 @@ def test_compare_pools_repeats_shows_p50_and_says_what_would_resolve(tmp_path: P
     p50 = point["noise"]["e2el_p50"]
     assert (p50["n_a"], p50["n_b"], p50["runs_a"], p50["runs_b"], p50["within_noise"]) == (63, 42, 3, 2, True)
     assert p50["to_resolve"]["pct"] == 10 and p50["to_resolve"]["requests_per_side"] > 0
-    assert "two-sample normal approximation" in data["noise_method"]["to_resolve"]
+    assert "order-statistic interval under the normal approximation" in data["noise_method"]["to_resolve"]
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "E2EL p50 (s)" in out and "63 (3 runs)" in out and "repeated runs pooled" in out

@@ -43,14 +43,14 @@ def test_the_statistics_match_their_definitions() -> None:
 
 
 def test_a_percentile_change_whose_interval_excludes_zero_has_a_p_value_that_agrees() -> None:
-    # a heavy-tailed baseline against one ten times slower: the ratio's bootstrap is skewed, its log is not
+    # a heavy-tailed baseline against one ten times slower: the p-value inverts the interval it prints
     rng = np.random.default_rng(7)
-    base = list(np.exp(rng.normal(-1.5, 1.2, 40)))
-    slow = list(10.0 * np.exp(rng.normal(-1.5, 1.2, 32)))
+    base = list(np.exp(rng.normal(-1.5, 1.2, 60)))
+    slow = list(10.0 * np.exp(rng.normal(-1.5, 1.2, 48)))
     change = percentile_change(base, slow, 0.9)
     assert change.low_pct is not None and change.low_pct > 0 and change.p is not None
     assert change.p < 0.05 / 5   # beyond zero even after Holm over a family of five
-    same = percentile_change(base, list(np.exp(rng.normal(-1.5, 1.2, 32))), 0.9)
+    same = percentile_change(base, list(np.exp(rng.normal(-1.5, 1.2, 48))), 0.9)
     assert same.p is not None and same.p > 0.05
 
 
@@ -110,3 +110,23 @@ def test_sides_from_store_selections(store_url: str, tmp_path: Path, capsys: pyt
                      "--db", store_url]) == 2
     assert cli_main(["regress", "--baseline", "colour=blue", "--candidate", "last=1", "--db", store_url]) == 2
     assert "unknown key 'colour'" in capsys.readouterr().err
+
+
+def test_a_metric_without_an_interval_is_named_as_not_judged(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """One run of 60 requests a side, its p90 three times slower: no whole-run interval (one run) and a p90 with an
+    interval; with 20 requests a side the p90 has none (42 needed) and the last line says so."""
+    def short(name: str, median: float, seed: int) -> Path:
+        run = tmp_path / name
+        write_point(run / "quickstart-sim" / "conc4", attempt=name, e2el=latencies(20, median, seed=seed),
+                    settings={"image": "img", "engine": "sim"})
+        return run
+
+    assert cli_main(["regress", "--baseline", str(short("a", 5.0, 1)), "--candidate", str(short("b", 15.0, 2))]) == 1
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("gate: REGRESSION") and "E2EL p50" in line and "E2EL p90" not in line
+    assert cli_main(["regress", "--baseline", str(short("c", 5.0, 3)), "--candidate", str(short("d", 5.1, 4))]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("gate: no regression (every judged change")
+    assert "; not judged, no interval: " in line
+    assert "quickstart-sim c4 E2EL p90 (s) [fewer than 42 requests: no interval]" in line

@@ -60,19 +60,19 @@ def test_pct_change():
     assert pct_change(0.0, 1.0) is None and pct_change(None, 1.0) is None
 
 
-def test_compare_gives_n_and_a_bootstrap_interval_per_latency_percentile(capsys):
+def test_compare_gives_n_and_a_distribution_free_interval_per_latency_percentile(capsys):
     """conc4 has 21 per-request records on each side, conc1 five, conc2 none; throughput has no interval; a p90
-    needs 29 requests a side (below that the bootstrap cannot see past the largest request)."""
+    needs 42 requests a side (below that its order statistics cannot bound it above at (1 - 95 %) / 4)."""
     run = str(FIX / "sim-run")
     assert cli_main(["compare", run, run, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["noise_method"]["level"] == 0.95 and data["noise_method"]["resamples"] == 2000
+    assert data["noise_method"]["level"] == 0.95 and "order statistics" in data["noise_method"]["interval"]
     by_conc = {p["conc"]: p["noise"] for p in data["comparisons"][0]["points"]}
     four = by_conc[4]["e2el_p75"]
     assert (four["n_a"], four["n_b"], four["within_noise"], four["reason"]) == (21, 21, True, None)
     assert four["diff"][0] < 0 < four["diff"][1] and four["pct"][0] < 0 < four["pct"][1]
-    assert by_conc[4]["e2el_p90"]["reason"] == "fewer than 29 requests: no interval"
-    assert data["noise_method"]["min_requests"] == {"e2el_p50": 10, "e2el_p75": 11, "e2el_p90": 29, "ttft_p50": 10}
+    assert by_conc[4]["e2el_p90"]["reason"] == "fewer than 42 requests: no interval"
+    assert data["noise_method"]["min_requests"] == {"e2el_p50": 10, "e2el_p75": 16, "e2el_p90": 42, "ttft_p50": 10}
     assert by_conc[1]["ttft_p50"]["reason"] == "fewer than 10 requests: no interval"
     assert by_conc[2]["e2el_p75"] == {"n_a": None, "n_b": None, "diff": None, "pct": None, "within_noise": None,
                                       "reason": "no per-request records: no interval", "runs_a": 1, "runs_b": 1,
@@ -81,8 +81,8 @@ def test_compare_gives_n_and_a_bootstrap_interval_per_latency_percentile(capsys)
 
     assert cli_main(["compare", run, run]) == 0
     out = capsys.readouterr().out
-    assert "   4  E2EL p75 (s)   21   21  -0.500 s .. +0.500 s  -18.5% .. +25.0%  within noise" in out
-    assert "   4  E2EL p90 (s)   21   21" in out and "fewer than 29 requests: no interval" in out
+    assert "   4  E2EL p75 (s)   21   21  -1.000 s .. +1.000 s  -33.3% .. +50.0%   within noise" in out
+    assert "   4  E2EL p90 (s)   21   21" in out and "fewer than 42 requests: no interval" in out
     assert "   2  latency         -    -" in out and "no per-request records: no interval" in out
 
 

@@ -1,16 +1,15 @@
-"""The bootstrap interval of a percentile difference (harness.report.analysis.noise)."""
+"""The distribution-free interval of a percentile difference (harness.report.analysis.quantile_diff), hand-computed
+at small samples, its coverage where a bootstrap's fails, and the bootstrap draws kept for the resolution
+estimate (harness.report.analysis.noise)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from harness.report.analysis.noise import (
-    MIN_REQUESTS,
-    NO_RECORDS,
-    percentile_diff_interval,
-    resampled_percentiles,
-)
+from harness.report.analysis.confidence import percentile_change
+from harness.report.analysis.noise import MIN_REQUESTS, NO_RECORDS, min_requests, resampled_percentiles
+from harness.report.analysis.quantile_diff import Side, diff_bounds, p_value, percentile_diff_interval, union_tail
 
 
 @pytest.mark.parametrize("q", [0.5, 0.75, 0.9])
@@ -80,3 +79,51 @@ def test_an_empty_side_gives_no_interval() -> None:
 def test_a_zero_baseline_gives_no_percent_interval() -> None:
     r = percentile_diff_interval([0.0] * 20, [0.5] * 20, 0.5)
     assert r.diff == pytest.approx((0.5, 0.5)) and r.pct is None
+
+
+def test_n10_p50_by_hand() -> None:
+    """Bin(10, 0.5): P(<= 1) = 0.0107 <= 0.0125, so x(2) bounds the median below; P(<= 8) = 0.9893 >= 0.9875, so
+    x(9) above. A = 1..10 and B = 11..20: B − A in [12 − 9, 19 − 2] = [3, 17]."""
+    r = percentile_diff_interval(list(range(1, 11)), list(range(11, 21)), 0.5)
+    assert r.diff == (3.0, 17.0) and r.reading == "outside noise"
+    assert r.pct == pytest.approx(((12 / 9 - 1) * 100, (19 / 2 - 1) * 100))
+
+
+def test_n17_p50_by_hand_and_a_p90_needs_42() -> None:
+    """Bin(17, 0.5): P(<= 3) = 0.0064, P(<= 4) = 0.0245, so x(4) below; P(<= 13) = 0.9936, P(<= 12) = 0.9755, so
+    x(14) above. A = 0..16 and B = A + 5: [x_B(4) − x_A(14), x_B(14) − x_A(4)] = [8 − 13, 18 − 3] = [-5, 15],
+    within noise."""
+    a = [float(v) for v in range(17)]
+    r = percentile_diff_interval(a, [v + 5 for v in a], 0.5)
+    assert r.diff == (-5.0, 15.0) and r.reading == "within noise"
+    assert min_requests(0.9) == 42                              # 0.9^42 = 0.0120 <= 0.0125 < 0.9^41 = 0.0133
+    assert percentile_diff_interval(a, a, 0.9).reason == "fewer than 42 requests: no interval"
+
+
+def test_n50_p90_by_hand_reaches_the_sample_maximum() -> None:
+    """Bin(50, 0.9): P(<= 39) = 0.0094 <= 0.0125, so x(40) below; P(<= 48) = 0.9662, P(<= 49) = 0.9949, so only
+    the largest request, x(50), bounds the p90 above: the interval reaches the sample's end, as no bootstrap can."""
+    a = [float(v) for v in range(1, 51)]
+    r = percentile_diff_interval(a, [v * 2 for v in a], 0.9)
+    assert r.diff == (80.0 - 50.0, 100.0 - 40.0)
+    assert Side.of(a, 0.9).bounds(union_tail()) == (40.0, 50.0)
+
+
+def test_identical_populations_are_within_noise_at_least_95_percent_of_the_time_at_the_fewest_requests() -> None:
+    rng = np.random.default_rng(11)
+    inside = sum(percentile_diff_interval(rng.lognormal(0, 1, 42), rng.lognormal(0, 1, 42), 0.9).within_noise
+                 for _ in range(400))
+    assert inside >= 0.95 * 400
+
+
+def test_the_p_value_inverts_the_interval() -> None:
+    rng = np.random.default_rng(12)
+    a, b = rng.lognormal(0, 0.5, 300), rng.lognormal(0.25, 0.5, 300)
+    change = percentile_change(a, b, 0.9)
+    assert change.p is not None and change.low_pct is not None and change.high_pct is not None
+    assert (change.p <= 0.05) == (change.low_pct > 0 or change.high_pct < 0)
+    sa, sb = Side.of(a, 0.9), Side.of(b, 0.9)
+    p = p_value(sa, sb)
+    assert p == change.p and 0 < p < 1
+    below, above = diff_bounds(sa, sb, p / 4 * 0.999), diff_bounds(sa, sb, p / 4 * 1.001)
+    assert below[0] <= 0 <= below[1] and not above[0] <= 0 <= above[1]   # zero leaves the interval at p

@@ -8,8 +8,8 @@ compared as one config unless the caller allows it explicitly (`allow_mixed`): n
 side whose config key spans two engines or images) nor across the two sides. When allowed, every
 comparison that mixes them says so (`mixed`).
 
-Each latency percentile of a point pair carries a bootstrap interval of B − A from the two points'
-per-request records (`harness.report.analysis.noise`), or the reason it has none. Throughput per GPU has none: it is
+Each latency percentile of a point pair carries a distribution-free interval of B − A from the two points'
+per-request records (`harness.report.analysis.quantile_diff`), or the reason it has none. Throughput per GPU has none: it is
 one figure of the whole run (tokens over the run's wall time at a fixed concurrency), and the requests of a
 closed loop share that time, so resampling requests would measure how output lengths vary, not the engine.
 A point run more than once (`harness run --repeat N`) brings all its runs (`harness.report.results.repeats`): the
@@ -37,9 +37,9 @@ from harness.report.analysis.noise import (
     NoiseInterval,
     min_requests,
     no_interval,
-    percentile_diff_interval,
     spread_between_runs,
 )
+from harness.report.analysis.quantile_diff import percentile_diff_interval
 from harness.report.analysis.resolve import METHOD as RESOLVE_METHOD
 from harness.report.analysis.resolve import duration_for, requests_per_side
 from harness.report.analysis.table import TOTAL_PER_GPU, fmt
@@ -348,8 +348,9 @@ def comparison_json(comparisons: list[CurveComparison], only_old: list[str], onl
         ],
         "only_in_a": only_old,
         "only_in_b": only_new,
-        "noise_method": {"interval": "bootstrap percentile interval of B - A", "level": LEVEL,
-                         "resamples": RESAMPLES, "seed": SEED,
+        "noise_method": {"interval": "distribution-free interval of B - A: each side's percentile bounded by its "
+                                     "order statistics (binomial), the four bounds at (1 - level) / 4 each",
+                         "level": LEVEL, "resamples_for_resolve": RESAMPLES, "seed": SEED,
                          "min_requests": {name: min_requests(pq[1]) for name, _, _ in METRICS
                                           if (pq := _percentile_of(name)) is not None},
                          "repeats": "each side's runs pooled; a change within one side's spread between runs "
@@ -401,8 +402,8 @@ def _noise_lines(changed: list[PointDelta], resolve_pct: float = DEFAULT_RESOLVE
     header = ("conc", "metric", "n_A", "n_B", "B - A (95%)", "B - A % (95%)", "reading")
     widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
     pooled = "; repeated runs pooled" if repeated else ""
-    return [f"noise: bootstrap {LEVEL:.0%} interval of B - A from each point's per-request records "
-            f"({RESAMPLES} resamples{pooled}); {TOTAL_PER_GPU} is a {WHOLE_RUN}"] + \
+    return [f"noise: distribution-free {LEVEL:.0%} interval of B - A from each point's per-request records "
+            f"(order statistics{pooled}); {TOTAL_PER_GPU} is a {WHOLE_RUN}"] + \
         ([f"to resolve a change within noise: requests per side and --duration at the observed request rate "
           f"({RESOLVE_METHOD})"] if resolvable else []) + [
         "  ".join([r[0].rjust(widths[0]), r[1].ljust(widths[1]), r[2].rjust(widths[2]), r[3].rjust(widths[3]),

@@ -3,12 +3,9 @@
 - Student-t: the distribution function through the regularized incomplete beta function (a continued fraction,
   Numerical Recipes' `betacf`), its quantile by bisection; the 95 % interval of a mean over repeated runs
   (mean ± t₀.₉₇₅,ₙ₋₁ · s/√n) and Welch's interval of a difference of two means.
-- A latency percentile's change: compare's bootstrap (`harness.report.analysis.noise`, the same resamples from the same
-  seed, so the interval is the one `compare` prints), in percent of the baseline, with a two-sided p-value from the
-  normal approximation of the bootstrap distribution of the log ratio log(B/A) (its mean over its standard deviation;
-  a ratio's own distribution is skewed, its logarithm nearly symmetric, so the p-value agrees with the interval): a
-  p-value finer than the 1/2000 a count of resamples could give, which a correction over hundreds of comparisons
-  needs.
+- A latency percentile's change: compare's distribution-free interval (`harness.report.analysis.quantile_diff`,
+  the interval `compare` prints), in percent of the baseline, with the p-value that inverts it: the smallest level
+  at which that interval excludes zero, so a corrected call never disagrees with the interval it prints.
 - Holm's step-down and Benjamini-Hochberg's step-up adjustments of a family of p-values.
 """
 
@@ -19,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import numpy.typing as npt
 
-from harness.report.analysis.noise import LEVEL, MIN_REQUESTS, RESAMPLES, SEED, resampled_percentiles
+from harness.report.analysis.noise import LEVEL, min_requests
+from harness.report.analysis.quantile_diff import Side, p_value, pct_bounds, union_tail
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
@@ -123,10 +120,6 @@ class Change:
     method: str = ""
 
 
-def _normal_p(z: float) -> float:
-    return math.erfc(abs(z) / math.sqrt(2.0))
-
-
 def welch_change(a: Sequence[float], b: Sequence[float], level: float = LEVEL) -> Change:
     """Welch's interval of mean(B) − mean(A) over runs, in percent of mean(A)."""
     ma, mb = float(np.mean(a)) if len(a) else 0.0, float(np.mean(b)) if len(b) else 0.0
@@ -146,30 +139,20 @@ def welch_change(a: Sequence[float], b: Sequence[float], level: float = LEVEL) -
 
 
 def percentile_change(a: Sequence[float], b: Sequence[float], q: float, level: float = LEVEL) -> Change:
-    """Compare's bootstrap interval of percentile q of B − A in percent of A, with its p-value."""
+    """Compare's distribution-free interval of percentile q of B − A in percent of A, with the p-value that
+    inverts it (`harness.report.analysis.quantile_diff`)."""
     if len(a) == 0 or len(b) == 0:
         return Change(None, reason="no per-request samples: no interval")
-    xa, xb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    oa, ob = float(np.percentile(xa, 100 * q)), float(np.percentile(xb, 100 * q))
+    side_a, side_b = Side.of(a, q), Side.of(b, q)
+    oa, ob = float(np.percentile(side_a.xs, 100 * q)), float(np.percentile(side_b.xs, 100 * q))
     observed = None if oa == 0 else (ob - oa) / abs(oa) * 100.0
-    if min(len(a), len(b)) < MIN_REQUESTS:
-        return Change(observed, reason=f"fewer than {MIN_REQUESTS} requests: no interval")
-    rng = np.random.default_rng(SEED)
-    ra = resampled_percentiles(xa, q, rng, RESAMPLES)
-    rb = resampled_percentiles(xb, q, rng, RESAMPLES)
-    if not np.all(ra > 0):
-        return Change(observed, reason="a baseline percentile of 0: no interval in percent")
-    pct = (rb - ra) / ra * 100.0
-    tail = (1.0 - level) / 2.0 * 100.0
-    lo, hi = np.percentile(pct, [tail, 100.0 - tail])
-    return Change(observed, float(lo), float(hi), _log_ratio_p(ra, rb), method="bootstrap")
-
-
-def _log_ratio_p(ra: npt.NDArray[np.float64], rb: npt.NDArray[np.float64]) -> float:
-    """Two-sided p-value of B = A from the bootstrap draws of log(B/A) (of B − A where a draw of B is 0)."""
-    shift = np.log(rb / ra) if np.all(rb > 0) else rb - ra
-    sd, mean = float(np.std(shift)), float(np.mean(shift))
-    return (1.0 if mean == 0 else 0.0) if sd == 0 else _normal_p(mean / sd)
+    need = min_requests(q, level)
+    if min(len(a), len(b)) < need:
+        return Change(observed, reason=f"fewer than {need} requests: no interval")
+    pct = pct_bounds(side_a, side_b, union_tail(level))
+    if pct is None:
+        return Change(observed, reason="a baseline percentile bound of 0: no interval in percent")
+    return Change(observed, pct[0], pct[1], p_value(side_a, side_b), method="order statistics")
 
 
 def adjust(pvalues: Sequence[float], method: str) -> list[float]:

@@ -1,24 +1,19 @@
-"""Is a change in a latency percentile more than noise? A bootstrap interval of the difference B − A.
+"""Is a change in a latency percentile more than noise? The interval of B − A and what it rests on.
 
-Each side is one point's per-request latencies (its successful profiled requests). A bootstrap resample of a
-side draws n of its n requests with replacement; the statistic is the percentile as numpy computes it
-(linear interpolation between the order statistics at (n − 1)·q). The interval is the central 95 % of the
-difference of the two sides' resampled percentiles (B − A, and (B − A) / A in percent), over a fixed number
-of resamples from a fixed seed, so the same inputs always give the same interval.
+Each side is one point's per-request latencies (its successful profiled requests). The interval of a change
+(`NoiseInterval`, computed by `harness.report.analysis.quantile_diff`) is distribution-free: order statistics
+of each side bound its percentile, so it holds at small samples where a bootstrap, whose resampled percentiles
+never leave the sample's range, is narrowest exactly where the tail is unknown. An interval that contains zero is
+`within noise`: these requests cannot tell B from A at that percentile. A side measured more than once
+(`harness run --repeat N`) is pooled: its interval is drawn from all its runs' requests, and a change no larger
+than the spread of the percentile between one side's runs is `within the repeats' spread` however narrow the
+pooled interval. Fewer than `min_requests(q)` requests on a side give no interval (a reason instead).
 
-The resampled percentile is drawn exactly without materialising any resample: the k-th smallest of n draws
+Each side's bootstrap standard error (`resampled_percentiles`) is kept only for the estimate of how many requests
+would resolve a change (`harness.report.analysis.resolve`), and `harness history` draws one run's display band
+from it. A resampled percentile is drawn exactly without materialising any resample: the k-th smallest of n draws
 from the sorted sample is the sample value at ceil(n·U) where U, the k-th smallest of n uniforms, is
-Beta(k, n − k + 1); the next one up is U + (1 − U)·Beta(1, n − k). The cost is one sort per side plus a few
-arrays of the resample count, so 100k requests per side take milliseconds.
-
-An interval that contains zero is `within noise`: these requests cannot tell B from A at that percentile.
-A side measured more than once (`harness run --repeat N`) is pooled: its interval is drawn from all its runs'
-requests, and a change no larger than the spread of the percentile between one side's runs is
-`within the repeats' spread` however narrow the pooled interval.
-Fewer than `min_requests(q)` requests on a side give no interval (a reason instead): `MIN_REQUESTS`, or more
-where the percentile needs more for a distribution-free bound (`quantile_bounds`; 11 for a p75, 29 for a p90). A
-resampled percentile never exceeds the sample's largest request, so below that count the bootstrap is narrowest
-exactly where the tail is unknown.
+Beta(k, n − k + 1); the next one up is U + (1 − U)·Beta(1, n − k).
 
 One point's percentile against a fixed threshold (`quantile_bounds`, what `harness search` judges) is bounded
 without resampling, by order statistics: of n independent requests, the number below the true q-quantile is
@@ -49,7 +44,7 @@ WHOLE_RUN = "whole-run figure: no per-request interval"
 
 @dataclass(frozen=True)
 class NoiseInterval:
-    """The bootstrap interval of B − A at one percentile, or the reason there is none."""
+    """The distribution-free interval of B − A at one percentile, or the reason there is none."""
 
     n_a: int | None                           # requests on each side; None: that side has no records
     n_b: int | None
@@ -130,31 +125,6 @@ def _index(u: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.intp]:
     return np.clip(np.ceil(u * n).astype(np.intp) - 1, 0, n - 1)
 
 
-def percentile_diff_interval(a: Sequence[float] | npt.NDArray[np.float64],
-                             b: Sequence[float] | npt.NDArray[np.float64], q: float, *,
-                             resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED) -> NoiseInterval:
-    """The bootstrap `level` interval of percentile q (0..1) of B minus that of A."""
-    n_a, n_b = len(a), len(b)
-    if n_a == 0 or n_b == 0:
-        return no_interval(NO_RECORDS, n_a or None, n_b or None)
-    need = min_requests(q, level)
-    if min(n_a, n_b) < need:
-        return no_interval(f"fewer than {need} requests: no interval", n_a, n_b)
-    rng = np.random.default_rng(seed)
-    ra = resampled_percentiles(a, q, rng, resamples)
-    rb = resampled_percentiles(b, q, rng, resamples)
-    tail = (1.0 - level) / 2.0 * 100.0
-    lo, hi = np.percentile(rb - ra, [tail, 100.0 - tail])
-    pct: tuple[float, float] | None = None
-    if np.all(ra > 0):
-        plo, phi = np.percentile((rb - ra) / ra * 100.0, [tail, 100.0 - tail])
-        pct = (float(plo), float(phi))
-    observed = (float(np.percentile(np.asarray(a, dtype=np.float64), 100 * q)),
-                float(np.percentile(np.asarray(b, dtype=np.float64), 100 * q)))
-    return NoiseInterval(n_a=n_a, n_b=n_b, diff=(float(lo), float(hi)), pct=pct, se_a=float(np.std(ra)),
-                         se_b=float(np.std(rb)), observed=observed)
-
-
 def binomial_cdf(n: int, q: float) -> npt.NDArray[np.float64]:
     """P(Binomial(n, q) <= k) for k = 0..n (0 < q < 1), from the log of each term (no overflow at large n)."""
     k = np.arange(n + 1, dtype=np.float64)
@@ -198,9 +168,11 @@ def min_requests_for_bound(q: float, level: float = LEVEL) -> int:
 
 
 def min_requests(q: float, level: float = LEVEL) -> int:
-    """The fewest requests a side needs for an interval of its q-quantile: `MIN_REQUESTS`, or as many as bound
-    the quantile on both sides distribution-free (`min_requests_for_bound`)."""
-    return max(MIN_REQUESTS, min_requests_for_bound(q, level), min_requests_for_bound(1.0 - q, level))
+    """The fewest requests a side needs for an interval of a change in its q-quantile: `MIN_REQUESTS`, or as many
+    as bound the quantile on both sides, each bound missing with probability at most (1 − level) / 4
+    (`harness.report.analysis.quantile_diff`: 10 for a p50, 16 for a p75, 42 for a p90, 437 for a p99 at 95 %)."""
+    tail = (1.0 - level) / 4.0
+    return max(MIN_REQUESTS, min_requests_for_bound(q, 1.0 - tail), min_requests_for_bound(1.0 - q, 1.0 - tail))
 
 
 def spread_between_runs(runs: Sequence[Sequence[float]], q: float) -> float | None:

@@ -1,14 +1,15 @@
-"""How many requests would resolve a change that a comparison could not: the standard two-sample
-sample-size computation under the normal approximation.
+"""How many requests would resolve a change that a comparison could not, for the interval the comparison draws
+(`harness.report.analysis.quantile_diff`), under the normal approximation of each side's percentile.
 
-A change of `delta` (seconds) in a percentile is resolved, at two-sided level `level` with power `power`,
-when each side holds n requests with
+With n requests a side, each side's order-statistic bounds lie about z_t · s / √n from its percentile (z_t the
+normal quantile at 1 − tail, tail = (1 − level) / 4; s its per-request spread: the bootstrap standard error
+times √ of the requests it was computed from, as a percentile's variance falls as 1/n), so the interval of
+B − A reaches z_t · (s_A + s_B) / √n from the observed change, which itself varies by √(s_A² + s_B²) / √n. A
+change of `delta` (seconds) is resolved with power `power` when
 
-    n = (z_{1 − (1 − level)/2} + z_{power})² · (v_A + v_B) / delta²
+    n = ((z_t · (s_A + s_B) + z_power · √(s_A² + s_B²)) / delta)²
 
-where v is one side's per-request variance of the percentile estimate: its bootstrap variance times the
-requests it was computed from (a percentile's variance falls as 1/n). At the observed request rate of a run
-that is a `--duration` of n / rate seconds.
+At the observed request rate of a run that is a `--duration` of n / rate seconds.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from statistics import NormalDist
 
 LEVEL = 0.95
 POWER = 0.80
-METHOD = (f"two-sample normal approximation, two-sided {LEVEL:.0%} level, {POWER:.0%} power, per-request "
-          "variance from the bootstrap")
+METHOD = (f"the {LEVEL:.0%} order-statistic interval under the normal approximation, {POWER:.0%} power, "
+          "per-request spread from the bootstrap")
 
 
 def requests_per_side(se_a: float, n_a: int, se_b: float, n_b: int, delta: float, level: float = LEVEL,
@@ -28,11 +29,12 @@ def requests_per_side(se_a: float, n_a: int, se_b: float, n_b: int, delta: float
     (`se_*`) at its `n_*` requests; None for a zero change or no spread to scale."""
     if delta == 0 or n_a <= 0 or n_b <= 0:
         return None
-    z = NormalDist().inv_cdf(1 - (1 - level) / 2) + NormalDist().inv_cdf(power)
-    per_request = se_a ** 2 * n_a + se_b ** 2 * n_b
-    if per_request <= 0:
+    s_a, s_b = se_a * math.sqrt(n_a), se_b * math.sqrt(n_b)
+    if s_a + s_b <= 0:
         return None
-    return max(1, math.ceil(z * z * per_request / (delta * delta)))
+    z_t = NormalDist().inv_cdf(1 - (1 - level) / 4)
+    z_p = NormalDist().inv_cdf(power)
+    return max(1, math.ceil(((z_t * (s_a + s_b) + z_p * math.hypot(s_a, s_b)) / delta) ** 2))
 
 
 def duration_for(requests: int, rate_per_s: float | None) -> float | None:
