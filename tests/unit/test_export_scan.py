@@ -86,3 +86,16 @@ def test_shapes_left_names_the_json_path_or_the_line() -> None:
 ])
 def test_shapes_left_passes_what_is_already_masked(clean: str) -> None:
     assert shapes_left("x.json", clean) == [] and shapes_left("x.log", clean) == []
+
+
+def test_aiperfs_own_log_is_exported_masked_not_refused(tmp_path: Path) -> None:
+    """AIPerf logs its settings: a dataset cache's `key=<32 hex>` reads as a secret's shape. Its logs are exported
+    through the redacting writer (read by people, never parsed), so the export completes and holds no value."""
+    pdir = _point(tmp_path / "run")
+    (pdir / "aiperf" / "logs").mkdir(parents=True, exist_ok=True)
+    (pdir / "aiperf" / "logs" / "aiperf.log").write_text(
+        "dataset_manager - INFO - Memory-mapped dataset cache HIT (key=83082ca63cb18ea84a03570fd0eee888)\n"
+        f"worker - DEBUG - headers {GITHUB}\n")
+    assert main(["export", "--inferencex", "--include-unofficial", str(tmp_path / "run"), str(tmp_path / "out")]) == 0
+    log = next((tmp_path / "out").rglob("aiperf.log")).read_text()
+    assert "83082ca63cb18ea84a03570fd0eee888" not in log and GITHUB not in log and "cache HIT (key=" in log

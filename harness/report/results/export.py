@@ -128,6 +128,14 @@ def _copy_from(src: Path) -> Callable[[Path], None]:
     return write
 
 
+def _copy_redacted(src: Path) -> Callable[[Path], None]:
+    """A log another tool wrote (AIPerf's `logs/*.log`), its secrets masked as the harness's own text is: a log is
+    read by people, never parsed, and AIPerf logs its settings (a cache's `key=...` reads as a secret's shape)."""
+    def write(dst: Path) -> None:
+        write_text(dst, src.read_text(errors="replace"))
+    return write
+
+
 def _walk(root: Path, name: str) -> Iterator[Path]:
     """Directories below `root` holding `name` (not in hidden directories or earlier attempts, no symlinked
     directories followed)."""
@@ -209,7 +217,8 @@ def plan_point(pdir: Path, root: Path, out: Path, plan: ExportPlan, include_unof
                 src = Path(dirpath) / f
                 if f in SKIPPED_AIPERF or src.is_symlink() or not _inside(src, root):
                     continue
-                plan.add(out / f"agentic_{name}" / "aiperf_artifacts" / src.relative_to(aiperf), _copy_from(src), src)
+                copy = _copy_redacted(src) if src.suffix == ".log" else _copy_from(src)
+                plan.add(out / f"agentic_{name}" / "aiperf_artifacts" / src.relative_to(aiperf), copy, src)
     for log in server_logs(pdir):   # a deployment: every worker node's and the router's
         if log.exists() and _inside(log, root) and not log.is_symlink():
             plan.add(out / f"server_logs_{name}" / exported_log_name(log.name), _copy_from(log), log)
