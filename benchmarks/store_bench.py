@@ -3,7 +3,7 @@
 1. ingest 100,000 points (1,000 runs of 100 points, 10 per-request E2EL and TTFT samples each: 1M samples of each)
    through the store's write path (`harness.store.ingest.write_entries`: one transaction per run, each entry with a
    record, row, settings and fingerprint of realistic shape) into a fresh SQLite file; target ≤ 60 s;
-2. `history` of one point over its 1,000 runs (the query, every run's bootstrap interval and the change marks, as
+2. `history` of one point over its 1,000 runs (the query, every run's order-statistic interval and the change marks, as
    `harness history` computes its table); target ≤ 1 s; the PNG and page are timed apart;
 3. `regress` of 100 points × 10 runs a side (`last=10,skip=10` vs `last=10`: loading 2,000 entries with their samples,
    then the gate); target ≤ 10 s.
