@@ -42,6 +42,7 @@ from harness.sim.batching.topology.parallel import default_cuda_graph_max_bs, la
 from harness.sim.batching.truth import TruthLog
 from harness.sim.frontend.collector import collect_when_idle, hold_collections
 from harness.sim.frontend.flagtable import DEFAULT_VERSION, SIM_VERSION_ENV, load_table, sglang_dests
+from harness.sim.frontend.intake import stamp_arrivals
 
 DEFAULT_MAX_RUNNING = 1024
 
@@ -281,6 +282,7 @@ async def _serve(args: argparse.Namespace, argv: list[str], res: Resolved, env: 
     )
     runner = web.AppRunner(build_app(st), access_log=None, handler_cancellation=True)
     await runner.setup()
+    stamp_arrivals(runner)
     site = web.TCPSite(runner, args.host, int(args.port), reuse_address=True)
     await site.start()
     bootstrap_runner = None

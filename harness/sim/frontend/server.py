@@ -24,6 +24,7 @@ from harness.sim.batching.topology.disagg import Bootstrap, bootstrap_of
 from harness.sim.batching.topology.dprank import routed_line, routing_key
 from harness.sim.frontend import auth
 from harness.sim.frontend import metrics as metrics_mod
+from harness.sim.frontend.intake import arrival_ns as request_arrival_ns
 from harness.sim.frontend.server_state import ServerState
 
 
@@ -115,7 +116,7 @@ class Handlers:
 
     # ---- chat completions ---------------------------------------------------------------------
     async def chat(self, request: web.Request) -> web.StreamResponse:
-        arrival_ns = time.time_ns()
+        arrival_ns = request_arrival_ns(request)
         # Received: the parsing and hashing below is the server's own work, counted in its latencies. Handlers that
         # arrived together (after a step's streams finished, their clients sent again) each stamp before any parses.
         await asyncio.sleep(0)
