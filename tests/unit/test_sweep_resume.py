@@ -50,9 +50,11 @@ def test_a_variant_sweep_says_where_it_lands_and_how_to_compare(tmp_path: Path,
     pdir.mkdir(parents=True)
     write_json(pdir / "status.json", {"config_key": plans[0].config_key, "conc": 2, "state": "completed",
                                       "fingerprint": plans[0].fingerprint, "exit_status": 0, "valid": True})
+    write_json(pdir / "point_result.json", {"config_key": plans[0].config_key, "conc": 2, "state": "completed"})
     assert cli_main(["sweep", RECIPE, "--points", "c2", "--out", str(tmp_path), "--no-report",
                      "--set", *overrides]) == 0
     lines = capsys.readouterr().out.splitlines()
+    assert "c2: already completed" in lines[1]   # the point is the earlier one: nothing was run
     assert lines[0] == (f"variant max-running-requests=64 -> {tmp_path}/quickstart-sim/variants/max-running-requests=64 "
                         "(the recipe's own points are left as they are)")
     # no results of the recipe as written in --out: `compare --variant` would fail, so the line gives `compare A B`
