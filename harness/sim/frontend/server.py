@@ -117,8 +117,9 @@ class Handlers:
     # ---- chat completions ---------------------------------------------------------------------
     async def chat(self, request: web.Request) -> web.StreamResponse:
         arrival_ns = request_arrival_ns(request)
-        # Received: the parsing and hashing below is the server's own work, counted in its latencies. Handlers that
-        # arrived together (after a step's streams finished, their clients sent again) each stamp before any parses.
+        # Received when its head was read (harness.sim.frontend.intake): the parsing and hashing below is the server's
+        # own work, counted in its latencies. Handlers that arrived together (after a step's streams finished, their
+        # clients sent again) each take their stamp before any of them parses.
         await asyncio.sleep(0)
         st = self.st
         if not st.ready:
