@@ -90,6 +90,19 @@ def _rss_mib(pid: int) -> float | None:
         return None
 
 
+def window_memory(samples: list[tuple[float, float]], start_s: float, end_s: float) -> dict[str, Any]:
+    """A role's resident memory inside the profiling window only (wall-clock seconds): its drift, as `rss_drift`,
+    and the median of each minute, so a plateau and a steady growth read apart."""
+    inside = [(t, mib) for t, mib in samples if start_s <= t <= end_s]
+    if not inside:
+        return {}
+    minutes: dict[int, list[float]] = {}
+    for t, mib in inside:
+        minutes.setdefault(int((t - start_s) // 60), []).append(mib)
+    return {**rss_drift([mib for _, mib in inside]),
+            "per_minute_mib": [round(statistics.median(v), 1) for _, v in sorted(minutes.items())]}
+
+
 def rss_drift(samples: list[float]) -> dict[str, float]:
     """A process group's resident memory over a run (MiB): the median of its first and of its last tenth of the
     samples, their difference, and the peak. A flat memory has a growth near 0 however long the window."""
@@ -130,7 +143,7 @@ class CpuSampler(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.stop_event = root, threading.Event()
         self.series: dict[str, list[float]] = {}
-        self.rss: dict[str, list[float]] = {}
+        self.rss: dict[str, list[tuple[float, float]]] = {}   # (wall-clock s, MiB) per role
         self._last: dict[int, int] = {}
 
     def run(self) -> None:
@@ -147,16 +160,21 @@ class CpuSampler(threading.Thread):
                 used[role] = used.get(role, 0.0) + (ticks - self._last.get(pid, ticks)) / CLK_TCK / (now - last_t)
                 self._last[pid] = ticks
                 rss[role] = rss.get(role, 0.0) + (mib or 0.0)
+            wall = time.time()
             for role, mib in rss.items():
-                self.rss.setdefault(role, []).append(mib)
+                self.rss.setdefault(role, []).append((wall, mib))
             for role, cores in used.items():
                 self.series.setdefault(role, []).append(cores)
             last_t = now
 
-    def summary(self) -> dict[str, dict[str, float]]:
+    def summary(self) -> dict[str, dict[str, Any]]:
         return {role: {"mean_cores": round(statistics.fmean(v), 3), "peak_cores": round(max(v), 3),
-                       **({"rss": rss_drift(self.rss[role])} if self.rss.get(role) else {})}
+                       **({"rss": rss_drift([mib for _, mib in self.rss[role]])} if self.rss.get(role) else {})}
                 for role, v in sorted(self.series.items()) if v}
+
+    def window(self, start_s: float, end_s: float) -> dict[str, dict[str, Any]]:
+        """Each role's memory inside the window (`window_memory`)."""
+        return {role: w for role, samples in sorted(self.rss.items()) if (w := window_memory(samples, start_s, end_s))}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -264,11 +282,18 @@ def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dic
         raise SystemExit(f"c{conc}: harness run exited {rc}; see {out / 'harness-run.log'}")
     record = json.loads(records[-1].read_text())
     errors = timing_errors(records[-1].parent, truth, out)
+    starts = [json.loads(line)["start_ns"] / 1e9 for line in (out / "requests.jsonl").read_text().splitlines()]
     achieved = (record.get("achieved_concurrency") or {}).get("sessions")
     return {"conc": conc, "duration_s": duration, "settings": settings, **errors,
             "achieved_concurrency": None if achieved is None else round(achieved, 2),
             "valid": (record.get("validity") or {}).get("valid"),
-            "host": host_description(), "cpu": sampler.summary()}
+            "host": host_description(), "cpu": sampler.summary(),
+            "memory_in_window": sampler.window(min(starts), max(starts))}
+
+
+def _window_line(memory: dict[str, dict[str, Any]]) -> str:
+    return "; ".join(f"{role} {m['first_mib']:.0f} -> {m['last_mib']:.0f} ("
+                     + " ".join(f"{v:.0f}" for v in m["per_minute_mib"]) + ")" for role, m in memory.items())
 
 
 def _tail_line(t: dict[str, Any]) -> str:
@@ -302,6 +327,7 @@ def main() -> int:
               f"  TTFT error p50/p90/p99 {r['ttft_err_ms_p50']:.2f} / {r['ttft_err_ms_p90']:.2f} / "
               f"{r['ttft_err_ms_p99']:.2f} ms; E2EL error {r['e2el_err_ms_p50']:.2f} / {r['e2el_err_ms_p90']:.2f} / "
               f"{r['e2el_err_ms_p99']:.2f} ms\n  CPU cores mean/peak: {cpu}\n  memory MiB first -> last tenth: {mem}\n"
+              f"  memory MiB in the window (first -> last tenth; per minute): {_window_line(r['memory_in_window'])}\n"
               f"  {_tail_line(r['tail'])}", flush=True)
     (args.out / "summary.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"summary: {args.out / 'summary.json'}")

@@ -87,3 +87,14 @@ def test_memory_growth_compares_the_first_and_last_tenth_of_the_run() -> None:
     rising = m.rss_drift([500.0 + i / 10 for i in range(900)])   # 0.1 MiB a second over 900 s
     assert rising["first_mib"] == pytest.approx(504.45, abs=0.1) and rising["last_mib"] == pytest.approx(585.45, abs=0.1)
     assert rising["growth_mib"] == pytest.approx(81.0, abs=0.2)
+
+
+def test_memory_in_the_window_leaves_start_up_and_export_out_and_shows_each_minute() -> None:
+    m = _bench()
+    # start-up climbs to 2,000 MiB in the first 100 s, the window (100-400 s) is flat, the export peaks after it
+    samples = [(float(t), 2000.0 * min(t, 100) / 100 + (1500.0 if t > 400 else 0.0)) for t in range(500)]
+    w = m.window_memory(samples, 100.0, 400.0)
+    assert (w["first_mib"], w["last_mib"], w["growth_mib"], w["peak_mib"]) == (2000.0, 2000.0, 0.0, 2000.0)
+    assert w["per_minute_mib"] == [2000.0] * 6   # 301 samples: five whole minutes and the window's last second
+    assert m.rss_drift([mib for _, mib in samples])["growth_mib"] > 3000   # the whole run reads as growth
+    assert m.window_memory(samples, 600.0, 700.0) == {}
