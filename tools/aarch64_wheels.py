@@ -26,6 +26,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import (
@@ -82,17 +83,42 @@ def resolve(requirements: list[str], python: str = sys.executable) -> list[tuple
     return sorted((item["metadata"]["name"], item["metadata"]["version"]) for item in items)
 
 
-def release(name: str, version: str, tags: set[Tag], timeout_s: float = 30.0) -> Release:
-    """What PyPI holds for `name==version` (its JSON simple index, PEP 691): an aarch64-compatible wheel and
-    whether there is an sdist."""
-    url = f"{SIMPLE}/{canonicalize_name(name)}/"
-    req = urllib.request.Request(url, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+def _index_files(url: str, timeout_s: float, fresh: bool) -> list[dict[str, Any]]:
+    headers = {"Accept": "application/vnd.pypi.simple.v1+json"}
+    if fresh:
+        headers["Cache-Control"] = "no-cache"   # past a cache that answered with an older page
     try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
-            files = json.load(resp)["files"]
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout_s) as resp:
+            files: list[dict[str, Any]] = json.load(resp)["files"]
     except (urllib.error.URLError, OSError, ValueError, KeyError) as exc:
         raise ResolveError(f"{url}: {exc}") from exc
+    return files
+
+
+def _lists_version(files: list[dict[str, Any]], want: Version) -> bool:
+    for f in files:
+        try:
+            name = f["filename"]
+            got = (parse_wheel_filename(name)[1] if name.endswith(".whl")
+                   else parse_sdist_filename(name)[1] if name.endswith((".tar.gz", ".zip")) else None)
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            continue
+        if got == want:
+            return True
+    return False
+
+
+def release(name: str, version: str, tags: set[Tag], timeout_s: float = 30.0) -> Release:
+    """What PyPI holds for `name==version` (its JSON simple index, PEP 691): an aarch64-compatible wheel and
+    whether there is an sdist. An index page that lists no file of the release pip resolved is an older page
+    (a cache's): asked once more past caches, and an error if it still lists none, never a missing wheel."""
+    url = f"{SIMPLE}/{canonicalize_name(name)}/"
     want = Version(version)
+    files = _index_files(url, timeout_s, fresh=False)
+    if not _lists_version(files, want):
+        files = _index_files(url, timeout_s, fresh=True)
+        if not _lists_version(files, want):
+            raise ResolveError(f"{url}: the index lists no file of {name}=={version}, which pip resolved")
     wheel, sdist = None, False
     for f in files:
         filename = f["filename"]
