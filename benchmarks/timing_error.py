@@ -90,17 +90,19 @@ def _rss_mib(pid: int) -> float | None:
         return None
 
 
-def window_memory(samples: list[tuple[float, float]], start_s: float, end_s: float) -> dict[str, Any]:
+def window_memory(samples: list[tuple[float, float]], start_s: float, end_s: float, requests: int) -> dict[str, Any]:
     """A role's resident memory inside the profiling window only (wall-clock seconds): its drift, as `rss_drift`,
-    and the median of each minute, so a plateau and a steady growth read apart."""
+    the median of each minute, so a plateau and a steady growth read apart, and the drift per request of the
+    `requests` the window started (KiB), so a growth that follows the load reads apart from one that does not."""
     inside = [(t, mib) for t, mib in samples if start_s <= t <= end_s]
     if not inside:
         return {}
     minutes: dict[int, list[float]] = {}
     for t, mib in inside:
         minutes.setdefault(int((t - start_s) // 60), []).append(mib)
-    return {**rss_drift([mib for _, mib in inside]),
-            "per_minute_mib": [round(statistics.median(v), 1) for _, v in sorted(minutes.items())]}
+    drift = rss_drift([mib for _, mib in inside])
+    return {**drift, "per_minute_mib": [round(statistics.median(v), 1) for _, v in sorted(minutes.items())],
+            "growth_kib_per_request": round(drift["growth_mib"] * 1024 / requests, 2) if requests else None}
 
 
 def rss_drift(samples: list[float]) -> dict[str, float]:
@@ -172,9 +174,10 @@ class CpuSampler(threading.Thread):
                        **({"rss": rss_drift([mib for _, mib in self.rss[role]])} if self.rss.get(role) else {})}
                 for role, v in sorted(self.series.items()) if v}
 
-    def window(self, start_s: float, end_s: float) -> dict[str, dict[str, Any]]:
+    def window(self, start_s: float, end_s: float, requests: int) -> dict[str, dict[str, Any]]:
         """Each role's memory inside the window (`window_memory`)."""
-        return {role: w for role, samples in sorted(self.rss.items()) if (w := window_memory(samples, start_s, end_s))}
+        return {role: w for role, samples in sorted(self.rss.items())
+                if (w := window_memory(samples, start_s, end_s, requests))}
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -288,12 +291,14 @@ def run_point(conc: int, duration: float, out: Path, settings: list[str]) -> dic
             "achieved_concurrency": None if achieved is None else round(achieved, 2),
             "valid": (record.get("validity") or {}).get("valid"),
             "host": host_description(), "cpu": sampler.summary(),
-            "memory_in_window": sampler.window(min(starts), max(starts))}
+            "memory_in_window": sampler.window(min(starts), max(starts), len(starts))}
 
 
 def _window_line(memory: dict[str, dict[str, Any]]) -> str:
     return "; ".join(f"{role} {m['first_mib']:.0f} -> {m['last_mib']:.0f} ("
-                     + " ".join(f"{v:.0f}" for v in m["per_minute_mib"]) + ")" for role, m in memory.items())
+                     + " ".join(f"{v:.0f}" for v in m["per_minute_mib"])
+                     + (f"; {m['growth_kib_per_request']:.1f} KiB/request" if m["growth_kib_per_request"] else "") + ")"
+                     for role, m in memory.items())
 
 
 def _tail_line(t: dict[str, Any]) -> str:

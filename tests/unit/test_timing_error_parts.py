@@ -93,8 +93,19 @@ def test_memory_in_the_window_leaves_start_up_and_export_out_and_shows_each_minu
     m = _bench()
     # start-up climbs to 2,000 MiB in the first 100 s, the window (100-400 s) is flat, the export peaks after it
     samples = [(float(t), 2000.0 * min(t, 100) / 100 + (1500.0 if t > 400 else 0.0)) for t in range(500)]
-    w = m.window_memory(samples, 100.0, 400.0)
+    w = m.window_memory(samples, 100.0, 400.0, 3000)
     assert (w["first_mib"], w["last_mib"], w["growth_mib"], w["peak_mib"]) == (2000.0, 2000.0, 0.0, 2000.0)
     assert w["per_minute_mib"] == [2000.0] * 6   # 301 samples: five whole minutes and the window's last second
+    assert w["growth_kib_per_request"] == 0.0
     assert m.rss_drift([mib for _, mib in samples])["growth_mib"] > 3000   # the whole run reads as growth
-    assert m.window_memory(samples, 600.0, 700.0) == {}
+    assert m.window_memory(samples, 600.0, 700.0, 0) == {}
+
+
+def test_memory_that_follows_the_load_reads_as_kib_per_request() -> None:
+    m = _bench()
+    # 0.1 MiB a second over a 900 s window that started 9,000 requests: the tenths' medians are 810 s apart
+    samples = [(float(t), 3000.0 + t / 10) for t in range(900)]
+    w = m.window_memory(samples, 0.0, 899.0, 9000)
+    assert w["growth_mib"] == pytest.approx(81.0, abs=0.2)
+    assert w["growth_kib_per_request"] == pytest.approx(81.0 * 1024 / 9000, abs=0.05)
+    assert w["per_minute_mib"][:2] == [3002.9, 3008.9]   # each minute's median climbs 6 MiB
