@@ -39,13 +39,13 @@ def test_compare_gives_n_and_an_interval_from_the_records(tmp_path: Path, capsys
     assert (noise["ttft_p50"]["n_a"], noise["ttft_p50"]["n_b"]) == (n_ttft, n_ttft)
     for name, q in (("e2el_p90", 0.9), ("e2el_p75", 0.75), ("ttft_p50", 0.5)):
         if n_e2el < min_requests(q):   # too few requests to bound this percentile on either side: no interval
-            assert noise[name]["diff"] is None and noise[name]["reason"] == f"fewer than {min_requests(q)} requests: no interval"
+            assert noise[name]["diff"] is None and noise[name]["reason"] == f"fewer than {min_requests(q)} requests ({n_e2el} vs {n_e2el}): no interval"
             continue
         lo, hi = noise[name]["diff"]   # each side resampled on its own: the interval spans zero, not a point
         assert lo < 0 < hi and noise[name]["within_noise"] is True
     assert n_e2el >= min_requests(0.5) and noise["ttft_p50"]["diff"] is not None   # the fixture's c4 bounds a median
     assert noise["total_tput_per_gpu"]["reason"] == "whole-run figure: no per-request interval"
-    assert points[1]["noise"]["e2el_p90"]["reason"] == f"fewer than {min_requests(0.9)} requests: no interval"
+    assert points[1]["noise"]["e2el_p90"]["reason"] == f"fewer than {min_requests(0.9)} requests ({few} vs {few}): no interval"
 
     assert cli_main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
@@ -55,4 +55,4 @@ def test_compare_gives_n_and_an_interval_from_the_records(tmp_path: Path, capsys
     row = next(line for line in out.splitlines() if line.startswith("   4  ") and "TTFT p50 (s)" in line)
     assert f" {n_ttft}  " in row and "within noise" in row
     row = next(line for line in out.splitlines() if line.startswith("   4  ") and "E2EL p90 (s)" in line)
-    assert f" {n_e2el}  " in row and f"fewer than {min_requests(0.9)} requests: no interval" in row
+    assert f" {n_e2el}  " in row and f"fewer than {min_requests(0.9)} requests ({n_e2el} vs {n_e2el}): no interval" in row

@@ -129,4 +129,4 @@ def test_a_metric_without_an_interval_is_named_as_not_judged(tmp_path: Path,
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("gate: no regression (every judged change")
     assert "; not judged, no interval: " in line
-    assert "quickstart-sim c4 E2EL p90 (s) [fewer than 42 requests: no interval]" in line
+    assert "quickstart-sim c4 E2EL p90 (s) [fewer than 42 requests (20 vs 20): no interval]" in line

@@ -71,9 +71,9 @@ def test_compare_gives_n_and_a_distribution_free_interval_per_latency_percentile
     four = by_conc[4]["e2el_p75"]
     assert (four["n_a"], four["n_b"], four["within_noise"], four["reason"]) == (21, 21, True, None)
     assert four["diff"][0] < 0 < four["diff"][1] and four["pct"][0] < 0 < four["pct"][1]
-    assert by_conc[4]["e2el_p90"]["reason"] == "fewer than 42 requests: no interval"
+    assert by_conc[4]["e2el_p90"]["reason"] == "fewer than 42 requests (21 vs 21): no interval"
     assert data["noise_method"]["min_requests"] == {"e2el_p50": 10, "e2el_p75": 16, "e2el_p90": 42, "ttft_p50": 10}
-    assert by_conc[1]["ttft_p50"]["reason"] == "fewer than 10 requests: no interval"
+    assert by_conc[1]["ttft_p50"]["reason"] == "fewer than 10 requests (5 vs 5): no interval"
     assert by_conc[2]["e2el_p75"] == {"n_a": None, "n_b": None, "diff": None, "pct": None, "within_noise": None,
                                       "reason": "no per-request records: no interval", "runs_a": 1, "runs_b": 1,
                                       "repeat_spread_pct": None, "to_resolve": None}
@@ -82,7 +82,7 @@ def test_compare_gives_n_and_a_distribution_free_interval_per_latency_percentile
     assert cli_main(["compare", run, run]) == 0
     out = capsys.readouterr().out
     assert "   4  E2EL p75 (s)   21   21  -1.000 s .. +1.000 s  -33.3% .. +50.0%   within noise" in out
-    assert "   4  E2EL p90 (s)   21   21" in out and "fewer than 42 requests: no interval" in out
+    assert "   4  E2EL p90 (s)   21   21" in out and "fewer than 42 requests (21 vs 21): no interval" in out
     assert "   2  latency         -    -" in out and "no per-request records: no interval" in out
 
 

@@ -63,7 +63,7 @@ def test_small_samples_give_no_interval_but_their_sizes() -> None:
     r = percentile_diff_interval(few, [1.2] * 50, 0.5)
     assert r.diff is None and r.within_noise is None
     assert (r.n_a, r.n_b) == (MIN_REQUESTS - 1, 50)
-    assert r.reading == f"fewer than {MIN_REQUESTS} requests: no interval"
+    assert r.reading == f"fewer than {MIN_REQUESTS} requests ({MIN_REQUESTS - 1} vs 50): no interval"
     enough = percentile_diff_interval([1.0] * MIN_REQUESTS, [1.2] * MIN_REQUESTS, 0.5)
     assert enough.diff == pytest.approx((0.2, 0.2)) and enough.reading == "outside noise"
 
@@ -97,7 +97,7 @@ def test_n17_p50_by_hand_and_a_p90_needs_42() -> None:
     r = percentile_diff_interval(a, [v + 5 for v in a], 0.5)
     assert r.diff == (-5.0, 15.0) and r.reading == "within noise"
     assert min_requests(0.9) == 42                              # 0.9^42 = 0.0120 <= 0.0125 < 0.9^41 = 0.0133
-    assert percentile_diff_interval(a, a, 0.9).reason == "fewer than 42 requests: no interval"
+    assert percentile_diff_interval(a, a, 0.9).reason == "fewer than 42 requests (17 vs 17): no interval"
 
 
 def test_n50_p90_by_hand_reaches_the_sample_maximum() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.report.analysis.noise import LEVEL, min_requests
+from harness.report.analysis.noise import LEVEL, min_requests, too_few_requests
 from harness.report.analysis.quantile_diff import Side, p_value, pct_bounds, union_tail
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
@@ -148,7 +148,7 @@ def percentile_change(a: Sequence[float], b: Sequence[float], q: float, level: f
     observed = None if oa == 0 else (ob - oa) / abs(oa) * 100.0
     need = min_requests(q, level)
     if min(len(a), len(b)) < need:
-        return Change(observed, reason=f"fewer than {need} requests: no interval")
+        return Change(observed, reason=too_few_requests(need, len(a), len(b)))
     pct = pct_bounds(side_a, side_b, union_tail(level))
     if pct is None:
         return Change(observed, reason="a baseline percentile bound of 0: no interval in percent")

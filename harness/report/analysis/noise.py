@@ -175,6 +175,11 @@ def min_requests(q: float, level: float = LEVEL) -> int:
     return max(MIN_REQUESTS, min_requests_for_bound(q, 1.0 - tail), min_requests_for_bound(1.0 - q, 1.0 - tail))
 
 
+def too_few_requests(need: int, n_a: int, n_b: int) -> str:
+    """Why a change has no interval when a side has fewer than `need` requests, with both sides' counts."""
+    return f"fewer than {need} requests ({n_a} vs {n_b}): no interval"
+
+
 def spread_between_runs(runs: Sequence[Sequence[float]], q: float) -> float | None:
     """(max − min) / median in percent of percentile q over the runs (each run's requests); None for fewer
     than two runs with requests, or a median of 0."""

@@ -38,6 +38,7 @@ from harness.report.analysis.noise import (
     min_requests,
     no_interval,
     resampled_percentiles,
+    too_few_requests,
 )
 
 BISECTIONS = 80
@@ -117,7 +118,7 @@ def percentile_diff_interval(a: npt.ArrayLike, b: npt.ArrayLike, q: float, *, le
         return no_interval(NO_RECORDS, n_a or None, n_b or None)
     need = min_requests(q, level)
     if min(n_a, n_b) < need:
-        return no_interval(f"fewer than {need} requests: no interval", n_a, n_b)
+        return no_interval(too_few_requests(need, n_a, n_b), n_a, n_b)
     side_a, side_b, tail = Side.of(xa, q), Side.of(xb, q), union_tail(level)
     rng = np.random.default_rng(SEED)
     se_a = float(np.std(resampled_percentiles(side_a.xs, q, rng, RESAMPLES)))
