@@ -25,10 +25,14 @@ table.wide{width:100%;table-layout:fixed}table.wide th{overflow-wrap:anywhere;fo
 """
 
 
-def _colors(i: int) -> tuple[str, str]:
-    """(main, second) colours of the i-th point: four hues told apart at a glance (blue and green, orange and
-    purple), none of them the red of failed requests."""
-    return (PALETTE[0], PALETTE[2]) if i == 0 else (PALETTE[1], PALETTE[3])
+def _colors(i: int, many: bool) -> tuple[str, str, str, str]:
+    """The colours of a panel's first to fourth series of the i-th point, none of them the red of failed requests.
+    On one point's page each series has its own hue (blue, orange, green, purple); beside another point each point
+    has its own pair (blue and green, orange and purple) and a pair's two series are told apart by dash."""
+    if not many:
+        return PALETTE[0], PALETTE[1], PALETTE[2], PALETTE[3]
+    main, second = (PALETTE[0], PALETTE[2]) if i == 0 else (PALETTE[1], PALETTE[3])
+    return main, main, second, second
 
 
 def _name(v: PointView, many: bool, what: str) -> str:
@@ -57,23 +61,23 @@ def _bands(v: PointView) -> list[Band]:
 def _load_panel(views: Sequence[PointView], many: bool) -> Panel:
     p = Panel("Requests: in flight and waiting at the client, running and queued at the server", "requests")
     for i, v in enumerate(views):
-        main, second = _colors(i)
+        in_flight, waiting, running, queued = _colors(i, many)
         client = v.data["series"]["client"]
         p.items.append(Line(_name(v, many, "client in flight"), client["in_flight"]["t"], client["in_flight"]["n"],
-                            main, step=True))
+                            in_flight, step=True))
         if client["waiting"]["t"]:
             p.items.append(Line(_name(v, many, "client waiting"), client["waiting"]["t"], client["waiting"]["n"],
-                                main, step=True, dash=True))
+                                waiting, step=True, dash=True))
         server = v.data["series"]["server"]
         if server:
             p.items.append(Line(_name(v, many, "server running"), server["t"],
-                                [x and x.get("avg") for x in server.get("num_running_reqs") or []], second))
+                                [x and x.get("avg") for x in server.get("num_running_reqs") or []], running))
             p.items.append(Line(_name(v, many, "server queued"), server["t"],
-                                [x and x.get("max") for x in server.get("num_queue_reqs") or []], second, dash=True))
+                                [x and x.get("max") for x in server.get("num_queue_reqs") or []], queued, dash=True))
         elif v.data["series"]["batch_log"]:   # no /metrics: SGLang's own batch lines say the same, less often
             batch = v.data["series"]["batch_log"]
-            p.items.append(Line(_name(v, many, "server running (log)"), batch["t"], batch["running_req"], second))
-            p.items.append(Line(_name(v, many, "server queued (log)"), batch["t"], batch["queue_req"], second,
+            p.items.append(Line(_name(v, many, "server running (log)"), batch["t"], batch["running_req"], running))
+            p.items.append(Line(_name(v, many, "server queued (log)"), batch["t"], batch["queue_req"], queued,
                                 dash=True))
     return p
 
@@ -84,17 +88,17 @@ def _kv_panel(views: Sequence[PointView], many: bool) -> Panel | None:
         server = v.data["series"]["server"]
         if not server:
             continue
-        main, second = _colors(i)
+        pool, host, hit, trace = _colors(i, many)
         if server.get("token_usage"):
             p.items.append(Line(_name(v, many, "pool use (max)"), server["t"],
-                                [x and x.get("max") for x in server["token_usage"]], main))
-        p.items.append(Line(_name(v, many, "hit rate"), server["t"], server["hit_rate"], second, dash=True))
+                                [x and x.get("max") for x in server["token_usage"]], pool))
+        p.items.append(Line(_name(v, many, "hit rate"), server["t"], server["hit_rate"], hit, dash=True))
         if any(server.get("hit_rate_host") or []):   # a DRAM tier (HiCache) served some: device and host apart
-            p.items.append(Line(_name(v, many, "hit rate (host)"), server["t"], server["hit_rate_host"], PALETTE[3],
+            p.items.append(Line(_name(v, many, "hit rate (host)"), server["t"], server["hit_rate_host"], host,
                                 dash=True))
         theory = v.facts.get("theoretical_hit_rate")
         if theory:
-            p.items.append(HLine(_name(v, many, "trace's hit rate"), theory["value"], second))
+            p.items.append(HLine(_name(v, many, "trace's hit rate"), theory["value"], trace))
     return p if p.items else None
 
 
@@ -104,10 +108,10 @@ def _evict_panel(views: Sequence[PointView], many: bool) -> Panel | None:
         server = v.data["series"]["server"]
         if not server:
             continue
-        main, second = _colors(i)
-        for key, what, color, dash in (("evicted_tokens", "evicted", main, False),
-                                       ("prefill_compute_tokens", "prefilled", second, False),
-                                       ("cached_tokens_device", "cache hits", second, True)):
+        evicted, _, prefilled, hits = _colors(i, many)
+        for key, what, color, dash in (("evicted_tokens", "evicted", evicted, False),
+                                       ("prefill_compute_tokens", "prefilled", prefilled, False),
+                                       ("cached_tokens_device", "cache hits", hits, True)):
             if server.get(key):
                 p.items.append(Line(_name(v, many, what), server["t"], server[key], color, dash=dash))
     return p if p.items else None
@@ -117,7 +121,7 @@ def _latency_panel(views: Sequence[PointView], many: bool) -> Panel:
     p = Panel("Each request's TTFT and E2EL (second colour) at its end; x: failed or cancelled",
               "seconds (log)", log_y=True)
     for i, v in enumerate(views):
-        main, second = _colors(i)
+        main, _, second, _ = _colors(i, many)
         reqs = [r for r in v.data["requests"] if r["ok"] and r["ttft_ms"]]
         tips = [_tip(r) for r in reqs]
         p.items.append(Dots(_name(v, many, "TTFT"), [r["end_s"] for r in reqs], [r["ttft_ms"] / 1e3 for r in reqs],
@@ -154,7 +158,7 @@ def _session_panels(views: Sequence[PointView], many: bool) -> list[Panel]:
             rows.setdefault(r["lane"], []).append((r["start_s"], r["end_s"]))
         p = Panel(f"{v.label + ': ' if many else ''}sessions: one row per agent lane, its calls as bars "
                   "(gaps: thinking, tools, waiting for a credit)", "lanes", height=120)
-        p.items.append(Bars(_name(v, many, "calls"), [rows[k] for k in sorted(rows)], _colors(i)[0]))
+        p.items.append(Bars(_name(v, many, "calls"), [rows[k] for k in sorted(rows)], _colors(i, many)[0]))
         out.append(p)
     return out
 
@@ -164,7 +168,7 @@ def _accept_panel(views: Sequence[PointView], many: bool) -> Panel | None:
     for i, v in enumerate(views):
         batch = v.data["series"]["batch_log"]
         if batch and any(a is not None for a in batch["accept_len"]):
-            p.items.append(Line(_name(v, many, "accept len"), batch["t"], batch["accept_len"], _colors(i)[0]))
+            p.items.append(Line(_name(v, many, "accept len"), batch["t"], batch["accept_len"], _colors(i, many)[0]))
     return p if p.items else None
 
 

@@ -255,19 +255,38 @@ def test_a_skewed_summary_window_is_drawn_beside_the_utc_window(demo: Path) -> N
     assert "AIPerf window (UTC)" in page and "integrated (+4.0 s)" in page
 
 
-def test_the_series_of_two_points_have_hues_told_apart_at_a_glance() -> None:
+def _hues_apart(colors: list[str]) -> None:
     import colorsys
     import itertools
 
-    from harness.inspect.page import _colors
     from harness.inspect.svg_chart import PALETTE
 
     def hue(color: str) -> float:
         r, g, b = (int(color[i:i + 2], 16) / 255 for i in (1, 3, 5))
         return colorsys.rgb_to_hsv(r, g, b)[0] * 360
 
-    colors = [*_colors(0), *_colors(1)]
     assert PALETTE[4] not in colors                                       # the red of failed requests
     for a, b in itertools.combinations(colors, 2):
         apart = abs(hue(a) - hue(b))
         assert min(apart, 360 - apart) >= 45, (a, b)
+
+
+def test_the_series_of_two_points_have_hues_told_apart_at_a_glance() -> None:
+    from harness.inspect.page import _colors
+
+    first, second = _colors(0, True), _colors(1, True)
+    assert first[0] == first[1] and first[2] == first[3]   # a pair per point, its two series told apart by dash
+    _hues_apart(sorted({*first, *second}))
+
+
+def test_one_points_series_each_have_their_own_hue(demo: Path) -> None:
+    """On one point's page the four series of the load panel (client in flight and waiting, server running and
+    queued) are four hues, not two told apart by dash alone."""
+    import re
+
+    from harness.inspect.page import _colors
+
+    _hues_apart(list(_colors(0, False)))
+    page = inspect_points(demo / "conc8").html_path.read_text()
+    svg = page.split("Requests: in flight and waiting", 1)[1].split("</svg>", 1)[0]
+    assert len(set(re.findall(r'<polyline fill="none" stroke="(#[0-9a-f]{6})"', svg))) == 4
