@@ -65,21 +65,27 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     db = cwd / "store" / "results.sqlite3"
     dirs: list[Path] = []
     running: list[subprocess.Popen[str]] = []
-    for n, extra in enumerate(([], SLOWER, []), start=1):
-        if running:
-            _first_run_done(dirs[-1], running[-1])
-        out = cwd / f"night{n}"
-        with (cwd / f"night{n}.out").open("w") as out_file, (cwd / f"night{n}.err").open("w") as err_file:
-            running.append(subprocess.Popen(
-                [_exe(), "run", "recipes/quickstart-sim.yaml", "--point", "c4", "--repeat", "2", *SHORT, *extra,
-                 "--out", str(out)], cwd=cwd, env=_env(str(db)), stdout=out_file, stderr=err_file, text=True))
-        dirs.append(out)
-    outputs = []
-    for n, night in enumerate(running, start=1):
-        night.wait(timeout=900)
-        stdout, stderr = ((cwd / f"night{n}.{kind}").read_text() for kind in ("out", "err"))
-        assert night.returncode == 0, stdout[-3000:] + stderr[-3000:]
-        outputs.append(stdout)
+    try:
+        for n, extra in enumerate(([], SLOWER, []), start=1):
+            if running:
+                _first_run_done(dirs[-1], running[-1])
+            out = cwd / f"night{n}"
+            with (cwd / f"night{n}.out").open("w") as out_file, (cwd / f"night{n}.err").open("w") as err_file:
+                running.append(subprocess.Popen(
+                    [_exe(), "run", "recipes/quickstart-sim.yaml", "--point", "c4", "--repeat", "2", *SHORT, *extra,
+                     "--out", str(out)], cwd=cwd, env=_env(str(db)), stdout=out_file, stderr=err_file, text=True))
+            dirs.append(out)
+        outputs = []
+        for n, night in enumerate(running, start=1):
+            night.wait(timeout=900)
+            stdout, stderr = ((cwd / f"night{n}.{kind}").read_text() for kind in ("out", "err"))
+            assert night.returncode == 0, stdout[-3000:] + stderr[-3000:]
+            outputs.append(stdout)
+    finally:   # a night that failed, or one that never ended, leaves none of the others running
+        for night in running:
+            if night.poll() is None:
+                night.terminate()
+                night.wait(timeout=120)
     return Nights(dirs, db, outputs)
 
 
