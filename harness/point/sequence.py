@@ -3,7 +3,8 @@
 
 Points completed before (same fingerprint) are skipped unless `force`. With `reuse_deployment`, one deployment
 (`harness.point.servers.deployment_reuse.SharedDeployment`) serves every point and is stopped after the last one, or when
-one point ends the sequence: a signal (SIGTERM, the walltime's SIGUSR1), a full disk, or the deployment's crash.
+one point ends the sequence: a signal (SIGTERM, the walltime's SIGUSR1), a full disk, results that cannot be
+written, a container runtime that went away, or the deployment's crash.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ from harness.point.servers.server_failure import failure_excerpt
 from harness.point.state.status import read_status
 from harness.point.state.truth import point_truth
 from harness.recipe.plan import PointPlan
+
+# a point's failure reason that every later point would meet too, and what the sweep says when it stops on it
+STOPPING = (("disk_full", "the disk is full"),
+            ("results_unwritable", "the results directory cannot be written"),
+            ("container_runtime_gone", "the container runtime went away (run the sweep again once it answers: "
+                                       "the points completed so far are kept)"))
 
 
 @dataclass(frozen=True)
@@ -88,11 +95,10 @@ def _run_points(plans: list[PointPlan], options: PointOptions, shared: SharedDep
         if outcome.state == "cancelled":
             print("sweep cancelled", flush=True)
             return SequenceOutcome(outcome.exit_status, True)
-        if (outcome.reason or "").startswith("disk_full"):   # every later point would fail the same way
-            print("sweep stopped: the disk is full", flush=True)
-            return SequenceOutcome(EXIT_FAILED, True)
-        if (outcome.reason or "").startswith("results_unwritable"):
-            print("sweep stopped: the results directory cannot be written", flush=True)
+        stop = next((why for reason, why in STOPPING if (outcome.reason or "").startswith(reason)), None)
+        if stop is not None:   # every later point would fail the same way
+            later = f"; the {len(plans) - i} later point(s) were not started" if i < len(plans) else ""
+            print(f"sweep stopped: {stop}{later}", flush=True)
             return SequenceOutcome(EXIT_FAILED, True)
         excerpt = failure_excerpt(outcome.point_dir, outcome.reason) if outcome.state == "failed" else None
         if excerpt is not None and excerpt.engine_missing and i < len(plans):
