@@ -52,6 +52,7 @@ class MetricCall:
     spread_pct: float | None = None
     adjusted_p: float | None = None
     call: str = ""
+    sizes: tuple[int, int, str] = (0, 0, "")   # what each side's figure rests on: (baseline, candidate, "requests" or "runs")
 
 
 @dataclass
@@ -110,7 +111,7 @@ def judge_metric(name: str, title: str, sample: tuple[str, float] | None, a: Seq
         va, vb = _values(a, name), _values(b, name)
         if not va and not vb:
             return None
-        return MetricCall(name, title, _mean(va), _mean(vb), welch_change(va, vb))
+        return MetricCall(name, title, _mean(va), _mean(vb), welch_change(va, vb), sizes=(len(va), len(vb), "runs"))
     kind, q = sample
     pa, pb = _pooled(a, kind), _pooled(b, kind)
     if not pa and not pb and not _values(a, name) and not _values(b, name):
@@ -121,7 +122,8 @@ def judge_metric(name: str, title: str, sample: tuple[str, float] | None, a: Seq
     cand = float(_percentile(pb, q)) if pb else _mean(_values(b, name))
     if change.observed_pct is None and base and cand is not None:
         change = replace(change, observed_pct=(cand - base) / abs(base) * 100.0)
-    return MetricCall(name, title, base, cand, change, max(spreads) if spreads else None)
+    sizes = (len(pa), len(pb), "requests") if pa or pb else (len(_values(a, name)), len(_values(b, name)), "runs")
+    return MetricCall(name, title, base, cand, change, max(spreads) if spreads else None, sizes=sizes)
 
 
 def _percentile(xs: Sequence[float], q: float) -> float:

@@ -23,6 +23,11 @@ def _interval(m: MetricCall) -> str:
     return "-" if c.low_pct is None or c.high_pct is None else f"[{c.low_pct:+.1f}, {c.high_pct:+.1f}]%"
 
 
+def _sizes(m: MetricCall) -> str:
+    n_a, n_b, what = m.sizes
+    return f"{n_a} vs {n_b} {what}" if what else "-"
+
+
 def _p(v: float | None) -> str:
     return "-" if v is None else ("<0.0001" if v < 1e-4 else f"{v:.4f}")
 
@@ -60,10 +65,10 @@ def text(g: Gate, baseline: str, candidate: str, changed: Sequence[str]) -> str:
     for p in g.points:
         reqs = sum(len(e.e2el) for e in p.baseline), sum(len(e.e2el) for e in p.candidate)
         lines += ["", f"{p.name}  (runs {_runs(p.baseline)} vs {_runs(p.candidate)}, requests {reqs[0]} vs {reqs[1]})",
-                  f"  {'metric':<31} {'baseline':>9} {'candidate':>9} {'change':>8} {'95% interval':>18} "
+                  f"  {'metric':<31} {'baseline':>9} {'candidate':>9} {'n':>20} {'change':>8} {'95% interval':>18} "
                   f"{'p (adj.)':>8}  call"]
         for m in p.metrics:
-            lines.append(f"  {m.title:<31} {_num(m.baseline):>9} {_num(m.candidate):>9} "
+            lines.append(f"  {m.title:<31} {_num(m.baseline):>9} {_num(m.candidate):>9} {_sizes(m):>20} "
                          f"{_pct(m.change.observed_pct):>8} {_interval(m):>18} {_p(m.adjusted_p):>8}  {m.call}")
     for key, side in ((g.only_baseline, "baseline"), (g.only_candidate, "candidate")):
         if key:
@@ -80,11 +85,11 @@ def markdown(g: Gate, baseline: str, candidate: str, changed: Sequence[str]) -> 
     if changed:
         out += ["### What changed", "", "```", *changed, "```", ""]
     for p in g.points:
-        out += [f"### {p.name}", "", "| metric | baseline | candidate | change | 95% interval | p (adj.) | call |",
-                "|---|---:|---:|---:|---:|---:|---|"]
+        out += [f"### {p.name}", "", "| metric | baseline | candidate | n | change | 95% interval | p (adj.) | call |",
+                "|---|---:|---:|---:|---:|---:|---:|---|"]
         for m in p.metrics:
             v = f"**{m.call}**" if m.call == REGRESSION else m.call
-            out.append(f"| {m.title} | {_num(m.baseline)} | {_num(m.candidate)} | {_pct(m.change.observed_pct)} | "
+            out.append(f"| {m.title} | {_num(m.baseline)} | {_num(m.candidate)} | {_sizes(m)} | {_pct(m.change.observed_pct)} | "
                        f"{_interval(m)} | {_p(m.adjusted_p)} | {v} |")
         out.append("")
     return "\n".join(out)

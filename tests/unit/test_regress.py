@@ -126,7 +126,11 @@ def test_a_metric_without_an_interval_is_named_as_not_judged(tmp_path: Path,
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("gate: REGRESSION") and "E2EL p50" in line and "E2EL p90" not in line
     assert cli_main(["regress", "--baseline", str(short("c", 5.0, 3)), "--candidate", str(short("d", 5.1, 4))]) == 0
-    line = capsys.readouterr().out.strip().splitlines()[-1]
+    out = capsys.readouterr().out
+    rows = {r.split("  ")[1].strip(): r for r in out.splitlines() if r.startswith("  ") and not r.startswith("  metric")}
+    assert "20 vs 20 requests" in rows["E2EL p90 (s)"]   # each row says what its figures rest on
+    assert all(("requests" in r) != ("runs" in r) for r in rows.values()), rows
+    line = out.strip().splitlines()[-1]
     assert line.startswith("gate: no regression (every judged change")
     assert "; not judged, no interval: " in line
     assert "quickstart-sim c4 E2EL p90 (s) [fewer than 42 requests (20 vs 20): no interval]" in line
